@@ -1,0 +1,26 @@
+/** Temp dirs and free ports for tests, so suites (and helpers) can run side by side. */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createServer } from 'node:net'
+
+export async function makeTempDir(t: { teardown(fn: () => unknown): void }, prefix = 'svc-test-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  return dir
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.unref()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address()
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+/** Path of ../shared beside the repository (tapes and references; read-only). */
+export const SHARED_DIR = new URL('../../../shared/', import.meta.url).pathname
