@@ -57,7 +57,7 @@ export function parseTapeLine(file: string, lineNo: number, text: string): Tick 
   try {
     return validateTick(parsed)
   } catch (err) {
-    if (err instanceof TickValidationError) throw new TapeFormatError(file, lineNo, err.path, err.message)
+    if (err instanceof TickValidationError) throw new TapeFormatError(file, lineNo, err.path, err.reason)
     throw err
   }
 }

@@ -245,10 +245,13 @@ const validateCompiled = ajv.compile(TICK_JSON_SCHEMA)
 /** A record that does not match the tick schema; `path` is a JSON pointer to the offending field. */
 export class TickValidationError extends Error {
   readonly path: string
-  constructor(path: string, message: string) {
-    super(`${path || '/'}: ${message}`)
+  /** The reason without the path, for callers that print the path themselves. */
+  readonly reason: string
+  constructor(path: string, reason: string) {
+    super(`${path || '/'}: ${reason}`)
     this.name = 'TickValidationError'
     this.path = path
+    this.reason = reason
   }
 }
 
