@@ -1,0 +1,191 @@
+/**
+ * One request, start to end: rate limit → body limit → route → validation → wired parts → payment → handler →
+ * envelope. Every answer carries x-request-id and the RateLimit-* headers; every refusal is the spec's error
+ * envelope; an unexpected throw becomes INTERNAL with a generic message (the real error goes to the log).
+ */
+import { randomUUID } from 'node:crypto'
+import type { Logger } from 'pino'
+import { buildMeta, type MetaPricing } from './envelope.ts'
+import { ServiceError } from './ServiceError.ts'
+import type { IncomingRequest } from './http/UwsAdapter.ts'
+import { JSON_TYPE, type ResponseWriter } from './http/ResponseWriter.ts'
+import { priceOf, UNMEASURED_LADDER, type Price } from './pricing.ts'
+import type { PaymentAuthorized } from './payments/PaymentGate.ts'
+import { pricingKeyFor } from './routes/derive.ts'
+import { RequestValidator } from './routes/RequestValidator.ts'
+import { Router } from './routes/router.ts'
+import type { HandlerContext, HandlerResult, RouteDef } from './routes/types.ts'
+import type { StaticDocuments } from './docs/StaticDocuments.ts'
+import type { ServicePart, Services } from './ServiceContext.ts'
+import type { RateDecision } from './RateLimiter.ts'
+
+export class Dispatcher {
+  private readonly router: Router
+  private readonly validators = new Map<RouteDef, RequestValidator>()
+  private readonly log: Logger
+
+  constructor(
+    routes: readonly RouteDef[],
+    private readonly services: Services,
+    private readonly documents: StaticDocuments,
+  ) {
+    this.router = new Router(routes)
+    for (const r of routes) this.validators.set(r, new RequestValidator(r))
+    this.log = services.logger
+  }
+
+  readonly handle = async (req: IncomingRequest, res: ResponseWriter): Promise<void> => {
+    const requestId = randomUUID()
+    const now = this.services.clock.now()
+    const rl = this.services.rateLimiter.takeIp(req.ip, now)
+    const headers: Record<string, string> = {
+      'x-request-id': requestId,
+      'ratelimit-limit': String(rl.limit),
+      'ratelimit-remaining': String(rl.remaining),
+      'ratelimit-reset': String(rl.resetSec),
+    }
+    try {
+      if (!rl.allowed) throw rateLimited(rl)
+      if (req.bodyTooLarge) {
+        throw new ServiceError('PAYLOAD_TOO_LARGE', { detail: { limit_bytes: this.services.config.maxBodyBytes } })
+      }
+      const m = this.router.match(req.method, req.path)
+      if (m.kind === 'not_found') throw new ServiceError('ROUTE_NOT_FOUND', { detail: { path: req.path } })
+      if (m.kind === 'bad_path') {
+        throw new ServiceError('VALIDATION', { detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/path' } })
+      }
+      if (m.kind === 'method_not_allowed') {
+        throw new ServiceError('METHOD_NOT_ALLOWED', { headers: { allow: m.allow }, detail: { method: req.method, allow: m.allow } })
+      }
+      const route = m.route
+      const ctx = this.context(req, route, m.params, requestId, now)
+      this.validators.get(route)!.check(ctx as unknown as Record<'params' | 'query' | 'headers' | 'body', unknown>)
+      for (const part of route.needs ?? []) ctx.need(part)
+      if (route.pay.kind === 'paid') await this.authorize(ctx, route, req, headers)
+      const result = await route.handler(ctx)
+      this.writeResult(res, result, ctx, headers)
+    } catch (err) {
+      this.writeError(res, err, requestId, headers, req)
+    }
+  }
+
+  private context(req: IncomingRequest, route: RouteDef, params: Record<string, string>, requestId: string, now: number): HandlerContext {
+    const services = this.services
+    return {
+      request_id: requestId,
+      now,
+      method: req.method,
+      path: req.path,
+      params,
+      query: req.query ? Object.fromEntries(new URLSearchParams(req.query)) : {},
+      body: route.request.body ? parseBody(req.body) : {},
+      headers: req.headers,
+      ip: req.ip,
+      services,
+      documents: this.documents,
+      payment: null,
+      price: null,
+      need<K extends ServicePart>(part: K): NonNullable<Services[K]> {
+        const s = services[part]
+        if (s === undefined || s === null) {
+          throw new ServiceError('PROVIDER_DOWN', {
+            message: `The ${part} part of the service is not wired on this deployment.`,
+            detail: { reason: 'SERVICE_UNWIRED', missing: part },
+          })
+        }
+        return s as NonNullable<Services[K]>
+      },
+    }
+  }
+
+  private async authorize(ctx: HandlerContext, route: RouteDef, req: IncomingRequest, headers: Record<string, string>): Promise<void> {
+    const measures = this.services.ladder ? await this.services.ladder.measures() : UNMEASURED_LADDER
+    const price: Price = priceOf(pricingKeyFor(route, ctx.params), measures.rung)
+    const base = this.documents.baseUrl
+    const outcome = await this.services.paymentGate.authorize(
+      {
+        request_id: ctx.request_id,
+        method: req.method,
+        path: req.path,
+        resource_url: `${base}${req.path}${req.query ? `?${req.query}` : ''}`,
+        headers: req.headers,
+        route_id: route.id,
+        route_summary: route.summary,
+      },
+      price,
+    )
+    if (outcome.kind === 'challenge') throw outcome.error
+    if (outcome.payer) {
+      const prl = this.services.rateLimiter.takePayer(outcome.payer, ctx.now)
+      if (!prl.allowed) throw rateLimited(prl)
+    }
+    if (outcome.response_headers) Object.assign(headers, outcome.response_headers)
+    ctx.payment = outcome
+    ctx.price = price
+  }
+
+  private writeResult(res: ResponseWriter, result: HandlerResult, ctx: HandlerContext, headers: Record<string, string>): void {
+    if ('raw' in result) {
+      const r = result.raw
+      headers['content-type'] = r.contentType
+      if (r.headers) Object.assign(headers, r.headers)
+      res.send(r.status ?? 200, headers, null, r.body)
+      return
+    }
+    if ('redirect' in result) {
+      headers.location = result.redirect
+      res.send(result.status ?? 302, headers, null, '')
+      return
+    }
+    const meta = buildMeta(ctx.request_id, ctx.now, this.services.config.methodologyVersion, metaPricing(ctx.price, ctx.payment), result.meta)
+    headers['content-type'] = JSON_TYPE
+    if (result.headers) Object.assign(headers, result.headers)
+    if (ctx.payment) headers['cache-control'] = 'private, no-store'
+    res.send(result.status ?? 200, headers, null, JSON.stringify({ data: result.data, meta }))
+  }
+
+  private writeError(res: ResponseWriter, err: unknown, requestId: string, headers: Record<string, string>, req: IncomingRequest): void {
+    let se: ServiceError
+    if (err instanceof ServiceError) se = err
+    else {
+      this.log.error({ err, request_id: requestId, method: req.method, path: req.path }, 'unhandled error in request')
+      se = new ServiceError('INTERNAL')
+    }
+    headers['content-type'] = JSON_TYPE
+    Object.assign(headers, se.headers)
+    if (se.retryAfterMs !== null) headers['retry-after'] = String(Math.max(1, Math.ceil(se.retryAfterMs / 1000)))
+    res.send(se.status, headers, null, JSON.stringify(se.toEnvelope(requestId)))
+  }
+
+  /** Last resort for a throw that escaped handle() (writes only if nothing was written). */
+  readonly onEscaped = (err: unknown, req: IncomingRequest, res: ResponseWriter): void => {
+    this.log.error({ err, method: req.method, path: req.path }, 'error escaped the dispatcher')
+    const id = randomUUID()
+    res.send(500, { 'content-type': JSON_TYPE, 'x-request-id': id }, null, JSON.stringify(new ServiceError('INTERNAL').toEnvelope(id)))
+  }
+}
+
+function rateLimited(rl: RateDecision): ServiceError {
+  return new ServiceError('RATE_LIMITED', {
+    retryAfterMs: rl.retryAfterMs,
+    detail: { limit: rl.limit, reset_s: rl.resetSec },
+  })
+}
+
+/** Spec: "Bodies are JSON." An empty body reads as {} (e.g. replay accepts "body {} or { ruleset_version }"). */
+function parseBody(body: Buffer | null): Record<string, unknown> {
+  if (!body || body.length === 0) return {}
+  try {
+    return JSON.parse(body.toString('utf8')) as Record<string, unknown>
+  } catch {
+    throw new ServiceError('VALIDATION', {
+      message: 'The body is not valid JSON.',
+      detail: { reason: 'MALFORMED_JSON', field: '/body' },
+    })
+  }
+}
+
+function metaPricing(price: Price | null, payment: PaymentAuthorized | null): MetaPricing | null {
+  if (!price || !payment) return null
+  return { key: price.key, credits: price.credits, usd: price.usd, rung: price.rung, rail: payment.rail, payment_id: payment.payment_id }
+}

@@ -1,0 +1,112 @@
+/**
+ * The HTTP server: uWS adapter + dispatcher over the route registry.
+ *
+ *   const server = await Server.start({ port: 0, services })   // port 0 picks a free port
+ *   server.port; await server.close()                           // graceful: drain in-flight, then stop
+ */
+import { childLogger } from '../common/logger.ts'
+import type { Logger } from 'pino'
+import { resolveServingConfig, type ServingConfig } from './config.ts'
+import { Dispatcher } from './Dispatcher.ts'
+import { StaticDocuments } from './docs/StaticDocuments.ts'
+import { UwsAdapter } from './http/UwsAdapter.ts'
+import { ChallengePaymentGate } from './payments/ChallengePaymentGate.ts'
+import type { PaymentGate } from './payments/PaymentGate.ts'
+import { RateLimiter } from './RateLimiter.ts'
+import { ROUTES } from './routes/registry.ts'
+import type { RouteDef } from './routes/types.ts'
+import { systemClock, type Clock, type Services } from './ServiceContext.ts'
+
+/** Services the caller provides; clock, logger, rate limiter and payment gate have defaults. */
+export type ServiceParts = Omit<Services, 'clock' | 'config' | 'logger' | 'rateLimiter' | 'paymentGate'> & {
+  clock?: Clock
+  logger?: Logger
+  rateLimiter?: RateLimiter
+  paymentGate?: PaymentGate
+}
+
+export interface ServerOptions {
+  port: number
+  host?: string
+  config: Partial<ServingConfig> & { payTo: string }
+  services?: ServiceParts
+  /** Defaults to the registry; tests may add routes (e.g. a slow one for drain tests). */
+  routes?: readonly RouteDef[]
+}
+
+export class Server {
+  private closed: Promise<{ drained: boolean }> | null = null
+
+  private constructor(
+    private readonly adapter: UwsAdapter,
+    readonly services: Services,
+    readonly documents: StaticDocuments,
+    readonly host: string,
+  ) {}
+
+  get port(): number {
+    return this.adapter.port
+  }
+
+  get url(): string {
+    return `http://${this.host}:${this.port}`
+  }
+
+  static async start(opts: ServerOptions): Promise<Server> {
+    const config = resolveServingConfig(opts.config)
+    const host = opts.host ?? '127.0.0.1'
+    const parts = opts.services ?? {}
+    const services: Services = {
+      ...parts,
+      clock: parts.clock ?? systemClock,
+      config,
+      logger: parts.logger ?? childLogger('serving'),
+      rateLimiter: parts.rateLimiter ?? new RateLimiter(),
+      paymentGate: parts.paymentGate ?? new ChallengePaymentGate(config.payTo),
+    }
+    const routes = opts.routes ?? ROUTES
+    // Documents need the bound port when no public base URL is configured, so the dispatcher is bound after listen.
+    let dispatcher: Dispatcher | null = null
+    const adapter = await UwsAdapter.listen(
+      {
+        host,
+        port: opts.port,
+        maxBodyBytes: config.maxBodyBytes,
+        trustProxy: config.trustProxy,
+        onHandlerError: (err, req, res) => dispatcher?.onEscaped(err, req, res),
+      },
+      (req, res) => (dispatcher ? dispatcher.handle(req, res) : undefined),
+    )
+    const baseUrl = config.baseUrl ?? `http://${host}:${adapter.port}`
+    const documents = StaticDocuments.build(routes, config, baseUrl, services.clock.now())
+    dispatcher = new Dispatcher(routes, services, documents)
+    services.logger.info({ host, port: adapter.port, routes: routes.length }, 'serving')
+    return new Server(adapter, services, documents, host)
+  }
+
+  get inFlight(): number {
+    return this.adapter.inFlightCount
+  }
+
+  /** Stops accepting, waits for in-flight requests (config.drainTimeoutMs), then closes. Idempotent. */
+  close(): Promise<{ drained: boolean }> {
+    this.closed ??= this.adapter.close(this.services.config.drainTimeoutMs).then((r) => {
+      this.services.logger.info({ drained: r.drained }, 'server closed')
+      return r
+    })
+    return this.closed
+  }
+
+  /** Closes on SIGTERM/SIGINT (for `svc start`); returns a remover. */
+  closeOnSignals(onClosed: (r: { drained: boolean }) => void = () => undefined): () => void {
+    const handler = (): void => {
+      void this.close().then(onClosed)
+    }
+    process.once('SIGTERM', handler)
+    process.once('SIGINT', handler)
+    return () => {
+      process.off('SIGTERM', handler)
+      process.off('SIGINT', handler)
+    }
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Documents that depend only on the registry and the configuration, serialized once at start so serving them is a
+ * buffer write.
+ */
+import type { ServingConfig } from '../config.ts'
+import type { RouteDef } from '../routes/types.ts'
+import { buildOpenApi } from './openapi.ts'
+import { ROBOTS_TXT, buildAgentCard, buildAiTxt, buildLlmsTxt, buildX402 } from './discovery.ts'
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+const TEXT_TYPE = 'text/plain; charset=utf-8'
+const MARKDOWN_TYPE = 'text/markdown; charset=utf-8'
+
+export interface ServedDocument {
+  body: Uint8Array
+  contentType: string
+}
+
+const json = (v: unknown): ServedDocument => ({ body: Buffer.from(JSON.stringify(v)), contentType: JSON_TYPE })
+const text = (v: string, contentType = TEXT_TYPE): ServedDocument => ({ body: Buffer.from(v), contentType })
+
+export class StaticDocuments {
+  readonly openApiObject: Record<string, unknown>
+
+  private constructor(
+    readonly startedAtMs: number,
+    readonly baseUrl: string,
+    readonly openapi: ServedDocument,
+    readonly x402: ServedDocument,
+    readonly agent: ServedDocument,
+    readonly aiTxt: ServedDocument,
+    readonly llms: ServedDocument,
+    readonly robots: ServedDocument,
+    readonly docsLocation: string,
+    openApiObject: Record<string, unknown>,
+  ) {
+    this.openApiObject = openApiObject
+  }
+
+  static build(routes: readonly RouteDef[], config: ServingConfig, baseUrl: string, startedAtMs: number): StaticDocuments {
+    const docsLocation = config.docsUrl ?? '/openapi.json'
+    const openapi = buildOpenApi(routes, { serverUrl: baseUrl, version: config.serviceVersion, payTo: config.payTo })
+    return new StaticDocuments(
+      startedAtMs,
+      baseUrl,
+      json(openapi),
+      json(buildX402(routes, baseUrl, config.payTo)),
+      json(buildAgentCard(routes, baseUrl, config.docsUrl ?? `${baseUrl}/openapi.json`, config.serviceVersion)),
+      text(buildAiTxt(baseUrl)),
+      text(buildLlmsTxt(routes, baseUrl), MARKDOWN_TYPE),
+      text(ROBOTS_TXT),
+      docsLocation,
+      openapi,
+    )
+  }
+}

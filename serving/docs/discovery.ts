@@ -1,0 +1,128 @@
+/**
+ * Discovery documents derived from the route registry: /.well-known/x402.json, /.well-known/agent.json,
+ * /.well-known/ai.txt, /llms.txt (= /llms-full.txt) and /robots.txt.
+ *
+ * Spec (Discovery): "/.well-known/x402.json | for each paid route: scheme 'exact', network eip155:8453, asset
+ * (stablecoin contract), amount (integer atomic units), payTo"; "/.well-known/agent.json | agent card: name,
+ * description, version, docs URL, payment rail, endpoint list with free/paid flags"; "/robots.txt | allows all,
+ * disallows /v1/admin/".
+ */
+import { CREDIT_TO_USD, priceOf } from '../pricing.ts'
+import { BASE_NETWORK, X402_VERSION, requirementsFor } from '../payments/x402.ts'
+import { concretePaidPaths, isPublic } from '../routes/derive.ts'
+import type { RouteDef } from '../routes/types.ts'
+
+export const SERVICE_NAME = 'Decision Intelligence Service'
+const DESCRIPTION =
+  'Calibrated probabilistic answers for software agents about crypto perpetual markets (BTC, ETH, SOL), funding, ' +
+  'wallets and risk. Every answer is recorded on an append-only ledger, resolved at its horizon, and scored in a public track record.'
+
+export function buildX402(routes: readonly RouteDef[], baseUrl: string, payTo: string): Record<string, unknown> {
+  const resources = []
+  for (const route of routes) {
+    if (route.pay.kind !== 'paid' || !isPublic(route)) continue
+    for (const { path, key } of concretePaidPaths(route)) {
+      const price = priceOf(key, 0)
+      resources.push({
+        method: route.method,
+        path,
+        resource: `${baseUrl}${path}`,
+        description: route.summary,
+        mimeType: 'application/json',
+        pricing_key: key,
+        credits: price.credits,
+        accepts: [requirementsFor(price, payTo)],
+      })
+    }
+  }
+  return {
+    x402Version: X402_VERSION,
+    network: BASE_NETWORK,
+    note: 'Amounts are rung-0 list prices in USDC atomic units (6 decimals); the live amount is in each 402 PAYMENT-REQUIRED header.',
+    resources,
+  }
+}
+
+export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, docsUrl: string, version: string): Record<string, unknown> {
+  return {
+    name: SERVICE_NAME,
+    description: DESCRIPTION,
+    version,
+    url: baseUrl,
+    docs_url: docsUrl,
+    openapi_url: `${baseUrl}/openapi.json`,
+    payment: {
+      rails: [
+        { kind: 'x402', x402Version: X402_VERSION, scheme: 'exact', network: BASE_NETWORK, discovery: `${baseUrl}/.well-known/x402.json` },
+        { kind: 'credits', header: 'x-svc-payer', credit_to_usd: CREDIT_TO_USD, pricing: `${baseUrl}/v1/pricing` },
+      ],
+      free_allowance: '3 entry-tier questions per payer address (POST /v1/billing/scout)',
+    },
+    endpoints: routes.filter(isPublic).map((r) => ({
+      id: r.id,
+      method: r.method,
+      path: r.path,
+      summary: r.summary,
+      paid: r.pay.kind === 'paid',
+      ...(r.pay.kind === 'paid' ? { pricing_key: r.pay.pricingKey } : {}),
+    })),
+  }
+}
+
+export function buildAiTxt(baseUrl: string): string {
+  return [
+    `# ${SERVICE_NAME}`,
+    '# Read these first:',
+    `${baseUrl}/llms.txt`,
+    `${baseUrl}/openapi.json`,
+    `${baseUrl}/.well-known/agent.json`,
+    `${baseUrl}/.well-known/x402.json`,
+    `${baseUrl}/v1/pricing`,
+    `${baseUrl}/v1/signals`,
+    '',
+  ].join('\n')
+}
+
+export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): string {
+  const line = (r: RouteDef) => {
+    const pay = r.pay.kind === 'paid' ? `paid: ${r.pay.pricingKey}${r.pay.pricingKey.includes('{') ? '' : `, ${priceOf(r.pay.pricingKey as never, 0).credits} credits`}` : 'free'
+    return `- \`${r.method} ${r.path}\` (${pay}) — ${r.summary}`
+  }
+  const pub = routes.filter(isPublic)
+  return [
+    `# ${SERVICE_NAME}`,
+    '',
+    `> ${DESCRIPTION}`,
+    '',
+    '## Recipe for agents',
+    '',
+    `1. Read the live question set: \`GET ${baseUrl}/v1/signals\` (never assume a fixed list).`,
+    `2. Read prices: \`GET ${baseUrl}/v1/pricing\`. 1 credit = ${CREDIT_TO_USD} USD at rung 0; prices rise 25% per ladder rung.`,
+    `3. Claim the one-time free allowance (3 entry-tier questions): \`POST ${baseUrl}/v1/billing/scout\` with { payer }.`,
+    '4. Call a paid route. Without payment it answers 402 with a base64 PAYMENT-REQUIRED header (x402 v2, scheme exact,',
+    '   USDC on Base eip155:8453). Sign the EIP-3009 authorization and retry with PAYMENT-SIGNATURE, or send',
+    '   x-svc-payer with a Base address holding credits.',
+    '5. Every answer is a recorded decision. A refusal (stale_input, insufficient_confidence, suppress) is a 200 with',
+    '   probability 0 and confidence 0: no claim. Read it back free at `GET /v1/decisions/{decision_id}`; its',
+    '   resolution at `GET /v1/resolutions/{decision_id}`; its lineage at `GET /v1/lineage/{decision_id}`.',
+    '6. Errors use one envelope: { error: { code, message, retryable, retry_after_ms, request_id, detail: { reason } } }.',
+    '   Honour retry_after_ms and the RateLimit-* headers.',
+    '',
+    '## Documents',
+    '',
+    `- OpenAPI 3.1: ${baseUrl}/openapi.json (pinned: ${baseUrl}/v1/openapi.json)`,
+    `- x402 requirements: ${baseUrl}/.well-known/x402.json`,
+    `- Agent card: ${baseUrl}/.well-known/agent.json`,
+    '',
+    '## Free endpoints',
+    '',
+    ...pub.filter((r) => r.pay.kind === 'free').map(line),
+    '',
+    '## Paid endpoints',
+    '',
+    ...pub.filter((r) => r.pay.kind === 'paid').map(line),
+    '',
+  ].join('\n')
+}
+
+export const ROBOTS_TXT = 'User-agent: *\nAllow: /\nDisallow: /v1/admin/\n'

@@ -1,0 +1,154 @@
+/**
+ * The OpenAPI 3.1 document, derived from the route registry and the error registry (no second list).
+ *
+ * Spec (Discovery): "/openapi.json | OpenAPI 3.1 with free/paid split and price annotations on paid operations".
+ */
+import { ERRORS, type ErrorCode } from '../errors.ts'
+import { ERROR_ENVELOPE_SCHEMA, META_SCHEMA, envelopeSchema } from '../envelope.ts'
+import { ENDPOINT_PRICES, priceOf, CREDIT_TO_USD } from '../pricing.ts'
+import { BASE_NETWORK, MAX_TIMEOUT_SECONDS, USDC_BASE, USDC_BASE_EXTRA } from '../payments/x402.ts'
+import { concretePaidPaths, isPublic, routeErrors } from '../routes/derive.ts'
+import type { RouteDef } from '../routes/types.ts'
+
+const META_REF = '#/components/schemas/Meta'
+const ERROR_REF = '#/components/schemas/ErrorEnvelope'
+
+interface ObjectSchema {
+  properties?: Record<string, Record<string, unknown>>
+  required?: string[]
+}
+
+function parameters(route: RouteDef): unknown[] {
+  const out: unknown[] = []
+  const add = (where: 'path' | 'query' | 'header', schema: ObjectSchema | undefined) => {
+    if (!schema?.properties) return
+    for (const [name, s] of Object.entries(schema.properties)) {
+      const { description, ...rest } = s as { description?: string }
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || (schema.required ?? []).includes(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      })
+    }
+  }
+  add('path', route.request.params as ObjectSchema | undefined)
+  add('query', route.request.query as ObjectSchema | undefined)
+  add('header', route.request.headers as ObjectSchema | undefined)
+  if (route.pay.kind === 'paid') {
+    out.push({ name: 'PAYMENT-SIGNATURE', in: 'header', required: false, description: 'base64 x402 v2 PaymentPayload (per-call payment)', schema: { type: 'string' } })
+    if (!(route.request.headers as ObjectSchema | undefined)?.properties?.['x-svc-payer']) {
+      out.push({ name: 'x-svc-payer', in: 'header', required: false, description: 'Base address paying with prepaid credits instead of PAYMENT-SIGNATURE', schema: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' } })
+    }
+  }
+  return out
+}
+
+function successResponse(route: RouteDef): Record<string, unknown> {
+  const r = route.response
+  switch (r.kind) {
+    case 'envelope':
+      return {
+        [String(r.status ?? 200)]: {
+          description: 'Success envelope {data, meta}',
+          content: { 'application/json': { schema: envelopeSchema(r.schema, META_REF) } },
+        },
+      }
+    case 'json':
+      return { '200': { description: 'JSON document', content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } }
+    case 'text':
+      return { '200': { description: 'Text document', content: { [r.contentType]: { schema: { type: 'string' } } } } }
+    case 'redirect':
+      return { '302': { description: 'Redirect', headers: { Location: { schema: { type: 'string' } } } } }
+  }
+}
+
+function errorResponses(route: RouteDef): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>()
+  for (const code of routeErrors(route)) {
+    const s = ERRORS[code].status
+    byStatus.set(s, [...(byStatus.get(s) ?? []), code])
+  }
+  const out: Record<string, unknown> = {}
+  for (const [status, codes] of byStatus) {
+    const headers: Record<string, unknown> = {}
+    if (status === 402) headers['PAYMENT-REQUIRED'] = { description: 'base64 x402 v2 PaymentRequired', schema: { type: 'string' } }
+    if (status === 429) headers['Retry-After'] = { description: 'seconds', schema: { type: 'integer' } }
+    out[String(status)] = {
+      description: `Error envelope; code one of ${codes.join(', ')}`,
+      ...(Object.keys(headers).length ? { headers } : {}),
+      content: { 'application/json': { schema: { $ref: ERROR_REF } } },
+    }
+  }
+  return out
+}
+
+function pricingExtensions(route: RouteDef, payTo: string): Record<string, unknown> {
+  if (route.pay.kind === 'free') return { 'x-pricing': { kind: 'free' } }
+  const concrete = concretePaidPaths(route).map(({ path, key }) => {
+    const p = priceOf(key, 0)
+    return { path, pricing_key: key, credits: p.credits, usd: p.usd, amount: p.amount_atomic }
+  })
+  const first = concrete[0]!
+  return {
+    'x-pricing': {
+      kind: 'paid',
+      pricing_key: route.pay.pricingKey,
+      credits: first.credits,
+      usd: first.usd,
+      rung: 0,
+      ...(concrete.length > 1 ? { variants: concrete } : {}),
+      note: 'rung-0 list price; the current price is in GET /v1/pricing (x 1.25 per ladder rung)',
+    },
+    'x-payment': {
+      protocol: 'x402',
+      x402Version: 2,
+      scheme: 'exact',
+      network: BASE_NETWORK,
+      asset: USDC_BASE,
+      amount: first.amount,
+      payTo,
+      maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+      extra: USDC_BASE_EXTRA,
+      credits_header: 'x-svc-payer',
+    },
+  }
+}
+
+export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl: string; version: string; payTo: string }): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const route of routes) {
+    if (!isPublic(route)) continue
+    const op: Record<string, unknown> = {
+      operationId: route.id,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: route.tags,
+      parameters: parameters(route),
+      ...(route.request.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: route.request.body } } } }
+        : {}),
+      responses: { ...successResponse(route), ...errorResponses(route) },
+      ...pricingExtensions(route, opts.payTo),
+    }
+    paths[route.path] ??= {}
+    paths[route.path]![route.method.toLowerCase()] = op
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Decision Intelligence Service',
+      version: opts.version,
+      description:
+        'Calibrated probabilistic answers about crypto perpetual markets, recorded on an append-only ledger and resolved at their horizon. ' +
+        `Paid routes accept x402 v2 (exact, USDC on Base) or prepaid credits (1 credit = ${CREDIT_TO_USD} USD at rung 0).`,
+    },
+    servers: [{ url: opts.serverUrl }],
+    paths,
+    components: {
+      schemas: { Meta: META_SCHEMA, ErrorEnvelope: ERROR_ENVELOPE_SCHEMA },
+    },
+    'x-pricing-keys': Object.fromEntries(Object.entries(ENDPOINT_PRICES).map(([k, v]) => [k, { credits: v.credits, usd: priceOf(k as keyof typeof ENDPOINT_PRICES).usd }])),
+  }
+}

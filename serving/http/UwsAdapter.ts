@@ -1,0 +1,200 @@
+/**
+ * The one place that talks to uWebSockets.js.
+ *
+ * The uWS discipline lives here and nowhere else:
+ *  - the request (method, path, query, lower-cased headers, remote address) is copied into a plain object
+ *    synchronously, because HttpRequest is stack-allocated and dies at the first await or return;
+ *  - onAborted is registered before any async work; after an abort nothing is written;
+ *  - the body is read with a size limit (oversized → the handler is told, reading stops, the connection closes);
+ *  - every write is corked (ResponseWriter);
+ *  - the listen socket is kept so close() can stop accepting, drain in-flight requests (with a timeout), then return.
+ */
+import uWS from 'uWebSockets.js'
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js'
+import { ResponseWriter } from './ResponseWriter.ts'
+
+export interface IncomingRequest {
+  /** Upper-case method. HEAD arrives as HEAD; the writer omits the body. */
+  method: string
+  /** Path without the query string, as sent (not decoded). */
+  path: string
+  /** Raw query string without '?', or ''. */
+  query: string
+  /** Lower-cased header names; repeated headers joined with ', '. */
+  headers: Record<string, string>
+  ip: string
+  /** Complete body (null for methods without one or an empty body). */
+  body: Buffer | null
+  /** True when the body exceeded the limit; reading stopped and body is null. */
+  bodyTooLarge: boolean
+  receivedAtMs: number
+}
+
+export type RequestHandler = (req: IncomingRequest, res: ResponseWriter) => void | Promise<void>
+
+export interface UwsAdapterOptions {
+  host: string
+  port: number
+  /** Request body limit in bytes. Default 64 KiB. */
+  maxBodyBytes?: number
+  /** Use the first x-forwarded-for hop as the client address (only behind a trusted proxy). */
+  trustProxy?: boolean
+  /** Called for errors a handler let escape (the handler should have answered already). */
+  onHandlerError: (err: unknown, req: IncomingRequest, res: ResponseWriter) => void
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024
+
+export class UwsAdapter {
+  readonly port: number
+  private readonly app: TemplatedApp
+  private listenSocket: us_listen_socket | null
+  private readonly inFlight = new Set<ResponseWriter>()
+  private closing = false
+  private drainWaiters: Array<() => void> = []
+
+  private constructor(app: TemplatedApp, socket: us_listen_socket) {
+    this.app = app
+    this.listenSocket = socket
+    this.port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket)
+  }
+
+  /** Binds host:port (0 picks a free port) and dispatches every request to handler. */
+  static listen(opts: UwsAdapterOptions, handler: RequestHandler): Promise<UwsAdapter> {
+    const app = uWS.App()
+    const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    let adapter: UwsAdapter | null = null
+    const finished = (w: ResponseWriter): void => {
+      if (!adapter) return
+      adapter.inFlight.delete(w)
+      if (adapter.inFlight.size === 0 && adapter.drainWaiters.length > 0) {
+        for (const wake of adapter.drainWaiters.splice(0)) wake()
+      }
+    }
+
+    app.any('/*', (res: HttpResponse, req: HttpRequest) => {
+      const writer = new ResponseWriter(res, finished)
+      res.onAborted(() => writer.markAborted())
+      const incoming = copyRequest(res, req, opts.trustProxy === true)
+      if (incoming.method === 'HEAD') writer.headOnly = true
+      if (adapter) {
+        adapter.inFlight.add(writer)
+        if (adapter.closing) writer.closeConnection = true
+      }
+      const run = (): void => {
+        if (writer.done) return
+        try {
+          const p = handler(incoming, writer)
+          if (p) p.catch((err: unknown) => opts.onHandlerError(err, incoming, writer))
+        } catch (err) {
+          opts.onHandlerError(err, incoming, writer)
+        }
+      }
+      if (!BODY_METHODS.has(incoming.method)) {
+        run()
+        return
+      }
+      const declared = Number(incoming.headers['content-length'] ?? '')
+      if (declared > maxBody) {
+        incoming.bodyTooLarge = true
+        writer.closeConnection = true
+        run()
+        return
+      }
+      readBody(res, maxBody, (body, tooLarge) => {
+        if (tooLarge) {
+          incoming.bodyTooLarge = true
+          writer.closeConnection = true
+        } else incoming.body = body
+        run()
+      })
+    })
+
+    return new Promise((resolve, reject) => {
+      app.listen(opts.host, opts.port, (socket) => {
+        if (!socket) {
+          reject(new Error(`cannot listen on ${opts.host}:${opts.port}`))
+          return
+        }
+        adapter = new UwsAdapter(app, socket)
+        resolve(adapter)
+      })
+    })
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight.size
+  }
+
+  get isClosing(): boolean {
+    return this.closing
+  }
+
+  /**
+   * Graceful stop: stop accepting, let in-flight requests finish (their responses close the connection),
+   * and force-close whatever is still running after timeoutMs.
+   */
+  async close(timeoutMs = 10_000): Promise<{ drained: boolean }> {
+    if (!this.closing) {
+      this.closing = true
+      for (const w of this.inFlight) w.closeConnection = true
+      if (this.listenSocket) {
+        uWS.us_listen_socket_close(this.listenSocket)
+        this.listenSocket = null
+      }
+    }
+    if (this.inFlight.size === 0) return { drained: true }
+    let timer: NodeJS.Timeout | undefined
+    const drained = await new Promise<boolean>((resolve) => {
+      this.drainWaiters.push(() => resolve(true))
+      timer = setTimeout(() => resolve(false), timeoutMs)
+    })
+    clearTimeout(timer)
+    if (!drained) for (const w of [...this.inFlight]) w.forceClose()
+    return { drained }
+  }
+}
+
+function copyRequest(res: HttpResponse, req: HttpRequest, trustProxy: boolean): IncomingRequest {
+  const headers: Record<string, string> = {}
+  req.forEach((key, value) => {
+    const prev = headers[key]
+    headers[key] = prev === undefined ? value : `${prev}, ${value}`
+  })
+  let ip = ''
+  if (trustProxy) {
+    const xff = headers['x-forwarded-for']
+    if (xff) ip = (xff.split(',')[0] ?? '').trim()
+  }
+  if (!ip) ip = Buffer.from(res.getRemoteAddressAsText()).toString('latin1')
+  return {
+    method: req.getMethod().toUpperCase(),
+    path: req.getUrl(),
+    query: req.getQuery() ?? '',
+    headers,
+    ip,
+    body: null,
+    bodyTooLarge: false,
+    receivedAtMs: Date.now(),
+  }
+}
+
+/** Accumulates the body (copying each chunk: uWS neuters it on return) and stops at the limit. */
+function readBody(res: HttpResponse, limit: number, done: (body: Buffer | null, tooLarge: boolean) => void): void {
+  const chunks: Buffer[] = []
+  let size = 0
+  let over = false
+  res.onData((chunk, isLast) => {
+    if (over) return
+    size += chunk.byteLength
+    if (size > limit) {
+      over = true
+      chunks.length = 0
+      done(null, true)
+      return
+    }
+    if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)))
+    if (isLast) done(size === 0 ? null : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size), false)
+  })
+}

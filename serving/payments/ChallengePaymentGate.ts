@@ -1,0 +1,36 @@
+/**
+ * The default gate until a verifier and a credit ledger are wired: every paid call is answered with the x402
+ * challenge. It never grants access, so no paid data leaves the service unpaid.
+ */
+import { ServiceError } from '../ServiceError.ts'
+import type { Price } from '../pricing.ts'
+import type { PaymentChallenge, PaymentGate, PaymentRequest } from './PaymentGate.ts'
+import { buildPaymentRequired, encodeHeader } from './x402.ts'
+
+export class ChallengePaymentGate implements PaymentGate {
+  constructor(private readonly payTo: string) {}
+
+  async authorize(req: PaymentRequest, price: Price): Promise<PaymentChallenge> {
+    const required = buildPaymentRequired(price, this.payTo, { url: req.resource_url, description: req.route_summary })
+    // A signature or credit identity that cannot be checked here is named, not silently ignored.
+    const reason = req.headers['payment-signature']
+      ? 'PAYMENT_VERIFIER_UNWIRED'
+      : req.headers['x-svc-payer']
+        ? 'CREDITS_UNWIRED'
+        : 'PAYMENT_REQUIRED'
+    return {
+      kind: 'challenge',
+      error: new ServiceError('PAYMENT_REQUIRED', {
+        headers: { 'PAYMENT-REQUIRED': encodeHeader(required), 'Cache-Control': 'no-store' },
+        detail: {
+          reason,
+          pricing_key: price.key,
+          credits: price.credits,
+          amount: price.amount_atomic,
+          usd: price.usd,
+          rung: price.rung,
+        },
+      }),
+    }
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Compiles the registry's path templates into a matcher. Static paths are one Map lookup; templated paths are
+ * matched segment by segment with static segments preferred over parameters (so /v1/decisions/latest wins over
+ * /v1/decisions/{decision_id}). A known path with another method is 405 with Allow; anything else is 404.
+ */
+import type { RouteDef } from './types.ts'
+
+export type RouteMatch =
+  | { kind: 'found'; route: RouteDef; params: Record<string, string> }
+  | { kind: 'method_not_allowed'; allow: string }
+  | { kind: 'not_found' }
+  | { kind: 'bad_path' }
+
+interface Template {
+  segments: Array<{ literal: string } | { param: string }>
+  byMethod: Map<string, RouteDef>
+  allow: string
+}
+
+function allowOf(methods: Iterable<string>): string {
+  const set = new Set(methods)
+  if (set.has('GET')) set.add('HEAD')
+  return [...set].sort().join(', ')
+}
+
+export class Router {
+  private readonly statics = new Map<string, { byMethod: Map<string, RouteDef>; allow: string }>()
+  private readonly templates: Template[] = []
+
+  constructor(routes: readonly RouteDef[]) {
+    const byPath = new Map<string, Map<string, RouteDef>>()
+    for (const r of routes) {
+      const m = byPath.get(r.path) ?? new Map<string, RouteDef>()
+      if (m.has(r.method)) throw new Error(`duplicate route ${r.method} ${r.path}`)
+      m.set(r.method, r)
+      byPath.set(r.path, m)
+    }
+    for (const [path, byMethod] of byPath) {
+      const allow = allowOf(byMethod.keys())
+      if (!path.includes('{')) {
+        this.statics.set(path, { byMethod, allow })
+        continue
+      }
+      const segments = path.split('/').slice(1).map((s) => {
+        const m = /^\{([a-z_]+)\}$/.exec(s)
+        if (s.includes('{') && !m) throw new Error(`bad template segment '${s}' in ${path}`)
+        return m ? { param: m[1] as string } : { literal: s }
+      })
+      this.templates.push({ segments, byMethod, allow })
+    }
+    // Most specific first: compare segment-wise, literal before parameter.
+    this.templates.sort((a, b) => {
+      const n = Math.max(a.segments.length, b.segments.length)
+      for (let i = 0; i < n; i++) {
+        const sa = a.segments[i]
+        const sb = b.segments[i]
+        if (!sa || !sb) return a.segments.length - b.segments.length
+        const la = 'literal' in sa
+        const lb = 'literal' in sb
+        if (la !== lb) return la ? -1 : 1
+      }
+      return 0
+    })
+  }
+
+  match(method: string, rawPath: string): RouteMatch {
+    const path = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath
+    const lookup = method === 'HEAD' ? 'GET' : method
+    const hit = this.statics.get(path)
+    if (hit) {
+      const route = hit.byMethod.get(lookup)
+      return route ? { kind: 'found', route, params: {} } : { kind: 'method_not_allowed', allow: hit.allow }
+    }
+    const parts = path.split('/')
+    let allow: string | null = null
+    for (const t of this.templates) {
+      if (t.segments.length !== parts.length - 1) continue
+      let params: Record<string, string> | null = {}
+      for (let i = 0; i < t.segments.length; i++) {
+        const seg = t.segments[i] as { literal: string } | { param: string }
+        const part = parts[i + 1] as string
+        if ('literal' in seg) {
+          if (seg.literal !== part) {
+            params = null
+            break
+          }
+        } else {
+          if (part === '') {
+            params = null
+            break
+          }
+          let value: string
+          try {
+            value = decodeURIComponent(part)
+          } catch {
+            return { kind: 'bad_path' }
+          }
+          params[seg.param] = value
+        }
+      }
+      if (!params) continue
+      const route = t.byMethod.get(lookup)
+      if (route) return { kind: 'found', route, params }
+      allow ??= t.allow
+    }
+    return allow ? { kind: 'method_not_allowed', allow } : { kind: 'not_found' }
+  }
+
+}

@@ -1,0 +1,68 @@
+/** Shapes of the route registry: one declaration per route drives routing, validation, payment and documents. */
+import type { ErrorCode } from '../errors.ts'
+import type { MetaOverrides } from '../envelope.ts'
+import type { PaymentAuthorized } from '../payments/PaymentGate.ts'
+import type { Price, PricingKey } from '../pricing.ts'
+import type { ServicePart, Services } from '../ServiceContext.ts'
+import type { JsonSchema } from './schemas.ts'
+import type { StaticDocuments } from '../docs/StaticDocuments.ts'
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
+
+/**
+ * Free or paid. A paid key may name a path parameter in braces ('billing.pack.{pack_id}'); the parameter's enum
+ * lists every concrete key.
+ */
+export type PayDecl = { kind: 'free' } | { kind: 'paid'; pricingKey: PricingKey | `billing.${'pack' | 'plan'}.{${string}}` }
+
+export type ResponseDecl =
+  /** {data, meta} with data matching schema. */
+  | { kind: 'envelope'; schema: JsonSchema; status?: number }
+  /** A bare JSON document (OpenAPI, discovery). */
+  | { kind: 'json'; schema: JsonSchema; contentType?: string }
+  | { kind: 'text'; contentType: string }
+  | { kind: 'redirect' }
+
+export interface HandlerContext {
+  request_id: string
+  now: number
+  method: string
+  path: string
+  params: Record<string, unknown>
+  query: Record<string, unknown>
+  body: Record<string, unknown>
+  headers: Readonly<Record<string, string>>
+  ip: string
+  services: Services
+  documents: StaticDocuments
+  /** Set on paid routes once the gate authorized the call. */
+  payment: PaymentAuthorized | null
+  price: Price | null
+  /** Returns a wired service part, or throws 503 PROVIDER_DOWN naming the missing part. */
+  need<K extends ServicePart>(part: K): NonNullable<Services[K]>
+}
+
+export type HandlerResult =
+  | { data: unknown; meta?: MetaOverrides; status?: number; headers?: Record<string, string> }
+  | { raw: { body: string | Uint8Array; contentType: string; status?: number; headers?: Record<string, string> } }
+  | { redirect: string; status?: 301 | 302 }
+
+export interface RouteDef {
+  id: string
+  method: HttpMethod
+  /** Template with {param} segments. */
+  path: string
+  summary: string
+  description?: string
+  tags: string[]
+  pay: PayDecl
+  /** Operator routes are left out of discovery documents and the MCP catalog. */
+  operator?: boolean
+  /** Service parts the handler needs; checked before payment so an unwired part never charges. */
+  needs?: ServicePart[]
+  request: { params?: JsonSchema; query?: JsonSchema; body?: JsonSchema; headers?: JsonSchema }
+  response: ResponseDecl
+  /** Codes this route's handler may return; the dispatcher's common codes are added by routeErrors(). */
+  errors: ErrorCode[]
+  handler: (ctx: HandlerContext) => HandlerResult | Promise<HandlerResult>
+}
