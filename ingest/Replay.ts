@@ -1,0 +1,171 @@
+/**
+ * Replays a tape to a consumer in event-time order, paced by a virtual clock.
+ *
+ * The clock moves to each record's event time just before the consumer sees it, so downstream code that reads
+ * clock.now() sees the tape's time, not the machine's. `speed` is event time per wall time: 1 replays in real
+ * time, 60 plays one event-minute per wall second, 0 goes as fast as the consumer allows. Pacing is scheduled
+ * against the wall instant of the first emitted record (target = wallStart + Δevent / speed), so sleep overshoot
+ * and consumer time do not accumulate as drift. Replay knows nothing of the event log; a consumer wires it there.
+ */
+import { Ajv } from 'ajv'
+import { openTapeStream, readTape, type TapeEntry } from './TapeReader.ts'
+import { VirtualClock } from './VirtualClock.ts'
+
+export interface ReplayProgress {
+  /** Records handed to the consumer. */
+  emitted: number
+  /** Records passed over by fromLine / skip. */
+  skipped: number
+  /** Line of the last record read (emitted or skipped); 0 before the first. */
+  line: number
+  /** Event time of the last emitted record, epoch ms; null before the first. */
+  eventTime: number | null
+  /** Wall time since the first emitted record, ms. */
+  wallElapsedMs: number
+  /** How far behind its wall schedule the last record was emitted, ms (0 at speed 0). */
+  lagMs: number
+}
+
+export interface ReplayResult extends ReplayProgress {
+  /** True when the signal stopped the replay before the tape ended. */
+  aborted: boolean
+}
+
+export type ReplayConsumer = (entry: TapeEntry, clock: VirtualClock) => void | Promise<void>
+
+export interface ReplayOptions {
+  /** Tape file (NDJSON, optionally gzip). */
+  tape: string
+  /** Event ms per wall ms; 0 = as fast as possible (default). */
+  speed?: number
+  /** Resume: records with line <= fromLine are skipped. */
+  fromLine?: number
+  /** Resume by predicate: records for which skip(entry) is true are skipped (and do not move the clock). */
+  skip?: (entry: TapeEntry) => boolean
+  /** Stops the replay; run() then resolves with aborted: true. */
+  signal?: AbortSignal
+  /** The clock to drive; a fresh one by default. */
+  clock?: VirtualClock
+  onProgress?: (progress: ReplayProgress) => void
+  /** Call onProgress after every this many emitted records (default 10,000), and once at the end. */
+  progressEvery?: number
+  /** Longest single sleep, ms (default 250): long waits are slept in chunks so an abort lands promptly. */
+  maxSleepMs?: number
+}
+
+const OPTIONS_SCHEMA = {
+  type: 'object',
+  required: ['tape'],
+  additionalProperties: false,
+  properties: {
+    tape: { type: 'string', minLength: 1 },
+    speed: { type: 'number', minimum: 0, maximum: 1e9 },
+    fromLine: { type: 'integer', minimum: 0 },
+    skip: {},
+    signal: {},
+    clock: {},
+    onProgress: {},
+    progressEvery: { type: 'integer', minimum: 1 },
+    maxSleepMs: { type: 'number', exclusiveMinimum: 0 },
+  },
+} as const
+const validateOptionsSchema = new Ajv({ allErrors: false, strict: false }).compile(OPTIONS_SCHEMA)
+
+function checkOptions(options: ReplayOptions): void {
+  const fail = (path: string, message: string) => new TypeError(`Replay options${path}: ${message}`)
+  if (!validateOptionsSchema(options)) {
+    const err = validateOptionsSchema.errors?.[0]
+    const extra =
+      err?.keyword === 'required' ? `/${String(err.params.missingProperty)}` : err?.keyword === 'additionalProperties' ? `/${String(err.params.additionalProperty)}` : ''
+    throw fail(`${err?.instancePath ?? ''}${extra}`, err?.message ?? 'invalid')
+  }
+  if (options.skip !== undefined && typeof options.skip !== 'function') throw fail('/skip', 'must be a function')
+  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw fail('/onProgress', 'must be a function')
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw fail('/signal', 'must be an AbortSignal')
+  if (options.clock !== undefined && !(options.clock instanceof VirtualClock)) throw fail('/clock', 'must be a VirtualClock')
+}
+
+/** Sleeps up to `ms`; returns early (without throwing) when the signal aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve()
+    const onAbort = () => {
+      clearTimeout(timer)
+      resolve()
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+export class Replay {
+  readonly clock: VirtualClock
+  readonly #options: ReplayOptions
+
+  constructor(options: ReplayOptions) {
+    checkOptions(options)
+    this.#options = options
+    this.clock = options.clock ?? new VirtualClock()
+  }
+
+  /** Reads the tape and hands each record not skipped to `consumer`, awaiting it before the next. */
+  async run(consumer: ReplayConsumer): Promise<ReplayResult> {
+    const { tape, signal, skip, onProgress } = this.#options
+    const speed = this.#options.speed ?? 0
+    const fromLine = this.#options.fromLine ?? 0
+    const progressEvery = this.#options.progressEvery ?? 10_000
+    const maxSleepMs = this.#options.maxSleepMs ?? 250
+
+    const state: ReplayProgress = { emitted: 0, skipped: 0, line: 0, eventTime: null, wallElapsedMs: 0, lagMs: 0 }
+    let wallStart = 0
+    let eventStart = 0
+    const snapshot = (): ReplayProgress => ({
+      ...state,
+      wallElapsedMs: state.emitted > 0 ? performance.now() - wallStart : 0,
+    })
+
+    let aborted = false
+    const stream = await openTapeStream(tape)
+    try {
+      for await (const entry of readTape(tape, stream)) {
+        if (signal?.aborted) {
+          aborted = true
+          break
+        }
+        state.line = entry.line
+        if (entry.line <= fromLine || (skip !== undefined && skip(entry))) {
+          state.skipped++
+          continue
+        }
+        if (state.emitted === 0) {
+          wallStart = performance.now()
+          eventStart = entry.time
+        } else if (speed > 0) {
+          const target = wallStart + (entry.time - eventStart) / speed
+          for (let remaining = target - performance.now(); remaining > 0; remaining = target - performance.now()) {
+            await sleep(Math.min(remaining, maxSleepMs), signal)
+            if (signal?.aborted) break
+          }
+          if (signal?.aborted) {
+            aborted = true
+            break
+          }
+          state.lagMs = Math.max(0, performance.now() - target)
+        }
+        this.clock.advanceTo(entry.time)
+        state.eventTime = entry.time
+        await consumer(entry, this.clock)
+        state.emitted++
+        if (onProgress && state.emitted % progressEvery === 0) onProgress(snapshot())
+      }
+    } finally {
+      stream.destroy()
+    }
+    const result = snapshot()
+    onProgress?.(result)
+    return { ...result, aborted }
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * Replay with a virtual clock: order, pacing against the wall clock (lower bounds only, generous upper bounds),
+ * the clock's value, resume by line and by predicate, abort, and the `svc replay` CLI.
+ */
+import t from 'tap'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import { Replay } from '../../ingest/Replay.ts'
+import { VirtualClock } from '../../ingest/VirtualClock.ts'
+import { TapeWriter } from '../../ingest/TapeWriter.ts'
+import { SyntheticMarket } from '../../ingest/SyntheticMarket.ts'
+import { TICK_SCHEMA_VERSION, isoMs, type Tick } from '../../ingest/Tick.ts'
+import type { TapeEntry } from '../../ingest/TapeReader.ts'
+import { makeTempDir } from '../helpers/tmp.ts'
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url))
+const run = promisify(execFile)
+const T0 = Date.parse('2026-01-01T00:00:00Z')
+
+function mid(asset: string, ms: number, price: number): Tick {
+  const ts = isoMs(ms)
+  return {
+    v: TICK_SCHEMA_VERSION,
+    kind: 'mid',
+    asset,
+    instrument: asset,
+    provenance: { source: 'simulated', provider: 'test', timestamp: ts, received_at: ts, quality: 'simulated' },
+    price,
+  }
+}
+
+/** BTC and ETH mids every `stepMs` of event time over `spanMs`, two records per instant. */
+async function writeTape(file: string, spanMs: number, stepMs: number): Promise<Tick[]> {
+  const ticks: Tick[] = []
+  for (let ms = 0; ms <= spanMs; ms += stepMs) ticks.push(mid('BTC', T0 + ms, 100_000 + ms / 1000), mid('ETH', T0 + ms, 3_000 + ms / 1000))
+  const w = TapeWriter.open(file)
+  for (const tick of ticks) await w.write(tick)
+  await w.close()
+  return ticks
+}
+
+t.test('VirtualClock: no time before the first record, never backwards', async (t) => {
+  const clock = new VirtualClock()
+  t.notOk(clock.started)
+  t.throws(() => clock.now(), /no time yet/)
+  clock.advanceTo(T0)
+  t.equal(clock.now(), T0)
+  t.equal(clock.nowIso(), '2026-01-01T00:00:00.000Z')
+  clock.advanceTo(T0)
+  t.throws(() => clock.advanceTo(T0 - 1), RangeError)
+  t.equal(new VirtualClock(5).now(), 5)
+})
+
+t.test('speed 0 emits every record in tape order, and the clock follows event time', async (t) => {
+  const dir = await makeTempDir(t)
+  const file = join(dir, 'tape.ndjson')
+  const ticks = await writeTape(file, 60_000, 1_000)
+  const replay = new Replay({ tape: file, speed: 0 })
+  const seen: TapeEntry[] = []
+  let clockMatches = true
+  const result = await replay.run((entry, clock) => {
+    if (clock.now() !== entry.time) clockMatches = false
+    seen.push(entry)
+  })
+  t.equal(seen.length, ticks.length)
+  t.same(seen.map((e) => e.line), ticks.map((_, i) => i + 1), 'in line order')
+  t.ok(seen.every((e, i) => i === 0 || e.time >= seen[i - 1]!.time), 'event time non-decreasing')
+  t.ok(clockMatches, 'clock.now() is the record event time while the consumer runs')
+  t.equal(replay.clock.now(), seen.at(-1)!.time, 'clock ends at the last emitted event time')
+  t.same({ emitted: result.emitted, skipped: result.skipped, aborted: result.aborted, line: result.line }, { emitted: ticks.length, skipped: 0, aborted: false, line: ticks.length })
+})
+
+t.test('speed 60 paces by event time against the wall clock', async (t) => {
+  const dir = await makeTempDir(t)
+  const file = join(dir, 'tape.ndjson')
+  // 90 event-seconds → 1.5 wall seconds at speed 60.
+  await writeTape(file, 90_000, 15_000)
+  const progress: number[] = []
+  const replay = new Replay({ tape: file, speed: 60, progressEvery: 2, onProgress: (p) => progress.push(p.emitted) })
+  const emittedAt: { event: number; wall: number }[] = []
+  let start = 0
+  const result = await replay.run((entry) => {
+    const now = performance.now()
+    if (emittedAt.length === 0) start = now
+    emittedAt.push({ event: entry.time - T0, wall: now - start })
+  })
+  const elapsed = emittedAt.at(-1)!.wall
+  t.ok(elapsed >= 1500 - 5, `last record no earlier than its schedule (${elapsed.toFixed(0)} ms ≥ 1500 ms)`)
+  t.ok(elapsed < 4000, 'and not wildly late')
+  t.ok(emittedAt.every((e) => e.wall >= e.event / 60 - 5), 'no record emitted before its wall time')
+  t.ok(emittedAt.every((e, i) => i === 0 || e.event >= emittedAt[i - 1]!.event), 'in event order')
+  t.equal(replay.clock.now(), T0 + 90_000)
+  t.equal(result.emitted, 14)
+  t.same(progress, [2, 4, 6, 8, 10, 12, 14, 14], 'progress every 2 records and once at the end')
+  t.ok(result.wallElapsedMs >= 1495)
+})
+
+t.test('resume: fromLine and a skip predicate', async (t) => {
+  const dir = await makeTempDir(t)
+  const file = join(dir, 'tape.ndjson')
+  const ticks = await writeTape(file, 10_000, 1_000)
+
+  const resumed: number[] = []
+  const r1 = await new Replay({ tape: file, fromLine: 7 }).run((e) => void resumed.push(e.line))
+  t.same(resumed, ticks.map((_, i) => i + 1).filter((l) => l > 7))
+  t.equal(r1.skipped, 7)
+
+  const clock = new VirtualClock()
+  const eth: TapeEntry[] = []
+  const r2 = await new Replay({ tape: file, clock, skip: (e) => e.tick.asset !== 'ETH' || e.time < T0 + 5_000 }).run((e) => void eth.push(e))
+  t.ok(eth.length === 6 && eth.every((e) => e.tick.asset === 'ETH' && e.time >= T0 + 5_000))
+  t.equal(r2.skipped, ticks.length - 6)
+  t.equal(clock.now(), T0 + 10_000, 'a caller-supplied clock is driven')
+
+  // Resuming a resumed run: skipped records do not move the clock.
+  const late = new Replay({ tape: file, fromLine: ticks.length })
+  const r3 = await late.run(() => {
+    t.fail('nothing left to emit')
+  })
+  t.equal(r3.emitted, 0)
+  t.notOk(late.clock.started)
+})
+
+t.test('an AbortSignal stops the replay, also mid-sleep', async (t) => {
+  const dir = await makeTempDir(t)
+  const file = join(dir, 'tape.ndjson')
+  // 60 event-seconds at speed 1: a full run would take a minute.
+  const ticks = await writeTape(file, 60_000, 10_000)
+  const controller = new AbortController()
+  const started = performance.now()
+  setTimeout(() => controller.abort(), 300)
+  const seen: number[] = []
+  const result = await new Replay({ tape: file, speed: 1, signal: controller.signal }).run((e) => void seen.push(e.time))
+  const took = performance.now() - started
+  t.ok(result.aborted)
+  t.ok(seen.length >= 2 && seen.length < ticks.length, `stopped after ${seen.length} records`)
+  t.ok(seen.every((time) => time === T0), 'only the first instant was due')
+  t.ok(took < 2_000, `returned promptly (${took.toFixed(0)} ms)`)
+
+  // Aborting from the consumer.
+  const c2 = new AbortController()
+  const r2 = await new Replay({ tape: file, signal: c2.signal }).run((e) => {
+    if (e.line === 3) c2.abort()
+  })
+  t.equal(r2.emitted, 3)
+  t.ok(r2.aborted)
+})
+
+t.test('options are validated and errors name the field', async (t) => {
+  t.throws(() => new Replay({ tape: 'x', speed: -1 }), /Replay options\/speed/)
+  t.throws(() => new Replay({ tape: 'x', fromLine: 1.5 }), /Replay options\/fromLine/)
+  t.throws(() => new Replay({ tape: '' }), /Replay options\/tape/)
+  t.throws(() => new Replay({ tape: 'x', skip: 3 as never }), /Replay options\/skip/)
+})
+
+t.test('svc replay prints the tape byte for byte, paced', async (t) => {
+  const dir = await makeTempDir(t)
+  const file = join(dir, 'gen.ndjson.gz')
+  const plain = join(dir, 'gen.ndjson')
+  for (const out of [file, plain]) {
+    const w = TapeWriter.open(out)
+    await new SyntheticMarket({ seed: 3, hours: 0.05, assets: ['BTC', 'ETH'] }).writeTo(w)
+    await w.close()
+  }
+  // 3 minutes on the grid: records from minute 1 to minute 3 → 120 event-seconds → ≥ 1 s at speed 120.
+  const started = performance.now()
+  const { stdout } = await run(process.execPath, ['bin/svc.js', 'replay', '--tape', file, '--speed', '120'], { cwd: REPO, maxBuffer: 1 << 26 })
+  const took = performance.now() - started
+  t.equal(stdout, await readFile(plain, 'utf8'))
+  t.ok(took >= 1000, `paced: ${took.toFixed(0)} ms for 120 event-seconds at speed 120`)
+
+  const resumed = await run(process.execPath, ['bin/svc.js', 'replay', '--tape', plain, '--speed', '0', '--from-line', '5'], { cwd: REPO })
+  t.equal(resumed.stdout, (await readFile(plain, 'utf8')).split('\n').slice(5).join('\n'))
+})
