@@ -1,0 +1,607 @@
+/**
+ * The embedded event log: file-backed, durable, single-process (the default `SVC_LOG=embedded`).
+ *
+ * Layout under `dir`:
+ *   LOCK                                   owner pid (DirLock); a second process gets LOG_LOCKED
+ *   topics/<topic>/meta.json               {"name","partitions"} written atomically
+ *   topics/<topic>/<partition>/<base>.log  segments named by their first offset (20 digits); roll at segmentBytes
+ *   groups/<group>.json                    committed offsets, replaced atomically (GroupOffsetsFile)
+ * Each record is one frame (frame.ts): length + CRC32 + offset + timestamp + key + value. Offsets → file positions
+ * are indexed in memory, rebuilt by scanning every segment on open.
+ *
+ * Durability (fsync policy): send() writes all its records, then fdatasyncs every segment file it touched (and the
+ * partition directory when a segment was created) before resolving. Syncs are group commits: sends whose writes
+ * finish while a sync is running share the next one, so concurrent producers pay one fsync per round, not per send.
+ * Consumers only see records up to the last completed sync (the "durable end", like Kafka's high watermark), so a
+ * crash can lose nothing that was acknowledged or delivered. Writes to one partition are serialized, so the file is
+ * always a contiguous prefix of frames.
+ *
+ * Recovery on open: the log is the longest valid prefix of each partition — the first frame that is incomplete,
+ * fails its CRC, or is out of offset sequence marks a torn tail: that segment is truncated there (logged) and any
+ * later segment is deleted (logged). Only unacknowledged writes can be there, because an acknowledgement needs every
+ * earlier write of that partition to be fsynced first.
+ */
+import { mkdir, open, readdir, readFile, rm, unlink, type FileHandle } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { JSONSchemaType } from 'ajv'
+import type { Logger } from 'pino'
+import { childLogger } from '../../common/logger.ts'
+import { partitionForKey } from '../../common/murmur2.ts'
+import { fsyncDir, writeFileAtomic } from './atomicFile.ts'
+import { DirLock } from './DirLock.ts'
+import { EmbeddedConsumer, type EmbeddedLogInternals, type WakeSignal } from './EmbeddedConsumer.ts'
+import type { ConsumedRecord, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicSpec } from './EventLog.ts'
+import { checkFrame, decodeFrame, encodeFrame } from './frame.ts'
+import { GroupOffsetsFile } from './GroupOffsetsFile.ts'
+import { LogError } from './LogError.ts'
+import { assertPartitionOffset, assertRecords, assertTopicName, assertTopicSpecs } from './validate.ts'
+import { optionsValidator } from './validateOptions.ts'
+
+export interface EmbeddedLogOptions {
+  /** A segment rolls when the next frame would take it past this many bytes. Default 64 MiB. */
+  segmentBytes?: number
+  /** Most records per delivered batch. Default 500. */
+  maxBatchRecords?: number
+  /** Soft cap on bytes per delivered batch (a batch always holds at least one record). Default 1 MiB. */
+  maxBatchBytes?: number
+}
+
+type ResolvedOptions = Required<EmbeddedLogOptions>
+
+const validateOptions = optionsValidator<EmbeddedLogOptions>(
+  {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      segmentBytes: { type: 'integer', minimum: 64, maximum: 1024 ** 3, nullable: true, default: 64 * 1024 * 1024 },
+      maxBatchRecords: { type: 'integer', minimum: 1, maximum: 100000, nullable: true, default: 500 },
+      maxBatchBytes: { type: 'integer', minimum: 1024, maximum: 256 * 1024 * 1024, nullable: true, default: 1024 * 1024 },
+    },
+  } as JSONSchemaType<EmbeddedLogOptions>,
+  'EmbeddedLog options',
+)
+
+interface Segment {
+  baseOffset: number
+  path: string
+  fh: FileHandle
+  /** Bytes written by completed writes. */
+  size: number
+  /** File position of record baseOffset + i. */
+  positions: number[]
+}
+
+interface PartitionState {
+  topic: string
+  partition: number
+  dir: string
+  segments: Segment[]
+  /** Offset the next write gets (= end of completed writes). */
+  nextOffset: number
+  /** End of fsynced records; consumers and endOffsets see only below it. */
+  durableEnd: number
+  writeChain: Promise<void>
+}
+
+interface TopicState {
+  name: string
+  partitions: PartitionState[]
+}
+
+const SEGMENT_FILE = /^(\d{20})\.log$/
+const SCAN_CHUNK_BYTES = 4 * 1024 * 1024
+
+function segmentName(baseOffset: number): string {
+  return `${String(baseOffset).padStart(20, '0')}.log`
+}
+
+export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
+  readonly kind = 'embedded' as const
+  readonly logger: Logger
+
+  private readonly topics = new Map<string, TopicState>()
+  private readonly groups = new Map<string, Promise<GroupOffsetsFile>>()
+  private readonly claims = new Map<string, Map<string, EmbeddedConsumer>>()
+  private readonly watchers = new Map<string, Set<WakeSignal>>()
+  private readonly consumers = new Set<EmbeddedConsumer>()
+  private readonly dirtySegments = new Set<Segment>()
+  private readonly dirtyDirs = new Set<string>()
+  private readonly dirtyPartitions = new Set<PartitionState>()
+  private syncInflight: Promise<void> = Promise.resolve()
+  private syncQueued: Promise<void> | null = null
+  private topicChain: Promise<void> = Promise.resolve()
+  private failure: LogError | null = null
+  private closed = false
+  private syncs = 0
+
+  private constructor(
+    readonly dir: string,
+    private readonly options: ResolvedOptions,
+    private readonly lock: DirLock,
+  ) {
+    this.logger = childLogger('embedded-log').child({ dir })
+  }
+
+  static async open(dir: string, options: EmbeddedLogOptions = {}): Promise<EmbeddedLog> {
+    const resolved = validateOptions(options) as ResolvedOptions
+    await mkdir(join(dir, 'topics'), { recursive: true })
+    await mkdir(join(dir, 'groups'), { recursive: true })
+    const lock = await DirLock.acquire(dir, childLogger('embedded-log'))
+    const log = new EmbeddedLog(dir, resolved, lock)
+    try {
+      await log.recover()
+    } catch (err) {
+      await log.closeFiles()
+      await lock.release()
+      throw err
+    }
+    return log
+  }
+
+  // ---- EventLog ----
+
+  async ensureTopics(specs: TopicSpec[]): Promise<void> {
+    this.assertOpen()
+    assertTopicSpecs(specs)
+    const run = this.topicChain.catch(() => {}).then(async () => {
+      for (const spec of specs) {
+        const existing = this.topics.get(spec.name)
+        if (existing) {
+          if (existing.partitions.length !== spec.partitions) {
+            throw new LogError('LOG_TOPIC_MISMATCH', `topic ${spec.name} has ${existing.partitions.length} partitions, not ${spec.partitions}`)
+          }
+          continue
+        }
+        const topicDir = join(this.dir, 'topics', spec.name)
+        await mkdir(topicDir, { recursive: true })
+        const partitions: PartitionState[] = []
+        for (let p = 0; p < spec.partitions; p++) {
+          const dir = join(topicDir, String(p))
+          await mkdir(dir, { recursive: true })
+          partitions.push(this.emptyPartition(spec.name, p, dir))
+        }
+        await fsyncDir(topicDir)
+        await writeFileAtomic(join(topicDir, 'meta.json'), JSON.stringify({ name: spec.name, partitions: spec.partitions }) + '\n')
+        await fsyncDir(join(this.dir, 'topics'))
+        this.topics.set(spec.name, { name: spec.name, partitions })
+      }
+    })
+    this.topicChain = run
+    await run
+  }
+
+  async partitionsOf(topic: string): Promise<number> {
+    return this.partitionCount(topic)
+  }
+
+  async endOffsets(topic: string): Promise<number[]> {
+    return this.topic(topic).partitions.map((p) => p.durableEnd)
+  }
+
+  async lastRecords(topic: string): Promise<(ConsumedRecord | null)[]> {
+    const t = this.topic(topic)
+    return Promise.all(
+      t.partitions.map(async (p) => {
+        if (p.durableEnd === 0) return null
+        const [record] = await this.readRange(p, p.durableEnd - 1, 1)
+        return record ?? null
+      }),
+    )
+  }
+
+  async createProducer(): Promise<LogProducer> {
+    this.assertOpen()
+    let closed = false
+    return {
+      send: async (topic, records) => {
+        if (closed) throw new LogError('LOG_CLOSED', 'producer is closed')
+        await this.send(topic, records)
+      },
+      close: async () => {
+        closed = true
+      },
+    }
+  }
+
+  async createConsumer(options: ConsumerOptions): Promise<LogConsumer> {
+    this.assertOpen()
+    if (typeof options?.groupId !== 'string' || options.groupId.length === 0) {
+      throw new LogError('LOG_INVALID_ARGUMENT', 'groupId: must be a non-empty string')
+    }
+    if (!Array.isArray(options.topics) || options.topics.length === 0) throw new LogError('LOG_INVALID_ARGUMENT', 'topics: must be a non-empty array')
+    for (const topic of options.topics) this.topic(topic)
+    const consumer = new EmbeddedConsumer(this, options)
+    this.consumers.add(consumer)
+    return consumer
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await Promise.all([...this.consumers].map((c) => c.stop()))
+    for (const t of this.topics.values()) for (const p of t.partitions) await p.writeChain.catch(() => {})
+    await this.syncInflight.catch(() => {})
+    for (const g of this.groups.values()) await (await g.catch(() => null))?.settle()
+    await this.closeFiles()
+    await this.lock.release()
+  }
+
+  /** Completed fsync rounds since open (observability; shows group commit coalescing concurrent sends). */
+  get syncRounds(): number {
+    return this.syncs
+  }
+
+  // ---- producing ----
+
+  private async send(topic: string, records: LogRecord[]): Promise<void> {
+    this.assertOpen()
+    assertRecords(records)
+    const t = this.topic(topic)
+    if (records.length === 0) return
+    const byPartition = new Map<PartitionState, LogRecord[]>()
+    for (const r of records) {
+      const p = t.partitions[partitionForKey(r.key, t.partitions.length)]!
+      let list = byPartition.get(p)
+      if (!list) byPartition.set(p, (list = []))
+      list.push(r)
+    }
+    await Promise.all([...byPartition].map(([p, list]) => this.append(p, list)))
+    await this.requestSync()
+  }
+
+  private append(p: PartitionState, records: LogRecord[]): Promise<void> {
+    const run = p.writeChain.catch(() => {}).then(() => this.write(p, records))
+    p.writeChain = run
+    return run
+  }
+
+  private async write(p: PartitionState, records: LogRecord[]): Promise<void> {
+    if (this.failure) throw this.failure
+    let segment = p.segments[p.segments.length - 1] ?? (await this.createSegment(p, p.nextOffset))
+    let frames: Buffer[] = []
+    let framePositions: number[] = []
+    let pending = 0
+    let offset = p.nextOffset
+    const flush = async (): Promise<void> => {
+      if (frames.length === 0) return
+      const buf = frames.length === 1 ? frames[0]! : Buffer.concat(frames, pending)
+      try {
+        let written = 0
+        while (written < buf.length) {
+          const { bytesWritten } = await segment.fh.write(buf, written, buf.length - written, segment.size + written)
+          written += bytesWritten
+        }
+      } catch (err) {
+        this.fail(err, `write to ${segment.path} failed`)
+      }
+      for (const pos of framePositions) segment.positions.push(segment.size + pos)
+      segment.size += pending
+      p.nextOffset += frames.length
+      this.dirtySegments.add(segment)
+      this.dirtyPartitions.add(p)
+      frames = []
+      framePositions = []
+      pending = 0
+    }
+    for (const r of records) {
+      const frame = encodeFrame(offset, r.key, r.value, r.timestamp)
+      if (segment.size + pending > 0 && segment.size + pending + frame.length > this.options.segmentBytes) {
+        await flush()
+        segment = await this.createSegment(p, offset)
+      }
+      framePositions.push(pending)
+      frames.push(frame)
+      pending += frame.length
+      offset++
+    }
+    await flush()
+  }
+
+  private async createSegment(p: PartitionState, baseOffset: number): Promise<Segment> {
+    const path = join(p.dir, segmentName(baseOffset))
+    let fh: FileHandle
+    try {
+      fh = await open(path, 'w+')
+    } catch (err) {
+      this.fail(err, `creating segment ${path} failed`)
+    }
+    const segment: Segment = { baseOffset, path, fh, size: 0, positions: [] }
+    p.segments.push(segment)
+    this.dirtyDirs.add(p.dir)
+    return segment
+  }
+
+  /** Group commit: joins the next sync round; resolves when everything written before the call is fsynced. */
+  private requestSync(): Promise<void> {
+    if (this.syncQueued) return this.syncQueued
+    const queued = this.syncInflight
+      .catch(() => {})
+      .then(() => {
+        this.syncQueued = null
+        return this.syncNow()
+      })
+    this.syncQueued = queued
+    this.syncInflight = queued
+    return queued
+  }
+
+  private async syncNow(): Promise<void> {
+    if (this.failure) throw this.failure
+    const segments = [...this.dirtySegments]
+    const dirs = [...this.dirtyDirs]
+    const ends = [...this.dirtyPartitions].map((p) => [p, p.nextOffset] as const)
+    this.dirtySegments.clear()
+    this.dirtyDirs.clear()
+    this.dirtyPartitions.clear()
+    try {
+      await Promise.all([...segments.map((s) => s.fh.datasync()), ...dirs.map((d) => fsyncDir(d))])
+    } catch (err) {
+      this.fail(err, 'fsync failed')
+    }
+    this.syncs++
+    const touched = new Set<string>()
+    for (const [p, end] of ends) {
+      if (end > p.durableEnd) {
+        p.durableEnd = end
+        touched.add(p.topic)
+      }
+    }
+    for (const topic of touched) for (const signal of this.watchers.get(topic) ?? []) signal.wake()
+  }
+
+  /** After a failed write or fsync the page cache state is unknown, so the log refuses all further writes. */
+  private fail(err: unknown, what: string): never {
+    this.failure ??= new LogError('LOG_IO', `embedded log ${this.dir}: ${what}; reopen the log to recover`, { cause: err })
+    this.logger.error({ err }, what)
+    throw this.failure
+  }
+
+  // ---- reading (EmbeddedLogInternals) ----
+
+  partitionCount(topic: string): number {
+    return this.topic(topic).partitions.length
+  }
+
+  durableEnd(topic: string, partition: number): number {
+    return this.partitionState(topic, partition).durableEnd
+  }
+
+  readBatch(topic: string, partition: number, fromOffset: number): Promise<ConsumedRecord[]> {
+    if (this.closed) return Promise.reject(new LogError('LOG_CLOSED', 'embedded log is closed'))
+    return this.readRange(this.partitionState(topic, partition), fromOffset, this.options.maxBatchRecords)
+  }
+
+  /** Up to `max` durable records from `fromOffset`, within one segment and about maxBatchBytes. */
+  private async readRange(p: PartitionState, fromOffset: number, max: number): Promise<ConsumedRecord[]> {
+    const end = p.durableEnd
+    if (fromOffset >= end) return []
+    const segment = this.segmentFor(p, fromOffset)
+    const first = fromOffset - segment.baseOffset
+    const limit = Math.min(end - segment.baseOffset, segment.positions.length, first + max)
+    const start = segment.positions[first]!
+    let last = first + 1
+    while (last < limit && segment.positions[last]! - start < this.options.maxBatchBytes) last++
+    const stop = last < segment.positions.length ? segment.positions[last]! : segment.size
+    const buf = Buffer.allocUnsafe(stop - start)
+    let read = 0
+    while (read < buf.length) {
+      const { bytesRead } = await segment.fh.read(buf, read, buf.length - read, start + read)
+      if (bytesRead === 0) throw new LogError('LOG_CORRUPT', `${segment.path}: unexpected end of file at ${start + read}`)
+      read += bytesRead
+    }
+    const records: ConsumedRecord[] = []
+    let at = 0
+    for (let i = first; i < last; i++) {
+      const offset = segment.baseOffset + i
+      const check = checkFrame(buf, at, offset)
+      if (!check.ok) throw new LogError('LOG_CORRUPT', `${segment.path}: record ${offset} unreadable (${check.reason})`)
+      const f = decodeFrame(buf, at)
+      records.push({ topic: p.topic, partition: p.partition, offset, key: f.key, value: f.value, timestamp: f.timestamp })
+      at += check.frameBytes
+    }
+    return records
+  }
+
+  private segmentFor(p: PartitionState, offset: number): Segment {
+    let lo = 0
+    let hi = p.segments.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1
+      if (p.segments[mid]!.baseOffset <= offset) lo = mid
+      else hi = mid - 1
+    }
+    return p.segments[lo]!
+  }
+
+  async committedOffset(groupId: string, topic: string, partition: number): Promise<number | undefined> {
+    return (await this.group(groupId)).get(topic, partition)
+  }
+
+  async commitOffset(groupId: string, topic: string, partition: number, nextOffset: number): Promise<void> {
+    this.assertOpen()
+    assertPartitionOffset(this.partitionCount(topic), partition, nextOffset)
+    await (await this.group(groupId)).commit(topic, partition, nextOffset)
+  }
+
+  claim(consumer: EmbeddedConsumer, groupId: string, topics: string[]): void {
+    this.assertOpen()
+    let owners = this.claims.get(groupId)
+    if (!owners) this.claims.set(groupId, (owners = new Map()))
+    for (const topic of topics) {
+      const owner = owners.get(topic)
+      if (owner && owner !== consumer) {
+        throw new LogError('LOG_GROUP_BUSY', `group ${groupId} already has a running consumer of ${topic} (the embedded log is single-process)`)
+      }
+    }
+    for (const topic of topics) owners.set(topic, consumer)
+  }
+
+  release(consumer: EmbeddedConsumer, groupId: string, topics: string[]): void {
+    const owners = this.claims.get(groupId)
+    for (const topic of topics) if (owners?.get(topic) === consumer) owners.delete(topic)
+    this.consumers.delete(consumer)
+  }
+
+  watch(topics: string[], signal: WakeSignal): void {
+    for (const topic of topics) {
+      let set = this.watchers.get(topic)
+      if (!set) this.watchers.set(topic, (set = new Set()))
+      set.add(signal)
+    }
+  }
+
+  unwatch(topics: string[], signal: WakeSignal): void {
+    for (const topic of topics) this.watchers.get(topic)?.delete(signal)
+  }
+
+  // ---- helpers ----
+
+  private assertOpen(): void {
+    if (this.closed) throw new LogError('LOG_CLOSED', 'embedded log is closed')
+  }
+
+  private topic(name: string): TopicState {
+    assertTopicName(name)
+    const t = this.topics.get(name)
+    if (!t) throw new LogError('LOG_UNKNOWN_TOPIC', `topic ${name} does not exist (create it with ensureTopics)`)
+    return t
+  }
+
+  private partitionState(topic: string, partition: number): PartitionState {
+    const t = this.topic(topic)
+    const p = t.partitions[partition]
+    if (!p) throw new LogError('LOG_INVALID_ARGUMENT', `partition: ${partition} is not in 0..${t.partitions.length - 1}`)
+    return p
+  }
+
+  private group(groupId: string): Promise<GroupOffsetsFile> {
+    let g = this.groups.get(groupId)
+    if (!g) {
+      g = GroupOffsetsFile.load(join(this.dir, 'groups'), groupId)
+      g.catch(() => this.groups.delete(groupId))
+      this.groups.set(groupId, g)
+    }
+    return g
+  }
+
+  private emptyPartition(topic: string, partition: number, dir: string): PartitionState {
+    return { topic, partition, dir, segments: [], nextOffset: 0, durableEnd: 0, writeChain: Promise.resolve() }
+  }
+
+  private async closeFiles(): Promise<void> {
+    for (const t of this.topics.values()) {
+      for (const p of t.partitions) for (const s of p.segments) await s.fh.close().catch(() => {})
+    }
+  }
+
+  // ---- recovery ----
+
+  private async recover(): Promise<void> {
+    const topicsDir = join(this.dir, 'topics')
+    for (const name of (await readdir(topicsDir)).sort()) {
+      if (name.includes('.tmp-')) continue
+      const topicDir = join(topicsDir, name)
+      let meta: { name?: unknown; partitions?: unknown }
+      try {
+        meta = JSON.parse(await readFile(join(topicDir, 'meta.json'), 'utf8')) as typeof meta
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+          // ensureTopics crashed before writing meta.json; nothing was ever produced to it.
+          this.logger.warn({ topic: name }, 'topic directory without meta.json ignored (interrupted ensureTopics)')
+          continue
+        }
+        throw new LogError('LOG_CORRUPT', `${topicDir}/meta.json is unreadable`, { cause: err })
+      }
+      if (meta.name !== name || !Number.isInteger(meta.partitions) || (meta.partitions as number) < 1) {
+        throw new LogError('LOG_CORRUPT', `${topicDir}/meta.json does not describe topic ${name}`)
+      }
+      const partitions: PartitionState[] = []
+      for (let p = 0; p < (meta.partitions as number); p++) {
+        const dir = join(topicDir, String(p))
+        await mkdir(dir, { recursive: true })
+        partitions.push(await this.recoverPartition(name, p, dir))
+      }
+      this.topics.set(name, { name, partitions })
+    }
+    for (const file of await readdir(join(this.dir, 'groups'))) {
+      if (file.includes('.tmp-')) await unlink(join(this.dir, 'groups', file)).catch(() => {})
+    }
+  }
+
+  private async recoverPartition(topic: string, partition: number, dir: string): Promise<PartitionState> {
+    const state = this.emptyPartition(topic, partition, dir)
+    const files = (await readdir(dir)).filter((f) => SEGMENT_FILE.test(f)).sort()
+    let expected = 0
+    let cut = false
+    let removed = false
+    for (const file of files) {
+      const path = join(dir, file)
+      const baseOffset = Number(SEGMENT_FILE.exec(file)![1])
+      if (cut || baseOffset !== expected) {
+        this.logger.warn(
+          { topic, partition, segment: path, reason: cut ? 'after a torn tail' : `starts at ${baseOffset}, expected ${expected}` },
+          'deleting segment beyond the valid end of the log',
+        )
+        await rm(path, { force: true })
+        cut = true
+        removed = true
+        continue
+      }
+      const fh = await open(path, 'r+')
+      const segment: Segment = { baseOffset, path, fh, size: 0, positions: [] }
+      state.segments.push(segment)
+      const { validBytes, fileBytes, reason } = await this.scanSegment(segment)
+      if (validBytes < fileBytes) {
+        this.logger.warn(
+          { topic, partition, segment: path, validBytes, droppedBytes: fileBytes - validBytes, reason, nextOffset: baseOffset + segment.positions.length },
+          'truncating torn tail of embedded log segment',
+        )
+        await fh.truncate(validBytes)
+        cut = true
+      }
+      // Whatever survived the crash is made durable before anyone can read it.
+      await fh.datasync()
+      segment.size = validBytes
+      expected = baseOffset + segment.positions.length
+    }
+    if (removed) await fsyncDir(dir)
+    state.nextOffset = expected
+    state.durableEnd = expected
+    return state
+  }
+
+  private async scanSegment(segment: Segment): Promise<{ validBytes: number; fileBytes: number; reason: string | null }> {
+    const fileBytes = (await segment.fh.stat()).size
+    let buf = Buffer.alloc(0)
+    let bufStart = 0 // file position of buf[0]
+    let at = 0 // index into buf of the next frame
+    let eof = false
+    for (;;) {
+      const check = checkFrame(buf, at, segment.baseOffset + segment.positions.length)
+      if (check.ok) {
+        segment.positions.push(bufStart + at)
+        at += check.frameBytes
+        continue
+      }
+      if (check.reason !== 'incomplete') return { validBytes: bufStart + at, fileBytes, reason: check.reason }
+      if (eof) {
+        const validBytes = bufStart + at
+        return { validBytes, fileBytes, reason: validBytes < fileBytes ? 'incomplete frame at end of file' : null }
+      }
+      // Keep the unconsumed remainder and read the next chunk (large enough for the frame in hand).
+      const remainder = buf.subarray(at)
+      const wanted = remainder.length >= 4 ? Math.max(SCAN_CHUNK_BYTES, remainder.readUInt32BE(0) + 8) : SCAN_CHUNK_BYTES
+      const chunk = Buffer.allocUnsafe(Math.min(wanted, Math.max(0, fileBytes - (bufStart + buf.length))))
+      let got = 0
+      while (got < chunk.length) {
+        const { bytesRead } = await segment.fh.read(chunk, got, chunk.length - got, bufStart + buf.length + got)
+        if (bytesRead === 0) break
+        got += bytesRead
+      }
+      if (got < wanted) eof = true
+      bufStart += at
+      buf = Buffer.concat([remainder, chunk.subarray(0, got)])
+      at = 0
+    }
+  }
+}

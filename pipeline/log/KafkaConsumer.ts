@@ -1,0 +1,141 @@
+/**
+ * A consumer of the Kafka log (kafkajs): eachBatch with autoCommit off and eachBatchAutoResolve off, so a batch is
+ * resolved (fetch position advanced) only after the handler succeeded, and offsets are committed only by commit().
+ * A failing handler makes kafkajs restart the consumer from the last resolved offset: the batch is redelivered.
+ */
+import type { Admin, Consumer, Kafka } from 'kafkajs'
+import type { Logger } from 'pino'
+import type { ConsumedBatch, ConsumerOptions, LogConsumer } from './EventLog.ts'
+import { LogError } from './LogError.ts'
+
+/** What the consumer needs from KafkaLog (kept narrow to avoid a circular import). */
+export interface KafkaLogInternals {
+  readonly kafka: Kafka
+  readonly admin: Admin
+  readonly logger: Logger
+  /** Physical (prefixed) topic / group name for a logical one. */
+  physicalTopic(topic: string): string
+  logicalTopic(physical: string): string
+  physicalGroup(groupId: string): string
+  forget(consumer: KafkaConsumer): void
+}
+
+const JOIN_TIMEOUT_MS = 60_000
+
+export class KafkaConsumer implements LogConsumer {
+  private consumer: Consumer | null = null
+  private stopped = false
+  private readonly groupId: string
+  private readonly topics: string[]
+  private readonly fromBeginning: boolean
+
+  constructor(
+    private readonly log: KafkaLogInternals,
+    options: ConsumerOptions,
+  ) {
+    this.groupId = log.physicalGroup(options.groupId)
+    this.topics = [...new Set(options.topics)].map((t) => log.physicalTopic(t))
+    this.fromBeginning = options.fromBeginning ?? true
+  }
+
+  /**
+   * Resolves once the group is joined and positioned (committed offset, else beginning or the end at the time of
+   * this call); delivery then continues in the background until stop().
+   */
+  async run(handler: (batch: ConsumedBatch) => Promise<void>): Promise<void> {
+    if (this.stopped) throw new LogError('LOG_CLOSED', `consumer of group ${this.groupId} was stopped`)
+    if (this.consumer) throw new LogError('LOG_INVALID_ARGUMENT', `consumer of group ${this.groupId} is already running`)
+    if (!this.fromBeginning) await this.commitEndForUncommitted()
+    const consumer = this.log.kafka.consumer({
+      groupId: this.groupId,
+      allowAutoTopicCreation: false,
+      // Idle fetches return after this long; it bounds how long stop() waits for a fetch in flight.
+      maxWaitTimeInMs: 1000,
+      retry: { retries: 10 },
+    })
+    this.consumer = consumer
+    await consumer.connect()
+    // Every partition of ours has a committed offset here when fromBeginning is false (see commitEndForUncommitted),
+    // so 'fromBeginning: true' only decides where a group with no commit starts.
+    await consumer.subscribe({ topics: this.topics, fromBeginning: true })
+    let removeListener = (): void => {}
+    const joined = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new LogError('LOG_IO', `group ${this.groupId} did not join within ${JOIN_TIMEOUT_MS} ms`)), JOIN_TIMEOUT_MS)
+      removeListener = consumer.on(consumer.events.GROUP_JOIN, () => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 1,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        if (!isRunning() || isStale() || batch.messages.length === 0) return
+        const topic = this.log.logicalTopic(batch.topic)
+        const records = batch.messages.map((m) => ({
+          topic,
+          partition: batch.partition,
+          offset: Number(m.offset),
+          key: m.key === null ? '' : m.key.toString('utf8'),
+          value: m.value ?? Buffer.alloc(0),
+          timestamp: Number(m.timestamp),
+        }))
+        await handler({ topic, partition: batch.partition, records })
+        resolveOffset(batch.messages[batch.messages.length - 1]!.offset)
+        await heartbeat()
+      },
+    })
+    try {
+      await joined
+    } catch (err) {
+      await this.stop()
+      throw err
+    } finally {
+      removeListener()
+    }
+  }
+
+  async commit(topic: string, partition: number, nextOffset: number): Promise<void> {
+    if (!Number.isSafeInteger(nextOffset) || nextOffset < 0) {
+      throw new LogError('LOG_INVALID_ARGUMENT', `nextOffset: ${nextOffset} must be a non-negative integer`)
+    }
+    const physical = this.log.physicalTopic(topic)
+    if (this.consumer) {
+      await this.consumer.commitOffsets([{ topic: physical, partition, offset: String(nextOffset) }])
+    } else {
+      // Not running (no group membership): commit through the admin API, which needs the group to be empty.
+      await this.log.admin.setOffsets({ groupId: this.groupId, topic: physical, partitions: [{ partition, offset: String(nextOffset) }] })
+    }
+  }
+
+  /** Waits for the batch being handled, leaves the group (LeaveGroup, so the next member need not wait). */
+  async stop(): Promise<void> {
+    this.stopped = true
+    const consumer = this.consumer
+    this.consumer = null
+    if (consumer) await consumer.disconnect()
+    this.log.forget(this)
+  }
+
+  /**
+   * fromBeginning false means "start at the end as of run()". kafkajs would resolve 'latest' only when the first
+   * fetch happens, racing with records produced right after run(); committing the current end offsets for every
+   * partition the group has never committed makes the start point exact, as in the embedded log.
+   */
+  private async commitEndForUncommitted(): Promise<void> {
+    const committed = await this.log.admin.fetchOffsets({ groupId: this.groupId, topics: this.topics })
+    for (const { topic, partitions } of committed) {
+      const missing = partitions.filter((p) => Number(p.offset) < 0).map((p) => p.partition)
+      if (missing.length === 0) continue
+      const ends = await this.log.admin.fetchTopicOffsets(topic)
+      const seek = ends.filter((e) => missing.includes(e.partition)).map((e) => ({ partition: e.partition, offset: e.high }))
+      try {
+        await this.log.admin.setOffsets({ groupId: this.groupId, topic, partitions: seek })
+      } catch (err) {
+        // Another member is active in the group: fall back to kafkajs' own 'latest' resolution.
+        this.log.logger.warn({ err, groupId: this.groupId, topic }, 'could not pin start offsets at end; relying on latest')
+      }
+    }
+  }
+}

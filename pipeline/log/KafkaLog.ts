@@ -1,0 +1,300 @@
+/**
+ * The Kafka event log (kafkajs), used when `SVC_LOG=kafka`.
+ *
+ * Producer: idempotent, acks -1, maxInFlightRequests 1 (no duplicates from retries, order kept per partition), and
+ * a partitioner that calls common/murmur2.ts partitionForKey, so a key lands on the same partition as in EmbeddedLog
+ * (kafkajs' DefaultPartitioner computes the same function; test/common/murmur2.test.ts checks they agree). Passing a
+ * createPartitioner also silences kafkajs' KAFKAJS_NO_PARTITIONER_WARNING.
+ * Topics are created explicitly (auto-creation off) with the retry the broker needs right after creation.
+ *
+ * `topicPrefix` (an addition beyond the EventLog seam) maps every logical topic and group id to `<prefix><name>` on
+ * the broker, so tests and tenants can share one broker without seeing each other; records carry the logical name.
+ */
+import { randomUUID } from 'node:crypto'
+import { setTimeout as delay } from 'node:timers/promises'
+import { Kafka, type Admin, type ICustomPartitioner, type Producer } from 'kafkajs'
+import type { JSONSchemaType } from 'ajv'
+import type { Logger } from 'pino'
+import { childLogger } from '../../common/logger.ts'
+import { murmur2 } from '../../common/murmur2.ts'
+import type { ConsumedRecord, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicSpec } from './EventLog.ts'
+import { KafkaConsumer, type KafkaLogInternals } from './KafkaConsumer.ts'
+import { kafkaLogLevel, pinoLogCreator } from './kafkaLogging.ts'
+import { LogError } from './LogError.ts'
+import { assertRecords, assertTopicName, assertTopicSpecs } from './validate.ts'
+import { optionsValidator } from './validateOptions.ts'
+
+export interface KafkaLogOptions {
+  /** host:port list; use 127.0.0.1 rather than localhost (Node may resolve localhost to ::1 first). */
+  brokers: string[]
+  clientId?: string
+  /** Prepended to every topic and group id on the broker (see the file comment). Default ''. */
+  topicPrefix?: string
+  /** Replication factor of topics created by ensureTopics. Default 1 (single broker). */
+  replicationFactor?: number
+  connectionTimeoutMs?: number
+  requestTimeoutMs?: number
+}
+
+const validateOptions = optionsValidator<KafkaLogOptions>(
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['brokers'],
+    properties: {
+      brokers: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^[^\\s:,]+:[0-9]{1,5}$' } },
+      clientId: { type: 'string', minLength: 1, nullable: true, default: 'decision-intelligence-service' },
+      topicPrefix: { type: 'string', pattern: '^[a-zA-Z0-9._-]*$', maxLength: 100, nullable: true, default: '' },
+      replicationFactor: { type: 'integer', minimum: 1, maximum: 32, nullable: true, default: 1 },
+      connectionTimeoutMs: { type: 'integer', minimum: 100, nullable: true, default: 10_000 },
+      requestTimeoutMs: { type: 'integer', minimum: 100, nullable: true, default: 30_000 },
+    },
+  } as JSONSchemaType<KafkaLogOptions>,
+  'KafkaLog options',
+)
+
+/** partition = toPositive(murmur2(key)) % n, exactly as EmbeddedLog places keys. */
+export const murmur2Partitioner: ICustomPartitioner = () => ({ partitionMetadata, message }) => {
+  if (message.partition !== undefined && message.partition !== null) return message.partition
+  const key = message.key ?? ''
+  return (murmur2(Buffer.isBuffer(key) ? key : Buffer.from(key, 'utf8')) & 0x7fffffff) % partitionMetadata.length
+}
+
+const CREATE_ATTEMPTS = 5
+const LAST_RECORDS_TIMEOUT_MS = 30_000
+
+function errorType(err: unknown): string | undefined {
+  const e = err as { type?: string; cause?: { type?: string }; errors?: Array<{ type?: string }> }
+  return e?.type ?? e?.cause?.type ?? e?.errors?.[0]?.type
+}
+
+export class KafkaLog implements EventLog, KafkaLogInternals {
+  readonly kind = 'kafka' as const
+  readonly logger: Logger
+  private readonly partitionCounts = new Map<string, number>()
+  private readonly producers = new Set<Producer>()
+  private readonly consumers = new Set<KafkaConsumer>()
+  private closed = false
+
+  private constructor(
+    readonly kafka: Kafka,
+    readonly admin: Admin,
+    private readonly options: Required<KafkaLogOptions>,
+    logger: Logger,
+  ) {
+    this.logger = logger
+  }
+
+  static async connect(options: KafkaLogOptions): Promise<KafkaLog> {
+    const resolved = validateOptions(options) as Required<KafkaLogOptions>
+    const logger = childLogger('kafka-log')
+    const kafka = new Kafka({
+      clientId: resolved.clientId,
+      brokers: resolved.brokers,
+      connectionTimeout: resolved.connectionTimeoutMs,
+      requestTimeout: resolved.requestTimeoutMs,
+      logLevel: kafkaLogLevel(logger),
+      logCreator: pinoLogCreator(childLogger('kafkajs')),
+      retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
+    })
+    const admin = kafka.admin()
+    await admin.connect()
+    return new KafkaLog(kafka, admin, resolved, logger)
+  }
+
+  // ---- KafkaLogInternals ----
+
+  physicalTopic(topic: string): string {
+    assertTopicName(topic)
+    const physical = this.options.topicPrefix + topic
+    assertTopicName(physical)
+    return physical
+  }
+
+  logicalTopic(physical: string): string {
+    return physical.slice(this.options.topicPrefix.length)
+  }
+
+  physicalGroup(groupId: string): string {
+    if (typeof groupId !== 'string' || groupId.length === 0) throw new LogError('LOG_INVALID_ARGUMENT', 'groupId: must be a non-empty string')
+    return this.options.topicPrefix + groupId
+  }
+
+  forget(consumer: KafkaConsumer): void {
+    this.consumers.delete(consumer)
+  }
+
+  // ---- EventLog ----
+
+  async ensureTopics(specs: TopicSpec[]): Promise<void> {
+    this.assertOpen()
+    assertTopicSpecs(specs)
+    const wanted = new Map(specs.map((s) => [this.physicalTopic(s.name), s.partitions]))
+    // Right after creation a KRaft broker may still answer UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE, which
+    // kafkajs' createTopics does not retry (kafka-broker.md §6.2): retry the whole create-and-verify step.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const existing = new Set(await this.admin.listTopics())
+        const missing = [...wanted].filter(([name]) => !existing.has(name))
+        if (missing.length > 0) {
+          await this.admin
+            .createTopics({
+              waitForLeaders: true,
+              topics: missing.map(([topic, numPartitions]) => ({ topic, numPartitions, replicationFactor: this.options.replicationFactor })),
+            })
+            .catch((err: unknown) => {
+              if (errorType(err) !== 'TOPIC_ALREADY_EXISTS') throw err
+            })
+        }
+        const { topics } = await this.admin.fetchTopicMetadata({ topics: [...wanted.keys()] })
+        for (const t of topics) {
+          const expected = wanted.get(t.name)!
+          if (t.partitions.length !== expected) {
+            throw new LogError('LOG_TOPIC_MISMATCH', `topic ${this.logicalTopic(t.name)} has ${t.partitions.length} partitions, not ${expected}`)
+          }
+          if (t.partitions.some((p) => p.leader < 0)) throw Object.assign(new Error(`no leader yet for ${t.name}`), { type: 'LEADER_NOT_AVAILABLE' })
+          await this.admin.fetchTopicOffsets(t.name)
+          this.partitionCounts.set(t.name, expected)
+        }
+        return
+      } catch (err) {
+        if (err instanceof LogError || attempt >= CREATE_ATTEMPTS) throw err
+        this.logger.warn({ err, attempt }, 'ensureTopics: broker not ready for the new topics yet; retrying')
+        await delay(1000)
+      }
+    }
+  }
+
+  async partitionsOf(topic: string): Promise<number> {
+    this.assertOpen()
+    const physical = this.physicalTopic(topic)
+    const cached = this.partitionCounts.get(physical)
+    if (cached !== undefined) return cached
+    try {
+      const { topics } = await this.admin.fetchTopicMetadata({ topics: [physical] })
+      const n = topics[0]!.partitions.length
+      this.partitionCounts.set(physical, n)
+      return n
+    } catch (err) {
+      if (errorType(err) === 'UNKNOWN_TOPIC_OR_PARTITION') {
+        throw new LogError('LOG_UNKNOWN_TOPIC', `topic ${topic} does not exist (create it with ensureTopics)`, { cause: err })
+      }
+      throw err
+    }
+  }
+
+  async endOffsets(topic: string): Promise<number[]> {
+    const n = await this.partitionsOf(topic)
+    const offsets = await this.admin.fetchTopicOffsets(this.physicalTopic(topic))
+    const ends = new Array<number>(n).fill(0)
+    for (const o of offsets) ends[o.partition] = Number(o.high)
+    return ends
+  }
+
+  /**
+   * A throwaway consumer group (deleted afterwards, never committed) seeks every non-empty partition to end-1 and
+   * keeps the first record it sees there.
+   */
+  async lastRecords(topic: string): Promise<(ConsumedRecord | null)[]> {
+    const ends = await this.endOffsets(topic)
+    const result: (ConsumedRecord | null)[] = ends.map(() => null)
+    const wanted = new Map(ends.flatMap((end, partition) => (end > 0 ? [[partition, end - 1] as const] : [])))
+    if (wanted.size === 0) return result
+    const physical = this.physicalTopic(topic)
+    const groupId = `${this.options.topicPrefix}__last-records-${randomUUID()}`
+    const consumer = this.kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 500 })
+    try {
+      await consumer.connect()
+      await consumer.subscribe({ topics: [physical], fromBeginning: false })
+      let done: () => void = () => {}
+      const allFound = new Promise<void>((resolve) => (done = resolve))
+      await consumer.run({
+        autoCommit: false,
+        eachBatch: async ({ batch }) => {
+          for (const m of batch.messages) {
+            const offset = Number(m.offset)
+            if (wanted.get(batch.partition) !== offset || result[batch.partition]) continue
+            result[batch.partition] = {
+              topic,
+              partition: batch.partition,
+              offset,
+              key: m.key === null ? '' : m.key.toString('utf8'),
+              value: m.value ?? Buffer.alloc(0),
+              timestamp: Number(m.timestamp),
+            }
+            if (result.filter(Boolean).length === wanted.size) done()
+          }
+        },
+      })
+      for (const [partition, offset] of wanted) consumer.seek({ topic: physical, partition, offset: String(offset) })
+      let timer: NodeJS.Timeout | undefined
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new LogError('LOG_IO', `lastRecords(${topic}) timed out after ${LAST_RECORDS_TIMEOUT_MS} ms`)), LAST_RECORDS_TIMEOUT_MS)
+      })
+      try {
+        await Promise.race([allFound, timeout])
+      } finally {
+        clearTimeout(timer)
+      }
+    } finally {
+      await consumer.disconnect()
+      await this.admin.deleteGroups([groupId]).catch((err: unknown) => this.logger.debug({ err, groupId }, 'could not delete throwaway group'))
+    }
+    return result
+  }
+
+  async createProducer(): Promise<LogProducer> {
+    this.assertOpen()
+    const producer = this.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: murmur2Partitioner,
+    })
+    await producer.connect()
+    this.producers.add(producer)
+    let closed = false
+    return {
+      send: async (topic: string, records: LogRecord[]) => {
+        if (closed || this.closed) throw new LogError('LOG_CLOSED', 'producer is closed')
+        assertRecords(records)
+        const physical = this.physicalTopic(topic)
+        await this.partitionsOf(topic) // LOG_UNKNOWN_TOPIC now, rather than after kafkajs' retries
+        if (records.length === 0) return
+        await producer.send({
+          topic: physical,
+          acks: -1,
+          messages: records.map((r) => ({ key: r.key, value: r.value, timestamp: String(r.timestamp) })),
+        })
+      },
+      close: async () => {
+        if (closed) return
+        closed = true
+        this.producers.delete(producer)
+        await producer.disconnect()
+      },
+    }
+  }
+
+  async createConsumer(options: ConsumerOptions): Promise<LogConsumer> {
+    this.assertOpen()
+    if (!Array.isArray(options?.topics) || options.topics.length === 0) throw new LogError('LOG_INVALID_ARGUMENT', 'topics: must be a non-empty array')
+    for (const topic of options.topics) await this.partitionsOf(topic)
+    const consumer = new KafkaConsumer(this, options)
+    this.consumers.add(consumer)
+    return consumer
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await Promise.all([...this.consumers].map((c) => c.stop()))
+    await Promise.all([...this.producers].map((p) => p.disconnect()))
+    this.producers.clear()
+    await this.admin.disconnect()
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new LogError('LOG_CLOSED', 'kafka log is closed')
+  }
+}

@@ -1,0 +1,30 @@
+/** Crash-safe small-file replacement: write a temp file, fsync it, rename over the target, fsync the directory. */
+import { open, rename, unlink } from 'node:fs/promises'
+import { dirname } from 'node:path'
+
+let counter = 0
+
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r')
+  try {
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+}
+
+export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}-${++counter}`
+  const fh = await open(tmp, 'w')
+  try {
+    await fh.writeFile(data)
+    await fh.sync()
+  } catch (err) {
+    await fh.close()
+    await unlink(tmp).catch(() => {})
+    throw err
+  }
+  await fh.close()
+  await rename(tmp, path)
+  await fsyncDir(dirname(path))
+}

@@ -1,0 +1,31 @@
+/** Routes kafkajs' own logging to pino (component "kafkajs"), at a level derived from the pino logger's. */
+import { logLevel, type logCreator } from 'kafkajs'
+import type { Logger } from 'pino'
+
+export function kafkaLogLevel(logger: Logger): logLevel {
+  switch (logger.level) {
+    case 'trace':
+      return logLevel.DEBUG
+    case 'debug':
+      return logLevel.INFO
+    case 'error':
+    case 'fatal':
+      return logLevel.ERROR
+    case 'silent':
+      return logLevel.NOTHING
+    default:
+      return logLevel.WARN
+  }
+}
+
+export function pinoLogCreator(logger: Logger): logCreator {
+  return () =>
+    ({ namespace, level, log }) => {
+      const { message, timestamp: _timestamp, ...extra } = log
+      const fields = { namespace, ...extra }
+      if (level === logLevel.ERROR) logger.error(fields, message)
+      else if (level === logLevel.WARN) logger.warn(fields, message)
+      else if (level === logLevel.INFO) logger.info(fields, message)
+      else logger.debug(fields, message)
+    }
+}

@@ -1,0 +1,244 @@
+/**
+ * EmbeddedLog-only guarantees (docs in pipeline/log/EmbeddedLog.ts): a crash loses no acknowledged send, a torn or
+ * corrupt tail is truncated at the last valid frame, segments roll and the index is rebuilt on open, concurrent sends
+ * share fsyncs (group commit), and the directory lock keeps a second process out.
+ */
+import { spawn } from 'node:child_process'
+import { appendFile, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { EmbeddedLog } from '../../../pipeline/log/EmbeddedLog.ts'
+import { encodeFrame } from '../../../pipeline/log/frame.ts'
+import { makeTempDir } from '../../helpers/tmp.ts'
+import { readAll } from '../../helpers/logs.ts'
+
+const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url))
+const REPO = fileURLToPath(new URL('../../../', import.meta.url))
+
+function nodeTs(script: string, args: string[]) {
+  return spawn(process.execPath, ['--import', 'tsx', join(FIXTURES, script), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+async function segmentFiles(dir: string, topic: string, partition: number): Promise<string[]> {
+  const pdir = join(dir, 'topics', topic, String(partition))
+  return (await readdir(pdir)).filter((f) => f.endsWith('.log')).sort().map((f) => join(pdir, f))
+}
+
+function rec(i: number, key = 'k') {
+  return { key, value: Buffer.from(`value-${i}-${'p'.repeat(i % 50)}`), timestamp: 1_700_000_000_000 + i }
+}
+
+async function withLog<T>(dir: string, fn: (log: EmbeddedLog) => Promise<T>, options = {}): Promise<T> {
+  const log = await EmbeddedLog.open(dir, options)
+  try {
+    return await fn(log)
+  } finally {
+    await log.close()
+  }
+}
+
+t.test('SIGKILL mid-stream loses no acknowledged send and keeps per-key order', async (t) => {
+  const dir = await makeTempDir(t, 'svc-log-crash-')
+  const writers = 4
+  const child = nodeTs('embedded-log-producer.ts', [dir, 'crash', '8192', String(writers)])
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  const acked = new Array<number>(writers).fill(-1)
+  let total = 0
+  const lines = createInterface({ input: child.stdout })
+  await new Promise<void>((resolve, reject) => {
+    child.on('exit', (code, signal) => reject(new Error(`producer exited early (${code ?? signal}): ${stderr}`)))
+    lines.on('line', (line) => {
+      const m = /^ack (\d+) (\d+)$/.exec(line)
+      if (!m) return
+      // Read before the kill: anything printed was acknowledged.
+      acked[Number(m[1])] = Math.max(acked[Number(m[1])]!, Number(m[2]))
+      if (++total === 400) {
+        child.kill('SIGKILL')
+        resolve()
+      }
+    })
+  }).catch((err) => t.fail(String(err)))
+  await exited
+  t.equal(child.signalCode, 'SIGKILL', 'child was killed mid-stream')
+  t.ok(acked.every((a) => a >= 0), `every writer had acknowledged sends: ${acked.join(',')}`)
+
+  await withLog(dir, async (log) => {
+    const records = await readAll(log, 'crash')
+    // Per key (one writer's key k), values must be exactly the prefix of that key's send sequence.
+    const byKey = new Map<string, { batch: number; index: number }[]>()
+    let misplaced = 0
+    for (const r of records) {
+      const [w, batch, index] = r.value.toString('utf8').split(':').map(Number)
+      if (r.key !== `w${w}-k${index! % 3}`) misplaced++
+      byKey.set(r.key, [...(byKey.get(r.key) ?? []), { batch: batch!, index: index! }])
+    }
+    let keysChecked = 0
+    for (let w = 0; w < writers; w++) {
+      for (let k = 0; k < 3; k++) {
+        const got = byKey.get(`w${w}-k${k}`) ?? []
+        const indexes = [0, 1, 2, 3, 4, 5, 6].filter((i) => i % 3 === k)
+        const expected = got.map((_, n) => ({ batch: Math.floor(n / indexes.length), index: indexes[n % indexes.length]! }))
+        const ordered = JSON.stringify(got) === JSON.stringify(expected)
+        const lastBatch = got.length > 0 ? got[got.length - 1]!.batch : -1
+        if (!ordered) t.fail(`w${w}-k${k} is not an in-order, gap-free, duplicate-free prefix`)
+        if (lastBatch < acked[w]!) t.fail(`w${w}-k${k}: acknowledged batch ${acked[w]} missing (last ${lastBatch})`)
+        keysChecked++
+      }
+    }
+    t.equal(keysChecked, 12)
+    t.equal(misplaced, 0, 'every record carries the key it was sent with')
+    t.pass(`${records.length} records recovered; acknowledged batches per writer: ${acked.join(', ')}`)
+    const producer = await log.createProducer()
+    await producer.send('crash', [rec(1, 'after-crash')])
+    t.equal((await log.lastRecords('crash')).filter((r) => r?.key === 'after-crash').length, 1, 'the recovered log accepts writes')
+  })
+})
+
+t.test('a torn or corrupt tail is truncated at the last valid frame', async (t) => {
+  const dir = await makeTempDir(t, 'svc-log-torn-')
+  const opts = { segmentBytes: 2048 }
+  await withLog(dir, async (log) => {
+    await log.ensureTopics([{ name: 'torn', partitions: 1 }])
+    const producer = await log.createProducer()
+    for (let i = 0; i < 50; i += 10) await producer.send('torn', Array.from({ length: 10 }, (_, j) => rec(i + j)))
+  }, opts)
+  const segments = await segmentFiles(dir, 'torn', 0)
+  t.ok(segments.length > 1, `segments rolled (${segments.length})`)
+  const last = segments[segments.length - 1]!
+  const cleanSize = (await stat(last)).size
+
+  // 1. Garbage bytes after the last frame.
+  await appendFile(last, Buffer.from('\x00\x00\x00\x2a this is not a frame at all, just garbage'))
+  await withLog(dir, async (log) => {
+    t.same(await log.endOffsets('torn'), [50], 'garbage dropped, all 50 records kept')
+    t.equal((await stat(last)).size, cleanSize, 'file truncated to the last valid frame')
+    await (await log.createProducer()).send('torn', [rec(50)])
+    t.same(await log.endOffsets('torn'), [51], 'appends continue at the next offset')
+  }, opts)
+
+  // 2. Half of a real frame (a write torn by the crash).
+  const segmentsNow = await segmentFiles(dir, 'torn', 0)
+  const tail = segmentsNow[segmentsNow.length - 1]!
+  const frame = encodeFrame(51, 'k', Buffer.from('half-written'), 1)
+  await appendFile(tail, frame.subarray(0, Math.floor(frame.length / 2)))
+  await withLog(dir, async (log) => t.same(await log.endOffsets('torn'), [51], 'half frame dropped'), opts)
+
+  // 3. A flipped byte inside the last record: CRC mismatch, the record is dropped, earlier ones kept.
+  const bytes = await readFile(tail)
+  bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0xff
+  await writeFile(tail, bytes)
+  // 4. A stray segment that does not continue the log (a gap) is removed.
+  const stray = join(dir, 'topics', 'torn', '0', `${String(9999).padStart(20, '0')}.log`)
+  await writeFile(stray, encodeFrame(9999, 'k', Buffer.from('stray'), 1))
+  await withLog(dir, async (log) => {
+    t.same(await log.endOffsets('torn'), [50], 'corrupt last record dropped')
+    const all = await readAll(log, 'torn')
+    t.same(all.map((r) => r.offset), Array.from({ length: 50 }, (_, i) => i), 'offsets 0..49 intact')
+    t.same(all.map((r) => r.value.toString()), Array.from({ length: 50 }, (_, i) => rec(i).value.toString()), 'values intact')
+    t.notOk((await segmentFiles(dir, 'torn', 0)).includes(stray), 'stray segment deleted')
+  }, opts)
+})
+
+t.test('segments roll and the index is rebuilt on open', async (t) => {
+  const dir = await makeTempDir(t, 'svc-log-roll-')
+  const opts = { segmentBytes: 1024, maxBatchRecords: 64 }
+  const sent = Array.from({ length: 600 }, (_, i) => rec(i, `key-${i % 13}`))
+  const before = await withLog(dir, async (log) => {
+    await log.ensureTopics([{ name: 'roll', partitions: 3 }])
+    const producer = await log.createProducer()
+    for (let i = 0; i < sent.length; i += 100) await producer.send('roll', sent.slice(i, i + 100))
+    return { all: await readAll(log, 'roll'), last: await log.lastRecords('roll'), ends: await log.endOffsets('roll') }
+  }, opts)
+  t.equal(before.all.length, 600)
+  let files = 0
+  for (let p = 0; p < 3; p++) files += (await segmentFiles(dir, 'roll', p)).length
+  t.ok(files > 20, `${files} segment files`)
+  await withLog(dir, async (log) => {
+    t.same(await log.endOffsets('roll'), before.ends, 'end offsets after reopen')
+    t.same(await log.lastRecords('roll'), before.last, 'last records after reopen')
+    t.same(await readAll(log, 'roll'), before.all, 'every record readable after reopen')
+  }, opts)
+})
+
+t.test('concurrent sends share fsync rounds (group commit)', async (t) => {
+  const dir = await makeTempDir(t, 'svc-log-gc-')
+  await withLog(dir, async (log) => {
+    await log.ensureTopics([{ name: 'gc', partitions: 3 }])
+    const producer = await log.createProducer()
+    const rounds = log.syncRounds
+    await Promise.all(Array.from({ length: 50 }, (_, i) => producer.send('gc', [rec(i, `k${i}`)])))
+    const used = log.syncRounds - rounds
+    t.ok(used >= 1 && used < 50, `50 concurrent sends used ${used} fsync rounds`)
+    t.equal((await log.endOffsets('gc')).reduce((a, b) => a + b, 0), 50)
+  })
+})
+
+t.test('the directory lock keeps a second opener out; a stale lock is taken over', async (t) => {
+  const dir = await makeTempDir(t, 'svc-log-lock-')
+  const runChild = async (): Promise<string> => {
+    const child = nodeTs('embedded-log-open.ts', [dir])
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    await new Promise((resolve) => child.on('exit', resolve))
+    return out.trim()
+  }
+  const log = await EmbeddedLog.open(dir)
+  await t.rejects(EmbeddedLog.open(dir), { code: 'LOG_LOCKED' }, 'second open in this process')
+  t.equal(await runChild(), 'error LOG_LOCKED', 'second process is refused')
+  await log.close()
+  t.equal(await runChild(), 'opened', 'free after close')
+
+  const dead = spawn(process.execPath, ['-e', ''])
+  await new Promise((resolve) => dead.on('exit', resolve))
+  await writeFile(join(dir, 'LOCK'), JSON.stringify({ pid: dead.pid, hostname: 'x', since: 'then' }))
+  const again = await EmbeddedLog.open(dir)
+  t.match(await readFile(join(dir, 'LOCK'), 'utf8'), `"pid":${process.pid},`, 'stale lock of a dead pid taken over')
+  await again.close()
+  await writeFile(join(dir, 'LOCK'), 'torn')
+  await (await EmbeddedLog.open(dir)).close()
+  t.pass('torn lock file taken over')
+})
+
+t.test('options are validated by JSON Schema, naming the field', async (t) => {
+  const dir = await makeTempDir(t, 'svc-log-opts-')
+  await t.rejects(EmbeddedLog.open(dir, { segmentBytes: 10 }), { code: 'LOG_CONFIG', message: /segmentBytes/ })
+  await t.rejects(EmbeddedLog.open(dir, { bogus: 1 } as never), { code: 'LOG_CONFIG', message: /bogus/ })
+  await withLog(dir, async (log) => t.equal(log.kind, 'embedded'))
+})
+
+t.test('an idle consumer is woken by a send (no polling)', async (t) => {
+  const dir = await makeTempDir(t, 'svc-log-wake-')
+  await withLog(dir, async (log) => {
+    await log.ensureTopics([{ name: 'wake', partitions: 1 }])
+    const consumer = await log.createConsumer({ groupId: 'w', topics: ['wake'] })
+    let resolveGot: (at: number) => void = () => {}
+    const got = new Promise<number>((r) => (resolveGot = r))
+    await consumer.run(async () => resolveGot(Date.now()))
+    const cpuBefore = process.cpuUsage()
+    await new Promise((r) => setTimeout(r, 300))
+    const idleCpuMs = (process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1000
+    t.ok(idleCpuMs < 100, `idle consumer used ${idleCpuMs.toFixed(1)} ms CPU in 300 ms`)
+    const sentAt = Date.now()
+    await (await log.createProducer()).send('wake', [rec(1)])
+    t.ok((await got) - sentAt < 1000, 'delivered promptly after the send')
+    await consumer.stop()
+    await t.rejects(
+      (async () => {
+        const c1 = await log.createConsumer({ groupId: 'busy', topics: ['wake'] })
+        const c2 = await log.createConsumer({ groupId: 'busy', topics: ['wake'] })
+        await c1.run(async () => {})
+        try {
+          await c2.run(async () => {})
+        } finally {
+          await c1.stop()
+        }
+      })(),
+      { code: 'LOG_GROUP_BUSY' },
+      'two running consumers of one group and topic are refused',
+    )
+  })
+})
