@@ -18,6 +18,9 @@ export class TapeWriter {
   readonly #temp: string | null
   #count = 0
   #lastTime = -Infinity
+  // Lines are gathered into ~64 KiB chunks: one write (and one gzip call) per record is several times slower.
+  #pending: string[] = []
+  #pendingBytes = 0
 
   private constructor(sink: Writable, file: WriteStream | null, gzip: Gzip | null, target: string | null, temp: string | null) {
     this.#sink = sink
@@ -52,10 +55,22 @@ export class TapeWriter {
     }
     this.#lastTime = time
     this.#count++
-    if (!this.#sink.write(tickLine(tick) + '\n')) await once(this.#sink, 'drain')
+    const line = tickLine(tick) + '\n'
+    this.#pending.push(line)
+    this.#pendingBytes += line.length
+    if (this.#pendingBytes >= 65536) await this.#flush()
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#pending.length === 0) return
+    const chunk = this.#pending.join('')
+    this.#pending = []
+    this.#pendingBytes = 0
+    if (!this.#sink.write(chunk)) await once(this.#sink, 'drain')
   }
 
   async close(): Promise<void> {
+    await this.#flush()
     if (!this.#file) return
     const finished = once(this.#file, 'close')
     ;(this.#gzip ?? this.#file).end()
