@@ -13,7 +13,6 @@ export const ERRORS = {
   PAYMENT_REQUIRED: { status: 402, retryable: false, message: 'Payment is required: retry with a PAYMENT-SIGNATURE header or an x-svc-payer holding credits.' },
   PAYMENT_INVALID: { status: 402, retryable: false, message: 'The payment payload is invalid.' },
   PAYMENT_REPLAYED: { status: 402, retryable: false, message: 'The payment authorization nonce was already used.' },
-  INSUFFICIENT_BALANCE: { status: 402, retryable: false, message: 'The credit balance cannot cover this call.' },
   OPS_FORBIDDEN: { status: 403, retryable: false, message: 'The operator credential is missing or wrong.' },
   ROUTE_NOT_FOUND: { status: 404, retryable: false, message: 'No route matches this path.' },
   DECISION_NOT_FOUND: { status: 404, retryable: false, message: 'No decision matches this id.' },

@@ -1,0 +1,27 @@
+/** Starts a real server on 127.0.0.1 (free port) for one test and closes it at teardown. */
+import { Ajv } from 'ajv'
+import addFormats from 'ajv-formats'
+import { Server, type ServerOptions } from '../../../serving/Server.ts'
+import { RateLimiter } from '../../../serving/RateLimiter.ts'
+
+export const PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
+
+export async function withServer(
+  t: { teardown(fn: () => unknown): void },
+  opts: Partial<ServerOptions> = {},
+): Promise<Server> {
+  const server = await Server.start({
+    port: 0,
+    config: { payTo: PAY_TO, ...(opts.config ?? {}) },
+    ...opts,
+    services: { rateLimiter: new RateLimiter({ ip: { burst: 100_000, refillPerSec: 100_000 }, payer: { burst: 100_000, refillPerSec: 100_000 } }), ...(opts.services ?? {}) },
+  })
+  t.teardown(() => server.close())
+  return server
+}
+
+export function makeAjv(): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: true, allowUnionTypes: true })
+  addFormats.default(ajv)
+  return ajv
+}

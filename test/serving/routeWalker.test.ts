@@ -1,0 +1,227 @@
+/**
+ * Walks EVERY route of the registry over real HTTP and checks status and body against the registry's own schemas:
+ * free routes answer 200 with {data, meta} matching the data schema; paid routes answer 402 PAYMENT_REQUIRED with a
+ * decodable x402 v2 PAYMENT-REQUIRED header priced from the price table; with no parts wired, every route that needs
+ * one answers 503 PROVIDER_DOWN naming it.
+ */
+import t from 'tap'
+import { ROUTES } from '../../serving/routes/registry.ts'
+import { concretePaidPaths, pricingKeyFor, routeErrors } from '../../serving/routes/derive.ts'
+import type { RouteDef } from '../../serving/routes/types.ts'
+import { ERROR_ENVELOPE_SCHEMA, envelopeSchema } from '../../serving/envelope.ts'
+import { priceOf } from '../../serving/pricing.ts'
+import { decodeHeader, type PaymentRequired, USDC_BASE } from '../../serving/payments/x402.ts'
+import { memoryServices, PAYER, RESOLVED_ID } from './helpers/memoryServices.ts'
+import { makeAjv, PAY_TO, withServer } from './helpers/server.ts'
+
+const ajv = makeAjv()
+const errorEnvelope = ajv.compile(ERROR_ENVELOPE_SCHEMA)
+
+const PARAM_EXAMPLES: Record<string, string> = {
+  decision_id: RESOLVED_ID,
+  asset: 'BTC',
+  chain: 'base',
+  address: PAYER,
+  pack_id: 'booster_150k',
+  plan_id: 'operator',
+}
+
+const candidate = {
+  tx_hash: '0x' + 'ab'.repeat(32), log_index: 3, block_time: '2026-01-05T11:00:00.000Z', direction: 'in',
+  asset: 'USDC', amount: 1500, usd_value: 1500, counterparty: null,
+}
+const risk = { asset: 'BTC', address: PAYER, candidate }
+
+/** Valid requests for routes that need a query, body or header; the walker fails if a route needs one and has none. */
+const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<string, string>; params?: Record<string, string> }> = {
+  'liq.hours': { query: 'asset=BTC' },
+  'decisions.latest': { query: 'question_id=S01_market_regime&asset=BTC' },
+  'decisions.replay': { body: {} },
+  'lineage.get': { params: { decision_id: RESOLVED_ID.slice(0, 8) } },
+  feed: { query: 'limit=10' },
+  universe: { query: 'limit=2' },
+  'decisions.create': { body: { asset: 'BTC', question_id: 'S01_market_regime' } },
+  'decisions.next': { body: { previous_decision_id: RESOLVED_ID } },
+  'hooks.create': { body: { decision_id: RESOLVED_ID, url: 'https://hooks.example.com/x' } },
+  'calls.lock': { body: { decision_id: RESOLVED_ID, call: 'obtains' }, headers: { 'x-svc-payer': PAYER } },
+  'risk.transaction': { body: risk },
+  'risk.token': { body: { ...risk, token: { symbol: 'USDC' } } },
+  'risk.wallet': { body: risk },
+  'risk.protocol': { body: risk },
+  'billing.pack': { body: { payer: PAYER } },
+  'billing.plan': { body: { payer: PAYER } },
+}
+
+function requestFor(route: RouteDef): { url: string; init: RequestInit } {
+  const c = CASES[route.id] ?? {}
+  const path = route.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => encodeURIComponent(c.params?.[name] ?? PARAM_EXAMPLES[name] ?? 'x'))
+  const headers: Record<string, string> = { ...(c.headers ?? {}) }
+  const init: RequestInit = { method: route.method, headers, redirect: 'manual' }
+  if (c.body !== undefined) {
+    headers['content-type'] = 'application/json'
+    init.body = JSON.stringify(c.body)
+  }
+  return { url: `${path}${c.query ? `?${c.query}` : ''}`, init }
+}
+
+t.test('every route that needs a query or body has a walker case', async (t) => {
+  for (const r of ROUTES) {
+    const q = r.request.query as { required?: string[] } | undefined
+    if (r.request.body || (q?.required?.length ?? 0) > 0 || r.request.headers) t.ok(CASES[r.id], `case for ${r.id}`)
+  }
+})
+
+t.test('walks every route with every part wired', async (t) => {
+  const { parts } = memoryServices()
+  const server = await withServer(t, { services: parts })
+  for (const route of ROUTES) {
+    await t.test(`${route.method} ${route.path}`, async (t) => {
+      const { url, init } = requestFor(route)
+      const res = await fetch(server.url + url, init)
+      const text = await res.text()
+      t.ok(res.headers.get('x-request-id'), 'x-request-id')
+      t.match(res.headers.get('ratelimit-limit'), /^\d+$/, 'RateLimit-Limit')
+      t.match(res.headers.get('ratelimit-remaining'), /^\d+$/, 'RateLimit-Remaining')
+      t.match(res.headers.get('ratelimit-reset'), /^\d+$/, 'RateLimit-Reset')
+
+      if (route.pay.kind === 'paid') {
+        t.equal(res.status, 402, text)
+        const body = JSON.parse(text)
+        t.ok(errorEnvelope(body), JSON.stringify(errorEnvelope.errors))
+        t.equal(body.error.code, 'PAYMENT_REQUIRED')
+        t.ok(routeErrors(route).includes('PAYMENT_REQUIRED'))
+        t.equal(res.headers.get('cache-control'), 'no-store')
+        const header = res.headers.get('payment-required')
+        t.ok(header, 'PAYMENT-REQUIRED header')
+        const pr = decodeHeader<PaymentRequired>(header!)
+        const params = Object.fromEntries(concretePaidPaths(route).length > 1 ? [[Object.keys(PARAM_EXAMPLES).find((k) => route.path.includes(`{${k}}`) && /_id$/.test(k))!, route.id === 'billing.pack' ? 'booster_150k' : 'operator']] : [])
+        const price = priceOf(pricingKeyFor(route, params), 0)
+        t.equal(pr.x402Version, 2)
+        t.equal(pr.resource.url, server.url + url.split('?')[0] + (url.includes('?') ? '?' + url.split('?')[1] : ''))
+        t.equal(pr.resource.mimeType, 'application/json')
+        t.same(pr.accepts, [{
+          scheme: 'exact', network: 'eip155:8453', amount: price.amount_atomic, asset: USDC_BASE, payTo: PAY_TO,
+          maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' },
+        }])
+        t.equal(body.error.detail.pricing_key, price.key)
+        return
+      }
+
+      switch (route.response.kind) {
+        case 'envelope': {
+          t.equal(res.status, route.response.status ?? 200, text)
+          t.match(res.headers.get('content-type'), /^application\/json/)
+          const validate = ajv.compile(envelopeSchema(route.response.schema))
+          const body = JSON.parse(text)
+          t.ok(validate(body), JSON.stringify(validate.errors))
+          t.equal(body.meta.pricing, null, 'free route: meta.pricing null')
+          break
+        }
+        case 'json': {
+          t.equal(res.status, 200)
+          t.match(res.headers.get('content-type'), route.response.contentType ?? /^application\/json/)
+          const validate = ajv.compile(route.response.schema)
+          t.ok(validate(JSON.parse(text)), JSON.stringify(validate.errors))
+          break
+        }
+        case 'text':
+          t.equal(res.status, 200)
+          t.equal(res.headers.get('content-type'), route.response.contentType)
+          t.ok(text.length > 0)
+          break
+        case 'redirect':
+          t.equal(res.status, 302)
+          t.equal(res.headers.get('location'), '/openapi.json')
+          break
+      }
+    })
+  }
+})
+
+t.test('with no parts wired, routes that need one answer 503 PROVIDER_DOWN naming it; the rest still serve', async (t) => {
+  const server = await withServer(t)
+  for (const route of ROUTES) {
+    const { url, init } = requestFor(route)
+    const res = await fetch(server.url + url, init)
+    const text = await res.text()
+    if (route.needs?.length) {
+      t.equal(res.status, 503, `${route.id}: ${text}`)
+      const body = JSON.parse(text)
+      t.ok(errorEnvelope(body))
+      t.equal(body.error.code, 'PROVIDER_DOWN')
+      t.equal(body.error.detail.reason, 'SERVICE_UNWIRED')
+      t.equal(body.error.detail.missing, route.needs[0])
+      t.equal(body.error.retryable, true)
+    } else {
+      t.ok(res.status === 200 || res.status === 302 || res.status === 402, `${route.id} serves without parts (${res.status})`)
+    }
+  }
+})
+
+t.test('data routes answer the spec shapes from the wired ledger', async (t) => {
+  const { parts } = memoryServices()
+  const server = await withServer(t, { services: parts })
+  const get = async (p: string) => {
+    const r = await fetch(server.url + p)
+    return { status: r.status, body: JSON.parse(await r.text()) }
+  }
+  const d = await get(`/v1/decisions/${RESOLVED_ID}`)
+  t.same(d.body.meta.probabilities, { trend_up: 0.55, range: 0.3, trend_down: 0.15 }, 'meta mirrors the distribution')
+  t.same(d.body.meta.confidence, { value: 0.4, basis: 'jev' })
+  t.equal(d.body.meta.horizon, '60m')
+  t.equal(d.body.meta.freshness.length, 1)
+
+  const missing = await get('/v1/decisions/11111111-2222-4333-8444-555555555555')
+  t.equal(missing.status, 404)
+  t.equal(missing.body.error.code, 'DECISION_NOT_FOUND')
+
+  const bad = await get('/v1/decisions/not-a-uuid')
+  t.equal(bad.status, 400)
+  t.equal(bad.body.error.detail.field, '/params/decision_id')
+
+  const pending = await get('/v1/resolutions/0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d')
+  t.equal(pending.body.data.status, 'pending')
+  t.ok(pending.body.data.horizon_end)
+
+  const clocks = await get('/v1/clocks/open')
+  t.equal(clocks.body.data.clocks.length, 1)
+
+  const latestUnknownAsset = await get('/v1/decisions/latest?question_id=S01_market_regime&asset=DOGE')
+  t.equal(latestUnknownAsset.status, 400)
+  t.equal(latestUnknownAsset.body.error.detail.field, '/query/asset')
+
+  const snap = await get('/v1/market/NOPE')
+  t.equal(snap.status, 404)
+  t.equal(snap.body.error.code, 'ASSET_NOT_FOUND')
+
+  const feedDefault = await get('/v1/feed')
+  t.equal(feedDefault.status, 200, 'limit defaults to 50')
+  const feedTooBig = await get('/v1/feed?limit=201')
+  t.equal(feedTooBig.status, 400)
+  t.equal(feedTooBig.body.error.detail.field, '/query/limit')
+
+  const replayPin = await fetch(`${server.url}/v1/decisions/${RESOLVED_ID}/replay`, { method: 'POST', body: JSON.stringify({ ruleset_version: 'nonsense' }) })
+  const replayBody = JSON.parse(await replayPin.text())
+  t.equal(replayPin.status, 400, 'a bad version pin is 400 VALIDATION')
+  t.equal(replayBody.error.detail.field, '/body/ruleset_version')
+})
+
+t.test('readyz is 503 when a critical provider is down; healthz stays 200', async (t) => {
+  const { parts } = memoryServices()
+  parts.providers = {
+    list: () => [
+      { slug: 'hyperliquid', kind: 'venue', status: 'down', last_success_at: null, latency_ms: null, error_class: 'ECONNREFUSED', critical: true },
+      { slug: 'basescan', kind: 'wallet', status: 'ok', last_success_at: null, latency_ms: 10, error_class: null, critical: false },
+    ],
+  }
+  const server = await withServer(t, { services: parts })
+  const ready = await fetch(server.url + '/readyz')
+  const body = JSON.parse(await ready.text())
+  t.equal(ready.status, 503)
+  t.equal(body.error.code, 'PROVIDER_DOWN')
+  t.equal(body.error.detail.providers.length, 2)
+  const live = await fetch(server.url + '/healthz')
+  const lb = JSON.parse(await live.text())
+  t.equal(live.status, 200)
+  t.equal(lb.data.status, 'down')
+})
