@@ -1,6 +1,22 @@
 #!/usr/bin/env bash
-# The test command: typecheck, then every tap test. (The Kafka broker lifecycle is added by the backbone work.)
+# The test command: typecheck, start a real single-node Kafka broker (unless KAFKA_BROKERS is already set), run every
+# tap test with KAFKA_BROKERS exported, and always stop the broker.
+#   KAFKA_BROKERS=host:port  use that broker; nothing is started
+#   SVC_SKIP_KAFKA=1         start no broker; Kafka tests skip with a message (never allowed under CI=true:
+#                            test/helpers/logs.ts fails them instead)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npx tsc -p tsconfig.json
+
+if [ -z "${KAFKA_BROKERS:-}" ] && [ "${SVC_SKIP_KAFKA:-}" != "1" ]; then
+  bash scripts/kafka-broker.sh fetch
+  # A state dir per run, so engineers (and CI jobs) sharing a checkout each get their own broker.
+  KAFKA_STATE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/svc-kafka-state.XXXXXX")"
+  trap 'bash scripts/kafka-broker.sh stop "$KAFKA_STATE_DIR"; rm -rf "$KAFKA_STATE_DIR"' EXIT
+  trap 'exit 130' INT TERM
+  KAFKA_BROKERS="$(bash scripts/kafka-broker.sh start "$KAFKA_STATE_DIR" | sed -n 's/^KAFKA_BROKERS=//p')"
+  [ -n "$KAFKA_BROKERS" ] || { echo "test/run.sh: the Kafka broker did not start" >&2; exit 1; }
+  export KAFKA_BROKERS
+fi
+
 NODE_ENV=test npx tap "$@"

@@ -50,7 +50,7 @@ export class KafkaConsumer implements LogConsumer {
       groupId: this.groupId,
       allowAutoTopicCreation: false,
       // Idle fetches return after this long; it bounds how long stop() waits for a fetch in flight.
-      maxWaitTimeInMs: 1000,
+      maxWaitTimeInMs: 500,
       retry: { retries: 10 },
     })
     this.consumer = consumer
@@ -120,22 +120,30 @@ export class KafkaConsumer implements LogConsumer {
 
   /**
    * fromBeginning false means "start at the end as of run()". kafkajs would resolve 'latest' only when the first
-   * fetch happens, racing with records produced right after run(); committing the current end offsets for every
-   * partition the group has never committed makes the start point exact, as in the embedded log.
+   * fetch happens, racing with records produced right after run(), and after a crash-restart it would fall back to
+   * the subscription's reset policy. Committing the current end offsets for every partition the group has never
+   * committed makes the start point exact and stable, as in the embedded log. (admin.setOffsets does the same but
+   * waits out a full 5 s fetch; a short-lived member of the group commits in well under a second.)
    */
   private async commitEndForUncommitted(): Promise<void> {
     const committed = await this.log.admin.fetchOffsets({ groupId: this.groupId, topics: this.topics })
+    const commits: { topic: string; partition: number; offset: string }[] = []
     for (const { topic, partitions } of committed) {
-      const missing = partitions.filter((p) => Number(p.offset) < 0).map((p) => p.partition)
-      if (missing.length === 0) continue
-      const ends = await this.log.admin.fetchTopicOffsets(topic)
-      const seek = ends.filter((e) => missing.includes(e.partition)).map((e) => ({ partition: e.partition, offset: e.high }))
-      try {
-        await this.log.admin.setOffsets({ groupId: this.groupId, topic, partitions: seek })
-      } catch (err) {
-        // Another member is active in the group: fall back to kafkajs' own 'latest' resolution.
-        this.log.logger.warn({ err, groupId: this.groupId, topic }, 'could not pin start offsets at end; relying on latest')
+      const missing = new Set(partitions.filter((p) => Number(p.offset) < 0).map((p) => p.partition))
+      if (missing.size === 0) continue
+      for (const end of await this.log.admin.fetchTopicOffsets(topic)) {
+        if (missing.has(end.partition)) commits.push({ topic, partition: end.partition, offset: end.high })
       }
+    }
+    if (commits.length === 0) return
+    const pinner = this.log.kafka.consumer({ groupId: this.groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 100 })
+    try {
+      await pinner.connect()
+      await pinner.subscribe({ topics: this.topics, fromBeginning: false })
+      await pinner.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: async () => {} }) // resolves once joined
+      await pinner.commitOffsets(commits)
+    } finally {
+      await pinner.disconnect()
     }
   }
 }

@@ -248,6 +248,9 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
     const producer = this.kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
+      // An idempotent producer must not give up (kafkajs warns otherwise): a send that failed after the broker
+      // wrote it, then resent by the caller, would be a duplicate. send() waits out a broker outage instead.
+      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 5000 },
       allowAutoTopicCreation: false,
       createPartitioner: murmur2Partitioner,
     })

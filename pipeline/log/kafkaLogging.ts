@@ -23,7 +23,10 @@ export function pinoLogCreator(logger: Logger): logCreator {
     ({ namespace, level, log }) => {
       const { message, timestamp: _timestamp, ...extra } = log
       const fields = { namespace, ...extra }
-      if (level === logLevel.ERROR) logger.error(fields, message)
+      // kafkajs logs every error response of the wire protocol (coordinator loading, leader moving, ...) at ERROR
+      // and then retries it; failures that matter surface as rejected calls, so those are warnings here.
+      if (level === logLevel.ERROR && namespace === 'Connection') logger.warn(fields, message)
+      else if (level === logLevel.ERROR) logger.error(fields, message)
       else if (level === logLevel.WARN) logger.warn(fields, message)
       else if (level === logLevel.INFO) logger.info(fields, message)
       else logger.debug(fields, message)

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# A real single-node Apache Kafka broker (KRaft, combined broker+controller) from Maven Central jars, no Docker.
+# Notes and sources: ../shared/reference/kafka-broker.md.
+#
+#   scripts/kafka-broker.sh fetch              copy the broker jars into .ci/kafka/lib (idempotent)
+#   scripts/kafka-broker.sh start [STATE_DIR]  start a broker on free 127.0.0.1 ports; prints KAFKA_BROKERS=127.0.0.1:<port>
+#   scripts/kafka-broker.sh stop  [STATE_DIR]  TERM, wait 30 s, KILL; removes the broker's data dir
+#
+# STATE_DIR (argument, else $KAFKA_STATE_DIR, else .ci/kafka/run) holds pid, data-dir, brokers, server.properties and
+# broker.log. Use a distinct STATE_DIR per concurrent broker. Only the KAFKA_BROKERS line goes to stdout.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+K="$ROOT/.ci/kafka"
+START_TIMEOUT_S="${KAFKA_START_TIMEOUT_S:-120}"
+JVM_OPTS=(-Xms256m -Xmx512m -XX:+UseSerialGC -Djava.awt.headless=true "-Dlog4j.configuration=file:$K/log4j.properties")
+
+say() { echo "kafka-broker: $*" >&2; }
+
+state_dir() {
+  local dir="${1:-${KAFKA_STATE_DIR:-$K/run}}"
+  mkdir -p "$dir"
+  (cd "$dir" && pwd)
+}
+
+jars_present() {
+  compgen -G "$K/lib/kafka_2.13-*.jar" >/dev/null && compgen -G "$K/lib/slf4j-reload4j-*.jar" >/dev/null
+}
+
+cmd_fetch() {
+  if jars_present; then
+    say "jars already in $K/lib ($(ls "$K/lib" | wc -l) files)"
+    return 0
+  fi
+  say "fetching broker jars from Maven Central (first run downloads ~50 MB)"
+  mvn -B -q -f "$K/pom.xml" dependency:copy-dependencies
+  jars_present || { say "copy-dependencies finished but kafka_2.13 / slf4j-reload4j jars are missing in $K/lib"; exit 1; }
+}
+
+free_ports() {
+  # Two distinct free ports, held open together so they differ.
+  node -e '
+    const net = require("node:net")
+    const a = net.createServer().listen(0, "127.0.0.1", () => {
+      const b = net.createServer().listen(0, "127.0.0.1", () => {
+        console.log(a.address().port + " " + b.address().port)
+        a.close(); b.close()
+      })
+    })'
+}
+
+# Succeeds when a kafkajs admin client can describe the cluster.
+broker_answers() {
+  (cd "$ROOT" && timeout 20 node -e '
+    const { Kafka, logLevel } = require("kafkajs")
+    const admin = new Kafka({ brokers: [process.argv[1]], logLevel: logLevel.NOTHING, retry: { retries: 0 }, connectionTimeout: 3000 }).admin()
+    admin.connect()
+      .then(() => admin.describeCluster())
+      .then((c) => admin.disconnect().then(() => process.exit(c.brokers.length > 0 ? 0 : 1)))
+      .catch(() => process.exit(1))' "$1") >/dev/null 2>&1
+}
+
+start_once() {
+  local state="$1" port cport data cluster_id pid deadline
+  read -r port cport < <(free_ports)
+  data="$(mktemp -d "${TMPDIR:-/tmp}/svc-kafka-data.XXXXXX")"
+  echo "$data" >"$state/data-dir"
+  cat >"$state/server.properties" <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$data
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+num.network.threads=2
+num.io.threads=2
+num.recovery.threads.per.data.dir=1
+log.flush.interval.messages=9223372036854775807
+EOF
+  cluster_id="$(node -e 'console.log(require("node:crypto").randomBytes(16).toString("base64url"))')"
+  if ! java "${JVM_OPTS[@]}" -cp "$K/lib/*" kafka.tools.StorageTool format -t "$cluster_id" -c "$state/server.properties" --ignore-formatted >"$state/format.log" 2>&1; then
+    say "storage format failed:"
+    cat "$state/format.log" >&2
+    return 1
+  fi
+  java "${JVM_OPTS[@]}" -cp "$K/lib/*" kafka.Kafka "$state/server.properties" >"$state/broker.log" 2>&1 &
+  pid=$!
+  disown "$pid" 2>/dev/null || true
+  echo "$pid" >"$state/pid"
+  echo "127.0.0.1:$port" >"$state/brokers"
+  deadline=$((SECONDS + START_TIMEOUT_S))
+  until grep -q 'Kafka Server started' "$state/broker.log" && broker_answers "127.0.0.1:$port"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      say "broker JVM (pid $pid) died during startup; log follows"
+      cat "$state/broker.log" >&2
+      rm -f "$state/pid"
+      rm -rf "$data"
+      grep -q 'Address already in use' "$state/broker.log" && return 2
+      return 1
+    fi
+    if ((SECONDS >= deadline)); then
+      say "broker not ready after ${START_TIMEOUT_S}s; log follows"
+      cat "$state/broker.log" >&2
+      cmd_stop "$state"
+      return 1
+    fi
+    sleep 1
+  done
+  say "broker pid $pid ready on 127.0.0.1:$port (data $data, log $state/broker.log)"
+  echo "KAFKA_BROKERS=127.0.0.1:$port"
+}
+
+cmd_start() {
+  local state rc
+  state="$(state_dir "${1:-}")"
+  if [ -f "$state/pid" ] && kill -0 "$(cat "$state/pid")" 2>/dev/null; then
+    say "a broker (pid $(cat "$state/pid")) is already running for $state"
+    echo "KAFKA_BROKERS=$(cat "$state/brokers")"
+    return 0
+  fi
+  jars_present || { say "no jars in $K/lib: run '$0 fetch' first"; exit 1; }
+  for attempt in 1 2 3; do
+    rc=0
+    start_once "$state" || rc=$?
+    [ "$rc" -eq 0 ] && return 0
+    [ "$rc" -eq 2 ] || exit 1
+    say "port taken between picking and binding; retrying (attempt $attempt)"
+  done
+  exit 1
+}
+
+cmd_stop() {
+  local state pid data
+  state="$(state_dir "${1:-}")"
+  if [ -f "$state/pid" ]; then
+    pid="$(cat "$state/pid")"
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null || true
+      timeout 30 tail --pid="$pid" -f /dev/null 2>/dev/null || true
+      if kill -0 "$pid" 2>/dev/null; then
+        say "broker pid $pid ignored TERM for 30 s; killing"
+        kill -KILL "$pid" 2>/dev/null || true
+      fi
+    fi
+    rm -f "$state/pid"
+    say "broker pid $pid stopped"
+  fi
+  if [ -f "$state/data-dir" ]; then
+    data="$(cat "$state/data-dir")"
+    [ -n "$data" ] && rm -rf "$data"
+    rm -f "$state/data-dir"
+  fi
+}
+
+case "${1:-}" in
+  fetch) cmd_fetch ;;
+  start) cmd_start "${2:-}" ;;
+  stop) cmd_stop "${2:-}" ;;
+  *)
+    echo "usage: $0 fetch | start [STATE_DIR] | stop [STATE_DIR]" >&2
+    exit 64
+    ;;
+esac
