@@ -1,0 +1,72 @@
+/**
+ * How one log topic becomes one Parquet table. The ParquetSink is generic; each topic plugs in a TopicTable
+ * (ticks: ticksTable.ts; decisions, outcomes and billing draws add theirs the same way).
+ *
+ * Every file the sink writes starts with the two columns the sink owns (SINK_COLUMNS: log_partition, log_offset),
+ * followed by the table's `columns`. `date` (UTC day of the event time) and `asset` are hive partition columns:
+ * they live in the directory names, not in the files, and readers get them with hive_partitioning = true.
+ */
+import type { ConsumedRecord } from '../log/EventLog.ts'
+
+/** Column types a TopicTable may declare; each maps one-to-one onto a DuckDB type. */
+export const COLUMN_TYPES = ['INTEGER', 'BIGINT', 'DOUBLE', 'VARCHAR', 'TIMESTAMP', 'BOOLEAN'] as const
+export type ColumnType = (typeof COLUMN_TYPES)[number]
+
+export interface ColumnSpec {
+  name: string
+  type: ColumnType
+}
+
+/**
+ * One cell. TIMESTAMP cells are Date (or epoch-ms numbers converted by the sink); BIGINT cells are numbers
+ * (offsets and sequence numbers stay below 2^53).
+ */
+export type CellValue = number | string | boolean | Date | null
+
+export interface MappedRecord {
+  /** Hive partition value: upper-case asset, or '*' for venue-wide records (stored percent-encoded). */
+  asset: string
+  /** Event time, epoch ms; its UTC day is the `date` partition. */
+  eventTime: number
+  /** Values of `columns`, in order (without the sink's own columns). */
+  row: CellValue[]
+}
+
+export interface TopicTable {
+  /** The log topic this table consumes. */
+  topic: string
+  /** Table (view) name in the catalog. */
+  table: string
+  /**
+   * Directory under $DATA/parquet/. Stable storage name, independent of deployment topic renames
+   * (SVC_TOPIC_*), so the .sql views never change with configuration.
+   */
+  dir: string
+  /** File columns after SINK_COLUMNS. Never name them date or asset (those are the partition columns). */
+  columns: readonly ColumnSpec[]
+  /** Decodes one record; throws on bad input (the sink then stores it among the rejects, never drops it). */
+  map(record: ConsumedRecord): MappedRecord
+}
+
+/** Columns every sink file starts with: where the record sat in the log. They make output idempotent. */
+export const SINK_COLUMNS: readonly ColumnSpec[] = [
+  { name: 'log_partition', type: 'INTEGER' },
+  { name: 'log_offset', type: 'BIGINT' },
+]
+
+/** Names reserved for the hive partition directories. */
+export const PARTITION_COLUMNS = ['date', 'asset'] as const
+
+/** All file columns of a table, in file order. */
+export function fileColumns(table: TopicTable): ColumnSpec[] {
+  return [...SINK_COLUMNS, ...table.columns]
+}
+
+/** DDL column list, e.g. `log_partition INTEGER, log_offset BIGINT, ...`. */
+export function columnsDdl(columns: readonly ColumnSpec[]): string {
+  return columns.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ')
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}

@@ -1,0 +1,109 @@
+/**
+ * Where sealed Parquet lives, and how a file's name records what it holds.
+ *
+ *   $DATA/parquet/<dir>/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<firstOffset>-<lastOffset>.parquet
+ *   $DATA/rejected/<dir>/date=YYYY-MM-DD/asset=<KEY>/p<partition>-<firstOffset>-<lastOffset>.parquet
+ *
+ * Offsets are zero-padded to 12 digits so names sort by offset. A file is written as `.<name>.tmp` in the same
+ * directory and renamed when complete; readers glob `*.parquet`, so they never see a half-written file.
+ * Hive values are percent-encoded (DuckDB decodes them), so the venue-wide asset '*' is the directory `asset=%2A`.
+ *
+ * Each data directory also holds one zero-row schema anchor, date=1970-01-01/asset=_schema/_schema.parquet:
+ * DuckDB's read_parquet fails on a glob that matches nothing, so the anchor keeps the views answering (0 rows)
+ * on an empty data dir and pins every column's type. It is not a sealed file (its name does not parse as one).
+ */
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+
+export const PARQUET_ROOT = 'parquet'
+export const REJECTS_ROOT = 'rejected'
+export const ANCHOR_DATE = '1970-01-01'
+export const ANCHOR_ASSET = '_schema'
+export const ANCHOR_FILE = '_schema.parquet'
+
+const OFFSET_DIGITS = 12
+const SEALED = /^p(\d+)-(\d{12,})-(\d{12,})\.parquet$/
+
+export interface SealedFile {
+  partition: number
+  firstOffset: number
+  lastOffset: number
+}
+
+/** Percent-encodes everything but [A-Za-z0-9_-], so any value is one safe path segment that DuckDB decodes back. */
+export function encodeHiveValue(value: string): string {
+  if (value.length === 0) throw new Error('a hive partition value must not be empty')
+  return Array.from(Buffer.from(value, 'utf8'))
+    .map((b) => (/[A-Za-z0-9_-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`))
+    .join('')
+}
+
+export function decodeHiveValue(segment: string): string {
+  return decodeURIComponent(segment)
+}
+
+/** The UTC day of an instant, as the `date` partition value. */
+export function utcDate(epochMs: number): string {
+  return new Date(epochMs).toISOString().slice(0, 10)
+}
+
+export function tableRoot(dataDir: string, dir: string, root: string = PARQUET_ROOT): string {
+  return join(dataDir, root, dir)
+}
+
+export function groupDir(tableRootDir: string, date: string, asset: string): string {
+  return join(tableRootDir, `date=${date}`, `asset=${encodeHiveValue(asset)}`)
+}
+
+export function sealedFileName(file: SealedFile): string {
+  const pad = (n: number) => String(n).padStart(OFFSET_DIGITS, '0')
+  return `p${file.partition}-${pad(file.firstOffset)}-${pad(file.lastOffset)}.parquet`
+}
+
+export function tempFileName(sealedName: string): string {
+  return `.${sealedName}.tmp`
+}
+
+export function isTempFileName(name: string): boolean {
+  return name.endsWith('.tmp')
+}
+
+export function parseSealedFileName(name: string): SealedFile | null {
+  const m = SEALED.exec(name)
+  if (!m) return null
+  return { partition: Number(m[1]), firstOffset: Number(m[2]), lastOffset: Number(m[3]) }
+}
+
+export function anchorPath(tableRootDir: string): string {
+  return join(tableRootDir, `date=${ANCHOR_DATE}`, `asset=${ANCHOR_ASSET}`, ANCHOR_FILE)
+}
+
+export interface GroupListing {
+  date: string
+  asset: string
+  dir: string
+  files: string[]
+}
+
+/** Every date=/asset= directory under a table root with its file names; a missing root lists nothing. */
+export async function listGroups(tableRootDir: string): Promise<GroupListing[]> {
+  const out: GroupListing[] = []
+  for (const dateDir of await readdirOrEmpty(tableRootDir)) {
+    if (!dateDir.startsWith('date=')) continue
+    for (const assetDir of await readdirOrEmpty(join(tableRootDir, dateDir))) {
+      if (!assetDir.startsWith('asset=')) continue
+      const dir = join(tableRootDir, dateDir, assetDir)
+      out.push({ date: dateDir.slice(5), asset: decodeHiveValue(assetDir.slice(6)), dir, files: await readdirOrEmpty(dir) })
+    }
+  }
+  return out
+}
+
+export async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+}
