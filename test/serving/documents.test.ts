@@ -12,7 +12,7 @@ import { ERRORS, ERROR_CODES, REASONS } from '../../serving/errors.ts'
 import { ERRORS_DOC_PATH, parseErrorsDoc, renderErrorsDoc } from '../../serving/docs/errorsDoc.ts'
 import { priceOf } from '../../serving/pricing.ts'
 import { USDC_BASE } from '../../serving/payments/x402.ts'
-import { PAY_TO, withServer } from './helpers/server.ts'
+import { PAY_TO, withServer } from '../helpers/serving/server.ts'
 
 const getJson = async (url: string) => {
   const r = await fetch(url)

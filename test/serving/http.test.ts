@@ -10,8 +10,8 @@ import type { RouteDef } from '../../serving/routes/types.ts'
 import { ERROR_ENVELOPE_SCHEMA } from '../../serving/envelope.ts'
 import { RateLimiter } from '../../serving/RateLimiter.ts'
 import { Server } from '../../serving/Server.ts'
-import { memoryServices, PAYER, RESOLVED_ID } from './helpers/memoryServices.ts'
-import { PAY_TO, withServer } from './helpers/server.ts'
+import { memoryServices, PAYER, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
+import { PAY_TO, withServer } from '../helpers/serving/server.ts'
 
 const errorEnvelope = new Ajv({ strict: false, allowUnionTypes: true }).compile(ERROR_ENVELOPE_SCHEMA)
 

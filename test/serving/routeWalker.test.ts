@@ -11,8 +11,8 @@ import type { RouteDef } from '../../serving/routes/types.ts'
 import { ERROR_ENVELOPE_SCHEMA, envelopeSchema } from '../../serving/envelope.ts'
 import { priceOf } from '../../serving/pricing.ts'
 import { decodeHeader, type PaymentRequired, USDC_BASE } from '../../serving/payments/x402.ts'
-import { memoryServices, PAYER, RESOLVED_ID } from './helpers/memoryServices.ts'
-import { makeAjv, PAY_TO, withServer } from './helpers/server.ts'
+import { memoryServices, PAYER, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
+import { makeAjv, PAY_TO, withServer } from '../helpers/serving/server.ts'
 
 const ajv = makeAjv()
 const errorEnvelope = ajv.compile(ERROR_ENVELOPE_SCHEMA)
