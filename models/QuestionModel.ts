@@ -107,6 +107,11 @@ export interface ResolutionWindow {
   startPrice: number | null
   /** True when the data source covers the whole window (no gap larger than the source's cadence). */
   complete: boolean
+  /**
+   * The same for the funding series, which has its own cadence (a window can have complete bars and no funding
+   * source at all, or the reverse); funding questions resolve unresolvable when it is false.
+   */
+  fundingComplete: boolean
 }
 
 /** Parameters fitted from history; serialisable, versioned and hashed into state_hash. */

@@ -1,0 +1,67 @@
+/**
+ * A time-ordered columnar deque of numbers: append at the tail, prune at the head, binary-search by time.
+ * Columns are plain number arrays with a head offset that is compacted once it passes half the length, so pushes and
+ * prunes are amortised O(1) and a snapshot never copies the series.
+ */
+export class TimeSeries<C extends string> {
+  readonly columns: readonly C[]
+  private times: number[] = []
+  private cols: Record<C, number[]>
+  private head = 0
+
+  constructor(columns: readonly C[]) {
+    this.columns = columns
+    this.cols = Object.fromEntries(columns.map((c) => [c, [] as number[]])) as Record<C, number[]>
+  }
+
+  get length(): number {
+    return this.times.length - this.head
+  }
+
+  /** Appends a row; times must not decrease (event-time order). */
+  push(time: number, values: Record<C, number>): void {
+    const last = this.times.length > this.head ? this.times[this.times.length - 1]! : -Infinity
+    if (time < last) throw new RangeError(`TimeSeries.push: time ${time} is earlier than the last row (${last})`)
+    this.times.push(time)
+    for (const c of this.columns) this.cols[c].push(values[c])
+  }
+
+  /** Time of row i (0 = oldest retained). */
+  time(i: number): number {
+    return this.times[this.head + i]!
+  }
+
+  get(column: C, i: number): number {
+    return this.cols[column][this.head + i]!
+  }
+
+  lastTime(): number | null {
+    return this.length > 0 ? this.times[this.times.length - 1]! : null
+  }
+
+  last(column: C): number | null {
+    return this.length > 0 ? this.cols[column][this.cols[column].length - 1]! : null
+  }
+
+  /** Index of the first row with time > t (rows before it are at or before t); `length` when none. */
+  upperBound(t: number): number {
+    let lo = this.head
+    let hi = this.times.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.times[mid]! <= t) lo = mid + 1
+      else hi = mid
+    }
+    return lo - this.head
+  }
+
+  /** Drops rows with time < t. */
+  prune(t: number): void {
+    while (this.head < this.times.length && this.times[this.head]! < t) this.head++
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      this.times = this.times.slice(this.head)
+      for (const c of this.columns) this.cols[c] = this.cols[c].slice(this.head)
+      this.head = 0
+    }
+  }
+}
