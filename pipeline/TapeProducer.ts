@@ -1,0 +1,106 @@
+/**
+ * Replays a tape into the ticks topic, resumable without duplicates.
+ *
+ * Each record goes out as an envelope {seq, tape, tick} keyed by asset (pipeline/TickEnvelope.ts). Before it starts,
+ * the producer reads the last record of every partition: within one partition, records are appended in tape order
+ * and a send resolves only once durable, so the last record's seq is that partition's high-water mark. Tape entries
+ * at or below their partition's mark are skipped. After a crash at any point the restarted replay therefore appends
+ * exactly the records the log is missing — no loss, no duplicate.
+ */
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { tickKey, tickTime } from '../ingest/Tick.ts'
+import { Replay, type ReplayProgress } from '../ingest/Replay.ts'
+import { VirtualClock } from '../ingest/VirtualClock.ts'
+import { partitionForKey } from '../common/murmur2.ts'
+import { childLogger } from '../common/logger.ts'
+import type { EventLog, LogRecord } from './log/EventLog.ts'
+import { decodeTickValue, encodeTickEnvelope } from './TickEnvelope.ts'
+
+const log = childLogger('tape-producer')
+
+export interface TapeProducerOptions {
+  log: EventLog
+  topic: string
+  tape: string
+  /** Identifies the tape in envelopes; default: the first 16 hex digits of the file's SHA-256. */
+  tapeId?: string
+  /** Event ms per wall ms (0 = as fast as possible). */
+  speed?: number
+  /** Records per send at speed 0 (default 1000). */
+  batchSize?: number
+  signal?: AbortSignal
+  clock?: VirtualClock
+  onProgress?: (progress: ReplayProgress & { produced: number }) => void
+}
+
+export interface TapeProducerResult {
+  tapeId: string
+  produced: number
+  skipped: number
+  aborted: boolean
+  /** Per-partition tape seq already in the log when the run started. */
+  resumedFrom: number[]
+}
+
+export async function tapeIdOf(file: string): Promise<string> {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
+  return hash.digest('hex').slice(0, 16)
+}
+
+/** The highest tape seq of `tapeId` per partition, from the log's last records (0 where none). */
+export async function highWaterMarks(eventLog: EventLog, topic: string, tapeId: string): Promise<number[]> {
+  const last = await eventLog.lastRecords(topic)
+  return last.map((record) => {
+    if (!record) return 0
+    const decoded = decodeTickValue(record.value)
+    return decoded.tape === tapeId && decoded.seq !== null ? decoded.seq : 0
+  })
+}
+
+export async function produceTape(options: TapeProducerOptions): Promise<TapeProducerResult> {
+  const { log: eventLog, topic } = options
+  const tapeId = options.tapeId ?? (await tapeIdOf(options.tape))
+  const partitions = await eventLog.partitionsOf(topic)
+  const marks = await highWaterMarks(eventLog, topic, tapeId)
+  if (marks.some((m) => m > 0)) log.info({ tapeId, marks }, 'resuming replay after the records already in the log')
+
+  const speed = options.speed ?? 0
+  const batchSize = options.batchSize ?? 1000
+  const producer = await eventLog.createProducer()
+  let buffer: LogRecord[] = []
+  let bufferTime = -1
+  let produced = 0
+
+  const flush = async () => {
+    if (buffer.length === 0) return
+    const batch = buffer
+    buffer = []
+    await producer.send(topic, batch)
+    produced += batch.length
+  }
+
+  try {
+    const replay = new Replay({
+      tape: options.tape,
+      speed,
+      signal: options.signal,
+      clock: options.clock,
+      skip: (entry) => entry.line <= (marks[partitionForKey(tickKey(entry.tick), partitions)] ?? 0),
+      onProgress: options.onProgress ? (p) => options.onProgress!({ ...p, produced }) : undefined,
+    })
+    const result = await replay.run(async (entry) => {
+      const time = tickTime(entry.tick)
+      // Paced replays send each event instant as it comes due; unpaced ones batch for throughput.
+      if (speed > 0 && buffer.length > 0 && time !== bufferTime) await flush()
+      bufferTime = time
+      buffer.push({ key: tickKey(entry.tick), value: encodeTickEnvelope({ seq: entry.line, tape: tapeId, tick: entry.tick }), timestamp: time })
+      if (buffer.length >= batchSize) await flush()
+    })
+    await flush()
+    return { tapeId, produced, skipped: result.skipped, aborted: result.aborted, resumedFrom: marks }
+  } finally {
+    await producer.close()
+  }
+}
