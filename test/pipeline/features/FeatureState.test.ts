@@ -2,7 +2,7 @@ import t from 'tap'
 import { FeatureState } from '../../../pipeline/features/FeatureState.ts'
 import { stalenessBudgetMs, STALENESS_BUDGET_RULES } from '../../../pipeline/features/stalenessBudgets.ts'
 import { NEUTRAL_FUNDING_PER_HOUR } from '../../../pipeline/features/funding.ts'
-import { H, T0, bar, funding, liquidation, price } from './ticks.ts'
+import { H, T0, bar, funding, liquidation, price } from '../../helpers/ticks.ts'
 
 const close = (t: { ok(v: boolean, m: string): unknown }, a: number | null | undefined, b: number, msg: string) => t.ok(a !== null && a !== undefined && Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(b)), `${msg}: ${a} ≈ ${b}`)
 

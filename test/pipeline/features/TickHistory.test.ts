@@ -1,6 +1,6 @@
 import t from 'tap'
 import { TickHistory } from '../../../pipeline/features/TickHistory.ts'
-import { H, T0, bar, funding } from './ticks.ts'
+import { H, T0, bar, funding } from '../../helpers/ticks.ts'
 
 t.test('window holds bars and settlements in (start, end], the start price, and coverage flags', async (t) => {
   const h = new TickHistory()

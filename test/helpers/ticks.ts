@@ -1,5 +1,5 @@
 /** Hand-made ticks for feature and model tests: small, explicit, every number visible in the test. */
-import { TICK_SCHEMA_VERSION, isoMs, type BarTick, type FundingTick, type LiquidationTick, type PriceTick, type Tick } from '../../../ingest/Tick.ts'
+import { TICK_SCHEMA_VERSION, isoMs, type BarTick, type FundingTick, type LiquidationTick, type PriceTick, type Tick } from '../../ingest/Tick.ts'
 
 export const H = 3_600_000
 export const T0 = Date.UTC(2025, 0, 1)

@@ -1,0 +1,149 @@
+/**
+ * `svc eval`: fits every sold market question on the part of a tape before the split and scores it on the part after,
+ * against the base rate measured on the training part (models/evaluateQuestion.ts). The table goes to stdout,
+ * progress to stderr.
+ */
+import { open } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { UsageError, type Command } from '../Command.ts'
+import { startProgress } from '../../common/progress.ts'
+import { readTape } from '../../ingest/TapeReader.ts'
+import { importFiles } from '../../ingest/importers/index.ts'
+import { tickTime, type Tick } from '../../ingest/Tick.ts'
+import { buildDataset } from '../../models/Dataset.ts'
+import { evaluateQuestion, ECE_BINS, type QuestionEvaluation } from '../../models/evaluateQuestion.ts'
+import { questionById, soldMarketQuestions } from '../../models/questions/index.ts'
+import { Policy } from '../../models/policy/Policy.ts'
+import { JEV_VERSION } from '../../models/version.ts'
+import type { QuestionModel } from '../../models/QuestionModel.ts'
+
+const usage = `Usage: svc eval --tape FILE [--tape FILE ...] [--split DATE] [--questions ID,...] [--json]
+
+Fits each question on decisions whose windows closed before the split and scores the decisions at or after it.
+
+Options:
+  --tape FILE       a tape (NDJSON, optionally gzip) or a recorded venue file from ../shared/tapes (imported
+                    in-process); repeat to combine, e.g. an OKX 1H file with its 8h funding file
+  --split DATE      ISO date or instant; default: 70% of each question's decision span on these tapes
+  --questions IDS   comma-separated question ids (default: every sold market question)
+  --json            print the evaluations as JSON instead of a table
+`
+
+/** A tape's first line is a tick record; anything else is treated as a recorded venue file to import. */
+async function isTape(path: string): Promise<boolean> {
+  const fh = await open(path, 'r')
+  try {
+    const buf = Buffer.alloc(4096)
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0)
+    if (bytesRead >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) return true
+    const first = buf.subarray(0, bytesRead).toString('utf8').split('\n')[0]!
+    const rec = JSON.parse(first) as { v?: unknown; kind?: unknown; provenance?: unknown }
+    return typeof rec === 'object' && rec !== null && rec.v === 1 && typeof rec.kind === 'string' && typeof rec.provenance === 'object'
+  } catch {
+    return false
+  } finally {
+    await fh.close()
+  }
+}
+
+export async function loadTicks(paths: readonly string[]): Promise<Tick[]> {
+  const tapes: string[] = []
+  const raw: string[] = []
+  for (const p of paths) (await isTape(p) ? tapes : raw).push(p)
+  const ticks: Tick[] = []
+  if (raw.length > 0) ticks.push(...(await importFiles(raw)).ticks)
+  for (const t of tapes) for await (const e of readTape(t)) ticks.push(e.tick)
+  if (tapes.length + (raw.length > 0 ? 1 : 0) > 1) {
+    // Stable: equal instants keep their source order.
+    const keyed = ticks.map((tick, i) => ({ tick, i, t: tickTime(tick) }))
+    keyed.sort((a, b) => a.t - b.t || a.i - b.i)
+    return keyed.map((k) => k.tick)
+  }
+  return ticks
+}
+
+function fmt(x: number | null | undefined, digits = 4): string {
+  return x === null || x === undefined ? '—' : x.toFixed(digits)
+}
+
+export function formatTable(evals: readonly QuestionEvaluation[]): string {
+  const header = ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', 'ECE']
+  const rows = evals.map((e) => [
+    e.question_id,
+    e.split.slice(0, 16) + 'Z',
+    String(e.train.resolved),
+    String(e.n_decisions),
+    String(e.n_resolved),
+    String(e.n_unresolvable),
+    String(e.n_refused),
+    fmt(e.brier),
+    fmt(e.base_brier),
+    fmt(e.bss, 3),
+    e.bss_ci ? `[${fmt(e.bss_ci.lower, 3)}, ${fmt(e.bss_ci.upper, 3)}]` : '—',
+    fmt(e.ece?.value),
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`
+  const out = [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)]
+  const notes = [
+    '',
+    `Brier: binary mean (p − o)²; S01 multi-class Brier Σ_k (p_k − o_k)² (range 0..2). Base-rate Brier: the TRAINING window's base rate (S01: class frequencies) applied to the test decisions.`,
+    `BSS = 1 − Brier / base-rate Brier; 95% CI: seeded percentile bootstrap (seed 1, 2000 resamples) over test decisions resampled iid as pairs (no blocks; windows are disjoint).`,
+    `ECE: K = ${ECE_BINS} equal-width bins, (a,b] convention, L1, weighted by bin count (S01: top-label, modal-class probability vs hit).`,
+    `train n = resolved training decisions (window end before the split); decisions = test decisions (decision time ≥ split); refused = policy refusals (probability 0, confidence 0), not scored; unresolvable = claims whose window could not be resolved. Figures that do not beat the base rate are printed as they are.`,
+  ]
+  for (const e of evals) {
+    const reasons = Object.entries(e.refused_by_reason).map(([k, v]) => `${k} ${v}`).join(', ')
+    if (reasons) notes.push(`${e.question_id} refusals: ${reasons}`)
+  }
+  return out.join('\n') + '\n' + notes.join('\n') + '\n'
+}
+
+export const command: Command = {
+  name: 'eval',
+  summary: 'Fit questions before a time split on tapes and score them after it (Brier, base rate, BSS with CI, ECE)',
+  usage,
+  async run(argv) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        tape: { type: 'string', multiple: true },
+        split: { type: 'string' },
+        questions: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    })
+    const tapes = values.tape ?? []
+    if (tapes.length === 0) throw new UsageError('--tape is required')
+    let split: number | undefined
+    if (values.split !== undefined) {
+      split = Date.parse(values.split)
+      if (Number.isNaN(split)) throw new UsageError(`--split must be an ISO date or instant, got '${values.split}'`)
+    }
+    let questions: QuestionModel[] = soldMarketQuestions()
+    if (values.questions !== undefined) {
+      questions = values.questions.split(',').map((id) => {
+        const q = questionById(id.trim())
+        if (!q) throw new UsageError(`--questions: unknown question '${id}'`)
+        return q
+      })
+    }
+    const ticks = await loadTicks(tapes)
+    if (ticks.length === 0) throw new UsageError('the tapes hold no records')
+    const progress = startProgress('eval', ticks.length, 'ticks')
+    const { samples, stats } = buildDataset(ticks, questions, (n) => progress.update(n))
+    progress.update(ticks.length)
+    progress.stop()
+    const policy = Policy.v1()
+    const evals = questions.map((q) => evaluateQuestion(q, samples.get(q.id) ?? [], { policy, ...(split !== undefined ? { split } : {}) }))
+    if (values.json) {
+      process.stdout.write(JSON.stringify({ jev_version: JEV_VERSION, policy_version: policy.version, policy_checksum: policy.checksum, tapes, dataset: stats, evaluations: evals }, null, 2) + '\n')
+    } else {
+      process.stdout.write(`svc eval — ${tapes.join(' + ')}\n${stats.ticks} ticks; jev ${JEV_VERSION}; policy ${policy.version} (${policy.checksum.slice(0, 12)})\n\n`)
+      process.stdout.write(formatTable(evals))
+    }
+    return 0
+  },
+}

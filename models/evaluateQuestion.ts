@@ -1,0 +1,185 @@
+/**
+ * Honest out-of-sample evaluation of one question: fit on samples whose windows closed before the split, answer every
+ * decision at or after it through the sealed policy, and score the resolved claims against the base rate measured on
+ * the TRAINING window.
+ *
+ * Spec, Computation rules: "Brier score BS = mean of (p - o)^2 over resolved pairs"; "BSS = 1 - BS/BS_ref … A
+ * negative BSS is published as negative"; "Every figure ships with n and window." Here BS_ref is the Brier score of the
+ * training base rate applied to the test decisions (not the test sample's own UNC, which would peek at test outcomes).
+ * S01 (choice): multi-class Brier Σ_k (p_k − o_k)² with the training class frequencies as the reference; ECE is the
+ * top-label ECE of the modal-class probability.
+ * BSS interval: seeded percentile bootstrap (models/verification/bootstrap.ts, seed 1, 2000 resamples) over test
+ * decisions resampled iid as (model score, reference score) pairs — no blocks: cadence = horizon keeps windows
+ * disjoint.
+ */
+import type { FittedParams, LabelledSample, QuestionModel } from './QuestionModel.ts'
+import { splitSamples } from './Dataset.ts'
+import { Policy } from './policy/Policy.ts'
+import { bootstrapCi, DEFAULT_RESAMPLES, DEFAULT_SEED, type BootstrapInterval } from './verification/bootstrap.ts'
+import { expectedCalibrationError, type EceResult } from './verification/ece.ts'
+import { isoMs } from '../ingest/Tick.ts'
+
+export const DEFAULT_SPLIT_SHARE = 0.7
+export const ECE_BINS = 10
+
+export interface QuestionEvaluation {
+  question_id: string
+  answer: 'probability' | 'choice'
+  split: string
+  split_rule: string
+  train: { n: number; resolved: number; window_start: string | null; window_end: string | null; fitted_version: string; fit_status: string }
+  n_decisions: number
+  n_refused: number
+  refused_by_reason: Record<string, number>
+  n_claims: number
+  n_resolved: number
+  n_unresolvable: number
+  brier: number | null
+  brier_kind: 'binary' | 'multiclass_sum'
+  base_rate: number | Record<string, number> | null
+  base_brier: number | null
+  bss: number | null
+  bss_ci: BootstrapInterval | null
+  ece: EceResult | null
+  mean_probability: number | null
+  test_window: { start: string | null; end: string | null }
+}
+
+/** Default split: the instant 70 % of the way through the question's decision span on this tape. */
+export function defaultSplit(samples: readonly LabelledSample[], share = DEFAULT_SPLIT_SHARE): number | null {
+  if (samples.length === 0) return null
+  let lo = Infinity
+  let hi = -Infinity
+  for (const s of samples) {
+    lo = Math.min(lo, s.snapshot.at)
+    hi = Math.max(hi, s.snapshot.at)
+  }
+  return lo + Math.round((hi - lo) * share)
+}
+
+function minOf(xs: readonly number[]): number {
+  let m = Infinity
+  for (const x of xs) if (x < m) m = x
+  return m
+}
+
+function maxOf(xs: readonly number[]): number {
+  let m = -Infinity
+  for (const x of xs) if (x > m) m = x
+  return m
+}
+
+interface ScoredRow {
+  model: number
+  reference: number
+}
+
+function skill(rows: readonly ScoredRow[]): number | null {
+  let m = 0
+  let r = 0
+  for (const x of rows) {
+    m += x.model
+    r += x.reference
+  }
+  return r > 0 ? 1 - m / r : null
+}
+
+export function evaluateQuestion(
+  question: QuestionModel,
+  samples: readonly LabelledSample[],
+  options: { split?: number; policy?: Policy; resamples?: number } = {},
+): QuestionEvaluation {
+  const policy = options.policy ?? Policy.v1()
+  const given = options.split !== undefined
+  const split = options.split ?? defaultSplit(samples) ?? 0
+  const { train, test } = splitSamples(samples, question.horizonMs, split)
+  const fitted: FittedParams = question.fit(train)
+  const choice = question.answer === 'choice'
+  const classes = question.classes ?? []
+
+  // Base rate on the training window only.
+  const trainResolved = train.filter((s) => s.resolution.outcome !== 'unresolvable' && (!choice || s.resolution.realized_choice !== null))
+  let baseBinary: number | null = null
+  let baseDist: number[] | null = null
+  if (trainResolved.length > 0) {
+    if (choice) {
+      baseDist = classes.map((c) => trainResolved.filter((s) => s.resolution.realized_choice === c).length / trainResolved.length)
+    } else {
+      baseBinary = trainResolved.filter((s) => s.resolution.outcome === 'obtains').length / trainResolved.length
+    }
+  }
+
+  const refusedBy: Record<string, number> = {}
+  let nRefused = 0
+  let nClaims = 0
+  let nUnresolvable = 0
+  const rows: ScoredRow[] = []
+  const pairs: { p: number; y: number }[] = []
+  let pSum = 0
+  for (const s of test) {
+    const out = question.evaluate(s.snapshot, fitted)
+    const decided = policy.apply(out)
+    if (decided.action === 'refuse') {
+      nRefused++
+      const reason = out.kind === 'refusal' ? `${out.refusal}:${out.reason}` : `${decided.decision}:min_confidence`
+      refusedBy[reason] = (refusedBy[reason] ?? 0) + 1
+      continue
+    }
+    nClaims++
+    if (out.kind !== 'claim') continue
+    if (s.resolution.outcome === 'unresolvable' || (choice && s.resolution.realized_choice === null)) {
+      nUnresolvable++
+      continue
+    }
+    pSum += decided.probability
+    if (choice) {
+      const realized = classes.indexOf(s.resolution.realized_choice!)
+      const dist = classes.map((c) => out.distribution?.[c] ?? 0)
+      const score = (d: readonly number[]) => d.reduce((a, p, k) => a + (p - (k === realized ? 1 : 0)) ** 2, 0)
+      rows.push({ model: score(dist), reference: baseDist ? score(baseDist) : NaN })
+      const predicted = out.conditions.predicted_class
+      pairs.push({ p: decided.probability, y: predicted === s.resolution.realized_choice ? 1 : 0 })
+    } else {
+      const y = s.resolution.outcome === 'obtains' ? 1 : 0
+      rows.push({ model: (decided.probability - y) ** 2, reference: baseBinary === null ? NaN : (baseBinary - y) ** 2 })
+      pairs.push({ p: decided.probability, y })
+    }
+  }
+  const n = rows.length
+  const brier = n > 0 ? rows.reduce((a, r) => a + r.model, 0) / n : null
+  const haveBase = choice ? baseDist !== null : baseBinary !== null
+  const baseBrier = n > 0 && haveBase ? rows.reduce((a, r) => a + r.reference, 0) / n : null
+  const bss = n > 0 && haveBase ? skill(rows) : null
+  const bssCi = n > 1 && haveBase ? bootstrapCi(rows, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null
+  const ece = pairs.length > 0 ? expectedCalibrationError(pairs, { bins: ECE_BINS, strategy: 'uniform', norm: 'l1' }) : null
+  const testTimes = test.map((s) => s.snapshot.at)
+  return {
+    question_id: question.id,
+    answer: question.answer,
+    split: isoMs(split),
+    split_rule: given ? 'given (--split)' : `${DEFAULT_SPLIT_SHARE * 100}% of the question's decision span`,
+    train: {
+      n: train.length,
+      resolved: trainResolved.length,
+      window_start: train.length ? isoMs(minOf(train.map((s) => s.snapshot.at))) : null,
+      window_end: train.length ? isoMs(maxOf(train.map((s) => s.snapshot.at)) + question.horizonMs) : null,
+      fitted_version: fitted.version,
+      fit_status: String((fitted.params as { status?: unknown }).status ?? 'unknown'),
+    },
+    n_decisions: test.length,
+    n_refused: nRefused,
+    refused_by_reason: refusedBy,
+    n_claims: nClaims,
+    n_resolved: n,
+    n_unresolvable: nUnresolvable,
+    brier,
+    brier_kind: choice ? 'multiclass_sum' : 'binary',
+    base_rate: choice ? (baseDist ? Object.fromEntries(classes.map((c, k) => [c, baseDist![k]!])) : null) : baseBinary,
+    base_brier: baseBrier,
+    bss,
+    bss_ci: bssCi,
+    ece,
+    mean_probability: n > 0 ? pSum / n : null,
+    test_window: { start: testTimes.length ? isoMs(minOf(testTimes)) : null, end: testTimes.length ? isoMs(maxOf(testTimes) + question.horizonMs) : null },
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The sealed policy ruleset: maps a model output to the recorded decision and action.
+ *
+ * Spec, Decision record: "probability: number; 0 when the decision is a refusal; confidence: number; 0 when the
+ * decision is a refusal; decision: verdict kind; refusal kinds stale_input, insufficient_confidence, suppress; action:
+ * policy action; policy_version: version of the sealed ruleset in force". Intelligence measures: "Policy seal:
+ * { version, checksum, ruleset }; the checksum is recomputable from the body." Replay result carries matched_rules.
+ *
+ * checksum = SHA-256 (lowercase hex) of the RFC 8785 (JCS) canonical JSON of the ruleset body (common/jcs.ts), so
+ * anyone can recompute it from the served body. The body is models/policy/ruleset.v1.json; its values of decision and
+ * action are listed in docs/decisions.md.
+ */
+import { readFileSync } from 'node:fs'
+import { jcsSha256 } from '../../common/hash.ts'
+import { REFUSAL_KINDS, type ModelOutput, type RefusalKind } from '../QuestionModel.ts'
+import { JEV_VERSION } from '../version.ts'
+
+export const DECISION_VERDICTS = ['likely', 'lean_likely', 'no_edge', 'lean_unlikely', 'unlikely'] as const
+export const ACTIONS = ['alert', 'monitor', 'none', 'refuse'] as const
+export type Action = (typeof ACTIONS)[number]
+
+interface Band {
+  rule: string
+  min: number
+  max: number
+  action: Action
+}
+export interface RulesetBody {
+  version: string
+  jev_version: string
+  refusal: {
+    kinds: RefusalKind[]
+    record: { probability: 0; confidence: 0; action: 'refuse' }
+    min_confidence: number
+    min_confidence_decision: RefusalKind
+  }
+  binary: { convention: string; bands: (Band & { decision: string })[] }
+  choice: { decision_template: string; convention: string; bands: Band[] }
+}
+
+export interface PolicyResult {
+  decision: string
+  action: Action
+  probability: number
+  confidence: number
+  matched_rules: string[]
+}
+
+export interface PolicySeal {
+  version: string
+  checksum: string
+  ruleset: RulesetBody
+}
+
+function checkBands(bands: readonly Band[], where: string): void {
+  if (bands.length === 0) throw new RangeError(`${where}: no bands`)
+  let edge = 0
+  bands.forEach((b, i) => {
+    if (b.min !== edge) throw new RangeError(`${where}[${i}].min must be ${edge} (bands must tile [0, 1] in order)`)
+    if (!(b.max > b.min)) throw new RangeError(`${where}[${i}].max must exceed min`)
+    if (!ACTIONS.includes(b.action)) throw new RangeError(`${where}[${i}].action: unknown action '${b.action}'`)
+    edge = b.max
+  })
+  if (edge !== 1) throw new RangeError(`${where}: bands must end at 1`)
+}
+
+function band<B extends Band>(bands: readonly B[], p: number): B {
+  for (const b of bands) if (p >= b.min && p < b.max) return b
+  return bands[bands.length - 1]!
+}
+
+export class Policy {
+  readonly body: RulesetBody
+  readonly checksum: string
+
+  constructor(body: RulesetBody) {
+    if (!REFUSAL_KINDS.every((k) => body.refusal.kinds.includes(k))) throw new RangeError('refusal.kinds must list every refusal kind')
+    if (!(body.refusal.min_confidence >= 0 && body.refusal.min_confidence < 1)) throw new RangeError('refusal.min_confidence must be in [0, 1)')
+    checkBands(body.binary.bands, 'binary.bands')
+    checkBands(body.choice.bands, 'choice.bands')
+    if (!body.choice.decision_template.includes('{class}')) throw new RangeError('choice.decision_template must contain {class}')
+    this.body = body
+    this.checksum = jcsSha256(body)
+  }
+
+  /** The v1 ruleset in force on this deployment. */
+  static v1(): Policy {
+    const body = JSON.parse(readFileSync(new URL('./ruleset.v1.json', import.meta.url), 'utf8')) as RulesetBody
+    if (body.jev_version !== JEV_VERSION) throw new Error(`ruleset.v1.json jev_version ${body.jev_version} is not the model layer's ${JEV_VERSION}`)
+    return new Policy(body)
+  }
+
+  get version(): string {
+    return this.body.version
+  }
+
+  seal(): PolicySeal {
+    return { version: this.body.version, checksum: this.checksum, ruleset: this.body }
+  }
+
+  /** Decision, action and the recorded numbers for one model output; matched_rules name every rule that fired. */
+  apply(output: ModelOutput): PolicyResult {
+    const r = this.body.refusal
+    if (output.kind === 'refusal') {
+      return { decision: output.refusal, action: r.record.action, probability: r.record.probability, confidence: r.record.confidence, matched_rules: [`refusal.${output.refusal}`] }
+    }
+    if (!(output.confidence >= r.min_confidence)) {
+      return {
+        decision: r.min_confidence_decision,
+        action: r.record.action,
+        probability: r.record.probability,
+        confidence: r.record.confidence,
+        matched_rules: ['refusal.min_confidence'],
+      }
+    }
+    if (output.distribution) {
+      let modal = ''
+      let best = -Infinity
+      for (const [cls, p] of Object.entries(output.distribution)) {
+        if (p > best) {
+          best = p
+          modal = cls
+        }
+      }
+      const b = band(this.body.choice.bands, output.probability)
+      return {
+        decision: this.body.choice.decision_template.replace('{class}', modal),
+        action: b.action,
+        probability: output.probability,
+        confidence: output.confidence,
+        matched_rules: [b.rule],
+      }
+    }
+    const b = band(this.body.binary.bands, output.probability)
+    return { decision: b.decision, action: b.action, probability: output.probability, confidence: output.confidence, matched_rules: [b.rule] }
+  }
+}

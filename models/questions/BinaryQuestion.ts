@@ -1,0 +1,193 @@
+/**
+ * A fitted binary question: the shared machinery behind S03, S04, S05, S06 and S07.
+ *
+ * Method (docs/methodology.md): the time-ordered usable training samples are split 70/30; an L2 logistic regression
+ * (IRLS, λ = 1, standardised features; models/fit/logistic.ts) is fitted on the earlier 70 %, and an isotonic map
+ * (PAV with a minimum block of CALIBRATION_BAND_FLOOR outcomes, Laplace-smoothed; models/fit/isotonic.ts) is fitted
+ * on the later, disjoint 30 % from the regression's raw output to outcomes. The answer is the calibrated value of the
+ * block the raw output falls in. Refusals: see evaluate().
+ */
+import type {
+  FeatureSnapshot,
+  FittedParams,
+  LabelledSample,
+  ModelOutput,
+  QuestionId,
+  QuestionModel,
+  Resolution,
+  ResolutionWindow,
+} from '../QuestionModel.ts'
+import type { FeatureInput } from '../../pipeline/features/stalenessBudgets.ts'
+import { CALIBRATION_BAND_FLOOR } from '../verification/calibrationReport.ts'
+import { DEFAULT_L2, fitLogistic, predictLogistic } from '../fit/logistic.ts'
+import { calibrationBlock, fitIsotonic, type CalibrationBlock } from '../fit/isotonic.ts'
+import { evidenceConfidence } from '../confidence.ts'
+import { jcsSha256 } from '../../common/hash.ts'
+import { FIT_SHARE, TRAIN_FLOOR, horizonString, inputRefusal, refusal, timeOrdered, trainedOn, type Refusal } from './common.ts'
+
+export const BINARY_METHOD = 'logit-l2-irls+isotonic-pav'
+
+/** What a question derives from the snapshot alone: the dated event, its conditions, and its model inputs. */
+export interface Frame {
+  event: string
+  conditions: Record<string, unknown>
+  /** Model inputs (fixed order = featureNames); null when the frame refuses. */
+  x: number[] | null
+  refusal: Refusal | null
+}
+
+export interface BinaryQuestionSpec {
+  id: QuestionId
+  label: string
+  horizonMs: number
+  entryTier: boolean
+  requiredInputs: readonly FeatureInput[]
+  featureNames: readonly string[]
+  frame(snapshot: FeatureSnapshot, horizonMs: number): Frame
+  resolve(conditions: Record<string, unknown>, window: ResolutionWindow): Resolution
+}
+
+export interface BinaryParams {
+  status: 'ok' | 'insufficient'
+  method: typeof BINARY_METHOD
+  feature_names: string[]
+  train_floor: number
+  usable: number
+  n_fit: number
+  n_cal: number
+  positives: number
+  lambda: number
+  mean: number[]
+  sd: number[]
+  beta: number[]
+  min_block: number
+  calibration: CalibrationBlock[]
+}
+
+export class BinaryQuestion implements QuestionModel {
+  readonly id: QuestionId
+  readonly label: string
+  readonly answer = 'probability' as const
+  readonly scope = 'market' as const
+  readonly horizonMs: number
+  readonly horizon: string
+  readonly entryTier: boolean
+  readonly classes = null
+  readonly sold = true
+  private readonly spec: BinaryQuestionSpec
+
+  constructor(spec: BinaryQuestionSpec) {
+    this.spec = spec
+    this.id = spec.id
+    this.label = spec.label
+    this.horizonMs = spec.horizonMs
+    this.horizon = horizonString(spec.horizonMs)
+    this.entryTier = spec.entryTier
+  }
+
+  /** The model inputs of a sample, or null when it would be refused before the model (not a training row). */
+  private row(sample: LabelledSample): { x: number[]; y: number } | null {
+    if (sample.resolution.outcome === 'unresolvable') return null
+    if (inputRefusal(sample.snapshot, this.spec.requiredInputs)) return null
+    const frame = this.spec.frame(sample.snapshot, this.horizonMs)
+    if (frame.refusal || !frame.x) return null
+    return { x: frame.x, y: sample.resolution.outcome === 'obtains' ? 1 : 0 }
+  }
+
+  fit(samples: readonly LabelledSample[]): FittedParams {
+    const ordered = timeOrdered(samples)
+    const used: LabelledSample[] = []
+    const rows: { x: number[]; y: number }[] = []
+    for (const s of ordered) {
+      const r = this.row(s)
+      if (r) {
+        used.push(s)
+        rows.push(r)
+      }
+    }
+    const positives = rows.reduce((a, r) => a + r.y, 0)
+    const base: BinaryParams = {
+      status: 'insufficient',
+      method: BINARY_METHOD,
+      feature_names: [...this.spec.featureNames],
+      train_floor: TRAIN_FLOOR,
+      usable: rows.length,
+      n_fit: 0,
+      n_cal: 0,
+      positives,
+      lambda: DEFAULT_L2,
+      mean: [],
+      sd: [],
+      beta: [],
+      min_block: CALIBRATION_BAND_FLOOR,
+      calibration: [],
+    }
+    if (rows.length >= TRAIN_FLOOR) {
+      const nFit = Math.floor(rows.length * FIT_SHARE)
+      const fitRows = rows.slice(0, nFit)
+      const calRows = rows.slice(nFit)
+      const lr = fitLogistic(fitRows.map((r) => r.x), fitRows.map((r) => r.y), DEFAULT_L2)
+      const pairs = calRows.map((r) => ({ p: predictLogistic(lr, r.x), y: r.y }))
+      Object.assign(base, {
+        status: 'ok',
+        n_fit: fitRows.length,
+        n_cal: calRows.length,
+        mean: lr.mean,
+        sd: lr.sd,
+        beta: lr.beta,
+        calibration: fitIsotonic(pairs, CALIBRATION_BAND_FLOOR),
+      })
+    }
+    const params = base as unknown as Record<string, unknown>
+    return {
+      question_id: this.id,
+      version: `${BINARY_METHOD}@${jcsSha256(params).slice(0, 12)}`,
+      trained_on: trainedOn(used, this.horizonMs, positives),
+      params,
+    }
+  }
+
+  /**
+   * Refusal order: an unavailable input (suppress) or a stale/degraded one (stale_input) first; then the frame's own
+   * refusals (out of scope → suppress, degenerate or missing baseline → insufficient_confidence); then the model's
+   * (not fitted / sample below floor / calibration band below floor → insufficient_confidence).
+   */
+  evaluate(snapshot: FeatureSnapshot, fitted: FittedParams | null): ModelOutput {
+    const frame = this.spec.frame(snapshot, this.horizonMs)
+    const { event, conditions } = frame
+    const input = inputRefusal(snapshot, this.spec.requiredInputs)
+    if (input) return refusal(input, event, this.horizon, conditions)
+    if (frame.refusal || !frame.x) return refusal(frame.refusal ?? { refusal: 'insufficient_confidence', reason: 'features_unavailable' }, event, this.horizon, conditions)
+    if (!fitted) return refusal({ refusal: 'insufficient_confidence', reason: 'model_not_fitted' }, event, this.horizon, conditions)
+    if (fitted.question_id !== this.id) throw new RangeError(`fitted params of ${fitted.question_id} given to ${this.id}`)
+    const p = fitted.params as unknown as BinaryParams
+    if (p.status !== 'ok') return refusal({ refusal: 'insufficient_confidence', reason: 'sample_below_floor' }, event, this.horizon, conditions)
+    const raw = predictLogistic(p, frame.x)
+    const block = calibrationBlock(p.calibration, raw)
+    if (!block || block.n < p.min_block) {
+      return refusal({ refusal: 'insufficient_confidence', reason: 'calibration_band_below_floor' }, event, this.horizon, conditions)
+    }
+    return {
+      kind: 'claim',
+      event,
+      horizon: this.horizon,
+      conditions,
+      probability: block.p,
+      distribution: null,
+      confidence: evidenceConfidence(p.n_fit, block.n),
+      evidence: {
+        method: p.method,
+        fitted_version: fitted.version,
+        n_fit: p.n_fit,
+        n_cal: p.n_cal,
+        raw_probability: raw,
+        calibration_block: { x_min: block.x_min, x_max: block.x_max, n: block.n, hits: block.hits },
+        features: Object.fromEntries(this.spec.featureNames.map((n, i) => [n, frame.x![i]!])),
+      },
+    }
+  }
+
+  resolve(conditions: Record<string, unknown>, window: ResolutionWindow): Resolution {
+    return this.spec.resolve(conditions, window)
+  }
+}
