@@ -25,7 +25,8 @@ export const ECE_BINS = 10
 export interface QuestionEvaluation {
   question_id: string
   answer: 'probability' | 'choice'
-  split: string
+  /** Null when the question had no decisions on these tapes. */
+  split: string | null
   split_rule: string
   train: { n: number; resolved: number; window_start: string | null; window_end: string | null; fitted_version: string; fit_status: string }
   n_decisions: number
@@ -156,7 +157,7 @@ export function evaluateQuestion(
   return {
     question_id: question.id,
     answer: question.answer,
-    split: isoMs(split),
+    split: samples.length > 0 || given ? isoMs(split) : null,
     split_rule: given ? 'given (--split)' : `${DEFAULT_SPLIT_SHARE * 100}% of the question's decision span`,
     train: {
       n: train.length,

@@ -54,6 +54,7 @@ export const REASONS = {
   CIRCUIT_OPEN: { code: 'PROVIDER_DOWN', meaning: 'the provider circuit breaker is open after repeated failures' },
   JEV_CALL_FAILED: { code: 'PROVIDER_DOWN', meaning: 'the model layer call failed' },
   SERVICE_UNWIRED: { code: 'PROVIDER_DOWN', meaning: 'a service part this route needs is not wired on this deployment; detail.missing names it' },
+  PAYMENTS_UNWIRED: { code: 'PROVIDER_DOWN', meaning: 'no payment recipient (SVC_PAY_TO) is configured, so paid routes cannot be settled' },
 } as const satisfies Record<string, { code: ErrorCode; meaning: string }>
 
 export type ReasonCode = keyof typeof REASONS

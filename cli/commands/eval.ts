@@ -51,7 +51,7 @@ export async function loadTicks(paths: readonly string[]): Promise<Tick[]> {
   const raw: string[] = []
   for (const p of paths) (await isTape(p) ? tapes : raw).push(p)
   const ticks: Tick[] = []
-  if (raw.length > 0) ticks.push(...(await importFiles(raw)).ticks)
+  if (raw.length > 0) for (const tick of (await importFiles(raw)).ticks) ticks.push(tick)
   for (const t of tapes) for await (const e of readTape(t)) ticks.push(e.tick)
   if (tapes.length + (raw.length > 0 ? 1 : 0) > 1) {
     // Stable: equal instants keep their source order.
@@ -66,11 +66,11 @@ function fmt(x: number | null | undefined, digits = 4): string {
   return x === null || x === undefined ? '—' : x.toFixed(digits)
 }
 
-export function formatTable(evals: readonly QuestionEvaluation[]): string {
+export function formatTable(evals: readonly QuestionEvaluation[], unavailable: Record<string, number> = {}): string {
   const header = ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', 'ECE']
   const rows = evals.map((e) => [
     e.question_id,
-    e.split.slice(0, 16) + 'Z',
+    e.split === null ? '—' : e.split.slice(0, 16) + 'Z',
     String(e.train.resolved),
     String(e.n_decisions),
     String(e.n_resolved),
@@ -93,6 +93,9 @@ export function formatTable(evals: readonly QuestionEvaluation[]): string {
     `train n = resolved training decisions (window end before the split); decisions = test decisions (decision time ≥ split); refused = policy refusals (probability 0, confidence 0), not scored; unresolvable = claims whose window could not be resolved. Figures that do not beat the base rate are printed as they are.`,
   ]
   for (const e of evals) {
+    if (e.n_decisions === 0 && e.train.n === 0 && (unavailable[e.question_id] ?? 0) > 0) {
+      notes.push(`${e.question_id}: no decisions — an input it needs is not on these tapes (${unavailable[e.question_id]} market-instants without it)`)
+    }
     const reasons = Object.entries(e.refused_by_reason).map(([k, v]) => `${k} ${v}`).join(', ')
     if (reasons) notes.push(`${e.question_id} refusals: ${reasons}`)
   }
@@ -142,7 +145,7 @@ export const command: Command = {
       process.stdout.write(JSON.stringify({ jev_version: JEV_VERSION, policy_version: policy.version, policy_checksum: policy.checksum, tapes, dataset: stats, evaluations: evals }, null, 2) + '\n')
     } else {
       process.stdout.write(`svc eval — ${tapes.join(' + ')}\n${stats.ticks} ticks; jev ${JEV_VERSION}; policy ${policy.version} (${policy.checksum.slice(0, 12)})\n\n`)
-      process.stdout.write(formatTable(evals))
+      process.stdout.write(formatTable(evals, stats.unavailable))
     }
     return 0
   },

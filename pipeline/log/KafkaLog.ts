@@ -205,7 +205,9 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
     const consumer = this.kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 500 })
     try {
       await consumer.connect()
-      await consumer.subscribe({ topics: [physical], fromBeginning: false })
+      // If the broker rejects a seek (seen as "offset out of range" right after a producer was SIGKILLed), kafkajs
+      // resets to the group's default offset; from the beginning it still reaches end-1, only more slowly.
+      await consumer.subscribe({ topics: [physical], fromBeginning: true })
       let done: () => void = () => {}
       const allFound = new Promise<void>((resolve) => (done = resolve))
       await consumer.run({

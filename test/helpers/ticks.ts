@@ -66,3 +66,30 @@ export function syntheticBars(asset: string, hours: number, seed = 1): Tick[] {
   }
   return out
 }
+
+/**
+ * Hourly funding settlements (Hyperliquid style, interval 1 h) from T0: a slowly drifting rate with occasional
+ * spikes, deterministic, so funding questions see both outcomes and both sides of neutral.
+ */
+export function syntheticFunding(asset: string, hours: number, seed = 7): Tick[] {
+  const out: Tick[] = []
+  let s = seed >>> 0
+  const rnd = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
+  let level = 1.25e-5
+  for (let i = 1; i <= hours; i++) {
+    level = 1.25e-5 + 0.9 * (level - 1.25e-5) + (rnd() - 0.5) * 1e-5
+    const spike = rnd() < 0.05 ? (rnd() - 0.5) * 2e-4 : 0
+    out.push(funding(asset, T0 + i * H, level + spike, 1, 'hyperliquid:perp'))
+  }
+  return out
+}
+
+/** Merges tick lists into one event-time-ordered list (stable). */
+export function mergeTicks(...lists: Tick[][]): Tick[] {
+  const all = lists.flat().map((tick, i) => ({ tick, i, t: Date.parse(tick.provenance.timestamp) }))
+  all.sort((a, b) => a.t - b.t || a.i - b.i)
+  return all.map((x) => x.tick)
+}

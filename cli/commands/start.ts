@@ -1,0 +1,139 @@
+/**
+ * `svc start` (what `npm start` runs): the whole service in one process. It generates a seeded synthetic tape on
+ * first start (or takes SVC_TAPE), replays it at an accelerated speed through the event log into Parquet and the
+ * DuckDB catalog, and serves the API. SIGTERM/SIGINT stop the replay, drain in-flight requests, seal what the sink
+ * buffers and commit.
+ */
+import { parseArgs } from 'node:util'
+import { access, mkdir } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { UsageError, type Command } from '../Command.ts'
+import { childLogger } from '../../common/logger.ts'
+import { SyntheticMarket } from '../../ingest/SyntheticMarket.ts'
+import { TapeWriter } from '../../ingest/TapeWriter.ts'
+import { openEventLog, eventLogConfig } from '../../pipeline/log/openEventLog.ts'
+import { Pipeline } from '../../pipeline/Pipeline.ts'
+import { Catalog } from '../../sql/Catalog.ts'
+import { Server } from '../../serving/Server.ts'
+import { UnwiredPaymentGate } from '../../serving/payments/UnwiredPaymentGate.ts'
+
+const log = childLogger('start')
+
+const usage = `Usage: svc start [--port N] [--host H] [--data-dir DIR] [--tape TAPE] [--speed S]
+
+Runs the service in one process: replays a tape through the event log into Parquet + DuckDB and serves the API.
+
+Options (environment in brackets):
+  --port N        listen port (PORT, default 8080; 0 picks a free one)
+  --host H        listen address (HOST, default 127.0.0.1)
+  --data-dir DIR  data folder (SVC_DATA_DIR, default ./data)
+  --tape TAPE     tape to replay (SVC_TAPE); default: a seeded 7-day BTC/ETH/SOL tape generated on first start
+  --speed S       replay speed, event time per wall time (SVC_REPLAY_SPEED, default 60: a minute per second)
+Also: SVC_LOG=kafka with KAFKA_BROKERS to run on Kafka; SVC_PAY_TO to accept payments (unset: paid routes 503).
+`
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  )
+}
+
+/** The default tape: seed 1, 7 days, BTC/ETH/SOL; generated once into the data folder. */
+async function defaultTape(dataDir: string): Promise<string> {
+  const tape = join(dataDir, 'tapes', 'synthetic-seed1-168h.ndjson.gz')
+  if (await exists(tape)) return tape
+  await mkdir(join(dataDir, 'tapes'), { recursive: true })
+  const writer = TapeWriter.open(tape)
+  try {
+    const n = await new SyntheticMarket({ seed: 1, hours: 168, assets: ['BTC', 'ETH', 'SOL'] }).writeTo(writer)
+    await writer.close()
+    log.info({ tape, records: n }, 'generated the default synthetic tape')
+  } catch (err) {
+    await writer.abort()
+    throw err
+  }
+  return tape
+}
+
+export const command: Command = {
+  name: 'start',
+  summary: 'Run the whole service: replay a tape into Parquet + DuckDB and serve the API',
+  usage,
+  async run(argv) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'data-dir': { type: 'string' },
+        tape: { type: 'string' },
+        speed: { type: 'string' },
+      },
+      strict: true,
+    })
+    const port = Number(values.port ?? process.env.PORT ?? 8080)
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535`)
+    const host = values.host ?? process.env.HOST ?? '127.0.0.1'
+    const speed = Number(values.speed ?? process.env.SVC_REPLAY_SPEED ?? 60)
+    if (!Number.isFinite(speed) || speed < 0) throw new UsageError('--speed must be a number >= 0')
+    const dataDir = resolve(values['data-dir'] ?? process.env.SVC_DATA_DIR ?? 'data')
+    const env: NodeJS.ProcessEnv = { ...process.env, SVC_DATA_DIR: dataDir }
+    const logKind = eventLogConfig(env).SVC_LOG
+
+    await mkdir(dataDir, { recursive: true })
+    const tape = resolve(values.tape ?? process.env.SVC_TAPE ?? (await defaultTape(dataDir)))
+    await Catalog.apply(dataDir)
+    const eventLog = await openEventLog(env)
+    // Short sink age so data lands in Parquet within seconds of being replayed.
+    const pipeline = await Pipeline.start({ dataDir, log: eventLog, sink: { maxAgeMs: 5_000 } })
+    const payTo = process.env.SVC_PAY_TO
+    const server = await Server.start({
+      port,
+      host,
+      config: { payTo: payTo ?? '0x0000000000000000000000000000000000000000' },
+      services: payTo ? {} : { paymentGate: new UnwiredPaymentGate() },
+    })
+
+    process.stdout.write(
+      [
+        `svc: listening on ${server.url}  (try ${server.url}/healthz, ${server.url}/v1/pricing, ${server.url}/openapi.json)`,
+        `svc: event log   ${logKind === 'kafka' ? `kafka ${env.KAFKA_BROKERS}` : join(dataDir, 'log')}`,
+        `svc: parquet     ${join(dataDir, 'parquet')}`,
+        `svc: duckdb      ${Catalog.path(dataDir)}  (duckdb -readonly ${Catalog.path(dataDir)} "select kind, count(*) from ticks group by 1")`,
+        `svc: replaying   ${tape} at speed ${speed}`,
+        payTo ? `svc: payments to ${payTo}` : 'svc: SVC_PAY_TO unset: paid routes answer 503 PAYMENTS_UNWIRED',
+        '',
+      ].join('\n'),
+    )
+
+    const abort = new AbortController()
+    let stopping: Promise<void> | null = null
+    const stop = () => {
+      stopping ??= (async () => {
+        abort.abort()
+        await server.close()
+      })()
+    }
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+
+    try {
+      const result = await pipeline.replay({ tape, speed, signal: abort.signal })
+      if (!result.aborted) {
+        await pipeline.drain()
+        process.stdout.write(`svc: replay finished (${result.produced} records produced, ${result.skipped} already in the log); still serving\n`)
+        await new Promise<void>((resolveStop) => abort.signal.addEventListener('abort', () => resolveStop(), { once: true }))
+      }
+      await stopping
+      return 0
+    } finally {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      await server.close()
+      await pipeline.close()
+      await eventLog.close()
+      process.stdout.write('svc: stopped\n')
+    }
+  },
+}
