@@ -1,0 +1,28 @@
+/**
+ * `npm run bench`: every benchmark, each printed beside a baseline measured in the same run (ratios, because this
+ * machine is shared and noisy). Kafka figures need KAFKA_BROKERS (bench/run.sh starts a broker).
+ */
+import { benchLogs } from './logs.ts'
+import { benchPipeline } from './pipeline.ts'
+
+const print = (line: string) => process.stdout.write(line + '\n')
+const brokers = process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(',') : null
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+
+print('== backbone: raw log speed (produce + consume, no processing)')
+const raw = await benchLogs({ records: 100_000, ...(brokers ? { kafkaBrokers: brokers } : { skipKafka: true }), print: () => undefined })
+for (const r of raw) {
+  print(`${r.name.padEnd(34)} produce ${fmt(r.produceRecordsPerSec)} rec/s   consume ${r.consumeRecordsPerSec === null ? '-' : fmt(r.consumeRecordsPerSec)} rec/s`)
+}
+
+print('\n== backbone: end to end, tape → log → Parquet (sealed + committed)')
+const e2e = await benchPipeline({ hours: 72, kafkaBrokers: brokers, print })
+print('')
+for (const r of e2e) {
+  const base = raw.find((x) => x.name.toLowerCase().startsWith(r.log))
+  if (!base || base.consumeRecordsPerSec === null) continue
+  const rawBoth = 1 / (1 / base.produceRecordsPerSec + 1 / base.consumeRecordsPerSec)
+  print(
+    `${r.log.padEnd(8)} end-to-end ${fmt(r.ticksPerSec)} ticks/s vs raw log produce+consume ${fmt(rawBoth)} rec/s → ratio ${(r.ticksPerSec / rawBoth).toFixed(2)}`,
+  )
+}
