@@ -1,6 +1,6 @@
 /**
- * One request, start to end: rate limit → body limit → route → validation → wired parts → payment → handler →
- * envelope. Every answer carries x-request-id and the RateLimit-* headers; every refusal is the spec's error
+ * One request, start to end: rate limit → body limit → route → validation → wired parts → payment authorize →
+ * handler → settle → deferred commits → envelope (the payment seam is described in payments/PaymentGate.ts). Every answer carries x-request-id and the RateLimit-* headers; every refusal is the spec's error
  * envelope; an unexpected throw becomes INTERNAL with a generic message (the real error goes to the log).
  */
 import { randomUUID } from 'node:crypto'
@@ -10,7 +10,7 @@ import { ServiceError } from './ServiceError.ts'
 import type { IncomingRequest } from './http/UwsAdapter.ts'
 import { JSON_TYPE, type ResponseWriter } from './http/ResponseWriter.ts'
 import { priceOf, UNMEASURED_LADDER, type Price } from './pricing.ts'
-import type { PaymentAuthorized } from './payments/PaymentGate.ts'
+import type { CommitEffect, PaymentAuthorized, PaymentGrant, ReleaseCause, SettleOutcome } from './payments/PaymentGate.ts'
 import { pricingKeyFor } from './routes/derive.ts'
 import { RequestValidator } from './routes/RequestValidator.ts'
 import { Router } from './routes/router.ts'
@@ -61,8 +61,15 @@ export class Dispatcher {
       const ctx = this.context(req, route, m.params, requestId, now)
       this.validators.get(route)!.check(ctx as unknown as Record<'params' | 'query' | 'headers' | 'body', unknown>)
       for (const part of route.needs ?? []) ctx.need(part)
-      if (route.pay.kind === 'paid') await this.authorize(ctx, route, req, headers)
-      const result = await route.handler(ctx)
+      const call = route.pay.kind === 'paid' ? await this.authorize(ctx, route, req, headers) : null
+      let result: HandlerResult
+      try {
+        result = await route.handler(ctx)
+      } catch (err) {
+        if (call) await this.release(call.grant, 'handler_failed', ctx.request_id)
+        throw err
+      }
+      if (call) await this.capture(call, ctx.request_id, headers)
       this.writeResult(res, result, ctx, headers)
     } catch (err) {
       this.writeError(res, err, requestId, headers, req)
@@ -98,7 +105,8 @@ export class Dispatcher {
     }
   }
 
-  private async authorize(ctx: HandlerContext, route: RouteDef, req: IncomingRequest, headers: Record<string, string>): Promise<void> {
+  /** Step 1 of the payment seam (see PaymentGate.ts): authorize, per-payer limit, hand the handler its commit hook. */
+  private async authorize(ctx: HandlerContext, route: RouteDef, req: IncomingRequest, headers: Record<string, string>): Promise<PaidCall> {
     const measures = this.services.ladder ? await this.services.ladder.measures() : UNMEASURED_LADDER
     const price: Price = priceOf(pricingKeyFor(route, ctx.params), measures.rung)
     const base = this.documents.baseUrl
@@ -117,11 +125,59 @@ export class Dispatcher {
     if (outcome.kind === 'challenge') throw outcome.error
     if (outcome.payer) {
       const prl = this.services.rateLimiter.takePayer(outcome.payer, ctx.now)
-      if (!prl.allowed) throw rateLimited(prl)
+      if (!prl.allowed) {
+        await this.release(outcome, 'rate_limited', ctx.request_id)
+        throw rateLimited(prl)
+      }
     }
     if (outcome.response_headers) Object.assign(headers, outcome.response_headers)
-    ctx.payment = outcome
+    const effects: CommitEffect[] = []
+    ctx.payment = {
+      kind: 'paid',
+      payment_id: outcome.payment_id,
+      rail: outcome.rail,
+      payer: outcome.payer,
+      commit: (effect) => void effects.push(effect),
+    }
     ctx.price = price
+    return { grant: outcome, effects }
+  }
+
+  /**
+   * Steps 3–4: settle, then run the handler's deferred effects. A failed settlement releases the reservation and
+   * answers its own refusal; the effects are dropped, so nothing is recorded.
+   */
+  private async capture(call: PaidCall, requestId: string, headers: Record<string, string>): Promise<void> {
+    const { grant, effects } = call
+    let outcome: SettleOutcome
+    try {
+      outcome = grant.settle ? await grant.settle() : { ok: true }
+    } catch (err) {
+      this.log.error({ err, request_id: requestId, payment_id: grant.payment_id }, 'settle threw')
+      await this.release(grant, 'settle_failed', requestId)
+      throw new ServiceError('INTERNAL')
+    }
+    if (!outcome.ok) {
+      await this.release(grant, 'settle_failed', requestId)
+      throw outcome.error
+    }
+    if (outcome.response_headers) Object.assign(headers, outcome.response_headers)
+    try {
+      for (const effect of effects) await effect()
+    } catch (err) {
+      // The payment is captured and cannot be undone here; the log line is what an operator reconciles from.
+      this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'commit failed after settlement')
+      throw new ServiceError('INTERNAL')
+    }
+  }
+
+  private async release(grant: PaymentGrant, cause: ReleaseCause, requestId: string): Promise<void> {
+    if (!grant.release) return
+    try {
+      await grant.release(cause)
+    } catch (err) {
+      this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, cause }, 'payment release failed')
+    }
   }
 
   private writeResult(res: ResponseWriter, result: HandlerResult, ctx: HandlerContext, headers: Record<string, string>): void {
@@ -163,6 +219,12 @@ export class Dispatcher {
     const id = randomUUID()
     res.send(500, { 'content-type': JSON_TYPE, 'x-request-id': id }, null, JSON.stringify(new ServiceError('INTERNAL').toEnvelope(id)))
   }
+}
+
+/** A paid call in flight: the rail's grant and the effects the handler deferred until settlement. */
+interface PaidCall {
+  grant: PaymentGrant
+  effects: CommitEffect[]
 }
 
 function rateLimited(rl: RateDecision): ServiceError {

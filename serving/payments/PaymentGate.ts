@@ -2,7 +2,27 @@
  * The payment seam between the dispatcher and the rails (x402 per call, prepaid credits).
  *
  * Spec (Authentication 2–3): a paid route called without PAYMENT-SIGNATURE answers 402 with a base64
- * PAYMENT-REQUIRED header; every paid endpoint also accepts x-svc-payer (credits) instead.
+ * PAYMENT-REQUIRED header; every paid endpoint also accepts x-svc-payer (credits) instead. "On success the response
+ * carries the settlement receipt in the base64 PAYMENT-RESPONSE header." Credits: "A call yielding neither a decision
+ * nor a typed refusal reverses its debit."
+ *
+ * A paid call runs in four steps, driven by the Dispatcher:
+ *
+ *   1. grant = gate.authorize(req, price)   verify the payment and reserve it (x402: local verify + durable nonce
+ *                                           insert; credits: debit). A PaymentChallenge ends the call.
+ *   2. handler(ctx)                         computes the answer WITHOUT committing it: side effects that must exist
+ *                                           only for a paid answer (ledger rows, locked calls, armed hooks) are
+ *                                           registered with ctx.payment.commit(effect) instead of being done.
+ *   3. grant.settle()                       captures the payment (x402: facilitator /settle). { ok: false } ends the
+ *                                           call with its error (x402: 402 with PAYMENT-RESPONSE success:false);
+ *                                           the registered effects never run, so nothing is recorded or charged.
+ *   4. effects run in order, then the answer is written with settle's response_headers.
+ *
+ * grant.release(cause) is called exactly once instead of settle when no answer is delivered (the handler threw, the
+ * per-payer rate limit refused, or settle itself failed): the rail undoes its reservation (credits: reverse the
+ * debit). x402 burns the nonce anyway (a used nonce is never reusable), so its release only logs.
+ * If an effect throws after a successful settle, the payment stands and the call answers INTERNAL (logged with the
+ * payment_id so an operator can reconcile); settle is never undone.
  */
 import type { ServiceError } from '../ServiceError.ts'
 import type { Price } from '../pricing.ts'
@@ -19,14 +39,38 @@ export interface PaymentRequest {
   route_summary: string
 }
 
-export interface PaymentAuthorized {
+export type SettleOutcome =
+  | { ok: true; /** Headers for the success response (x402: PAYMENT-RESPONSE). */ response_headers?: Record<string, string> }
+  | { ok: false; /** The refusal to answer with (carries its own headers, e.g. PAYMENT-RESPONSE success:false). */ error: ServiceError }
+
+export type ReleaseCause = 'handler_failed' | 'rate_limited' | 'settle_failed'
+
+/** What a rail returns from authorize(): the reserved payment and how to capture or undo it. */
+export interface PaymentGrant {
   kind: 'paid'
   payment_id: string
   rail: 'x402' | 'credits'
   /** Verified payer address (per-payer rate limit applies); null when the rail does not identify one. */
   payer: string | null
-  /** Headers to add to the success response (e.g. PAYMENT-RESPONSE). */
+  /** Headers to add to the success response known at authorize time. */
   response_headers?: Record<string, string>
+  /** Capture after the handler answered (step 3). Absent: the payment was captured by authorize(). */
+  settle?(): Promise<SettleOutcome>
+  /** Undo the reservation when no answer is delivered. Called at most once, never after a successful settle. */
+  release?(cause: ReleaseCause): Promise<void>
+}
+
+/** A side effect of a paid answer, run only after the payment is captured. */
+export type CommitEffect = () => void | Promise<void>
+
+/** What handlers and services see of an authorized call. */
+export interface PaymentAuthorized {
+  kind: 'paid'
+  payment_id: string
+  rail: 'x402' | 'credits'
+  payer: string | null
+  /** Defers a side effect until the payment is captured; it never runs when settlement fails. */
+  commit(effect: CommitEffect): void
 }
 
 export interface PaymentChallenge {
@@ -36,5 +80,5 @@ export interface PaymentChallenge {
 }
 
 export interface PaymentGate {
-  authorize(req: PaymentRequest, price: Price): Promise<PaymentAuthorized | PaymentChallenge>
+  authorize(req: PaymentRequest, price: Price): Promise<PaymentGrant | PaymentChallenge>
 }
