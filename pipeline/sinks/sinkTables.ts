@@ -1,11 +1,13 @@
 /**
  * Every TopicTable the service sinks to Parquet, in one list: the sink process consumes these topics and the
- * catalog writes their schema anchors. Decisions, outcomes and billing draws add their tables here.
+ * catalog writes their schema anchors. Billing draws add their table here.
  */
 import { topicNames, type TopicNames } from '../topics.ts'
+import { decisionsTable } from './decisionsTable.ts'
+import { outcomesTable } from './outcomesTable.ts'
 import { ticksTable } from './ticksTable.ts'
 import type { TopicTable } from './TopicTable.ts'
 
 export function sinkTables(names: TopicNames = topicNames()): TopicTable[] {
-  return [ticksTable(names.ticks)]
+  return [ticksTable(names.ticks), decisionsTable(names.decisions), outcomesTable(names.outcomes)]
 }

@@ -7,6 +7,7 @@ import { Catalog, CATALOG_FILE, DATA_DIR_PLACEHOLDER, SQL_DIR, renderSql, sqlFil
 import { ParquetSink } from '../../pipeline/sinks/ParquetSink.ts'
 import { TICKS_COLUMNS, ticksTable } from '../../pipeline/sinks/ticksTable.ts'
 import { SINK_COLUMNS } from '../../pipeline/sinks/TopicTable.ts'
+import { sinkTables } from '../../pipeline/sinks/sinkTables.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 import { TOPIC, makeTicks, toBatches, toRecords } from '../pipeline/sinks/fixtures.ts'
 import type { Tick } from '../../ingest/Tick.ts'
@@ -26,6 +27,13 @@ const VIEWS = [
   'universe',
   'hourly_ohlc',
   'latest_by_asset_kind',
+  'decision_rows',
+  'decisions',
+  'outcome_rows',
+  'outcomes',
+  'question_catalog',
+  'open_clocks',
+  'feed_chips',
 ]
 
 const ticks = makeTicks(100)
@@ -56,7 +64,11 @@ t.test('an empty data dir: every view answers with 0 rows, over a catalog reopen
     t.same(views.map((v) => v.view_name), [...VIEWS].sort(), 'the catalog holds exactly these views')
     const tables = await catalog.query(`SELECT count(*) AS n FROM duckdb_tables()`)
     t.same(tables, [{ n: '0' }], 'and no tables: the catalog file stores no data')
-    for (const view of VIEWS) t.same(await catalog.query(`SELECT count(*) AS n FROM ${view}`), [{ n: '0' }], `${view}: 0 rows`)
+    for (const view of VIEWS) {
+      // question_catalog is the one constant view: the registry's eleven questions.
+      const expected = view === 'question_catalog' ? '11' : '0'
+      t.same(await catalog.query(`SELECT count(*) AS n FROM ${view}`), [{ n: expected }], `${view}: ${expected} rows`)
+    }
     await t.rejects(catalog.query(`CREATE VIEW x AS SELECT 1`), { code: 'CATALOG_SQL' }, 'read-only really is read-only')
   })
 })
@@ -178,6 +190,8 @@ t.test('the ticks view exposes exactly the sink columns plus the partition colum
 t.test('a quant can run the rendered .sql in a plain DuckDB session', async (t) => {
   const dataDir = await makeTempDir(t)
   await sinkTicks(dataDir)
+  // Every table's schema anchor, as the service writes them on start.
+  await (await ParquetSink.open({ dataDir, tables: sinkTables() })).close()
   const instance = await DuckDBInstance.create(':memory:')
   const conn = await instance.connect()
   t.teardown(() => {
