@@ -1,0 +1,389 @@
+/**
+ * The latest market per asset, kept by a stream processor on the ticks topic (its own consumer group, fed through
+ * the EventLog interface): mid, mark, index, bar (close and 24 h volume from bars), book top, settled funding,
+ * predicted funding and open interest, each with its provenance and event time; plus the last universe snapshot and
+ * the hourly liquidation observations of each market.
+ *
+ * Time is EVENT time: `now()` is the newest event time consumed (the virtual clock of a replay), unless a clock is
+ * injected (live operation). Freshness of every input is measured against it with the published staleness budgets
+ * (pipeline/features/stalenessBudgets.ts), so a snapshot read reports its age and a degraded input honestly.
+ *
+ * Spec (Response envelope): "A degraded snapshot is still served with its degraded freshness stated."
+ *
+ * The state lives in memory and is rebuilt at each start by reading the topic from the beginning; the group never
+ * commits (a committed offset would skip the history the 24 h volume and liquidation hours need).
+ */
+import { childLogger } from '../common/logger.ts'
+import { isoMs, tickTime, type Provenance, type Tick, type UniverseTick } from '../ingest/Tick.ts'
+import { intervalMs } from './features/FeatureState.ts'
+import { stalenessBudgetMs, type FeatureInput } from './features/stalenessBudgets.ts'
+import type { EventLog, LogConsumer } from './log/EventLog.ts'
+import { decodeTickValue } from './TickEnvelope.ts'
+
+const log = childLogger('market-state')
+
+const HOUR_MS = 3_600_000
+const DAY_MS = 24 * HOUR_MS
+/** S02 readiness (spec Limits): "24 hourly observations per market". */
+export const LIQ_HOURS_REQUIRED = 24
+
+/** Inputs with a staleness budget; predicted funding has none (it is a forecast, not an observation). */
+export type MarketInput = Extract<FeatureInput, 'mid' | 'mark' | 'index' | 'bars' | 'book' | 'funding' | 'open_interest'>
+
+export interface Observed<T> {
+  value: T
+  /** Event time, epoch ms. */
+  time: number
+  provenance: Provenance
+}
+
+export interface BarValue {
+  close: number
+  interval: string
+  /**
+   * USD notional traded over the 24 h ending at the last bar (Σ volume × close for base units, Σ volume for quote
+   * units); null until the bar series covers 24 h, or when the unit is contracts (no contract size on the tape).
+   */
+  volume_24h_usd: number | null
+}
+
+export interface BookValue {
+  bid: number
+  ask: number
+  bid_size: number
+  ask_size: number
+  bid_depth_usd: number | null
+  ask_depth_usd: number | null
+}
+
+export interface AssetMarket {
+  asset: string
+  mid: Observed<number> | null
+  mark: Observed<number> | null
+  index: Observed<number> | null
+  bar: Observed<BarValue> | null
+  book: Observed<BookValue> | null
+  funding: Observed<{ rate: number; interval_hours: number; premium: number | null }> | null
+  predicted_funding: Observed<{ rate: number; interval_hours: number; next_funding_at: string }> | null
+  open_interest: Observed<{ value: number; unit: 'base' | 'usd' | 'contracts' }> | null
+}
+
+export interface InputFreshness {
+  input: MarketInput
+  ok: boolean
+  staleness_budget_ms: number
+  age_ms: number
+  last_success_at: string
+  quality: Provenance['quality']
+}
+
+export interface MarketStateHealth {
+  /** Records folded in. */
+  consumed: number
+  /** Records that failed to decode (skipped, logged). */
+  rejected: number
+  /** Wall time of the last consumed batch, epoch ms; null before the first. */
+  lastConsumedAtWall: number | null
+  /** Newest event time consumed; null before the first. */
+  eventTime: number | null
+  /** Set when the consumer stopped on an error. */
+  error: Error | null
+}
+
+export interface MarketStateOptions {
+  log: EventLog
+  topic: string
+  /** Consumer group (default 'svc.market-state'). */
+  groupId?: string
+  /** Time freshness is measured against; default: the newest event time consumed (replay's virtual clock). */
+  clock?: { now(): number }
+  /** Wall clock for health bookkeeping (default Date.now). */
+  wallClock?: { now(): number }
+}
+
+interface BarWindow {
+  key: string
+  intervalMs: number
+  firstTime: number
+  /** Bars in the trailing 24 h: event time and USD notional (NaN when unconvertible). */
+  times: number[]
+  notionals: number[]
+  head: number
+  sum: number
+  unconvertible: number
+}
+
+interface AssetState extends AssetMarket {
+  barWindow: BarWindow | null
+  /** Liquidation records per clock hour (hour index → newest event time in it), trailing 48 h. */
+  liqHours: Map<number, number>
+}
+
+function newAsset(asset: string): AssetState {
+  return {
+    asset, mid: null, mark: null, index: null, bar: null, book: null, funding: null, predicted_funding: null,
+    open_interest: null, barWindow: null, liqHours: new Map(),
+  }
+}
+
+export class MarketState {
+  readonly #assets = new Map<string, AssetState>()
+  #universe: Observed<UniverseTick> | null = null
+  #eventTime: number | null = null
+  #consumed = 0
+  #rejected = 0
+  #lastConsumedAtWall: number | null = null
+  #error: Error | null = null
+  /** Next offset to read per partition (index = partition). */
+  readonly #positions: number[] = []
+  readonly #clock: { now(): number } | null
+  readonly #wall: { now(): number }
+  #consumer: LogConsumer | null = null
+  #log: EventLog | null = null
+  #topic: string | null = null
+  #waiters: Array<() => void> = []
+
+  /** A state fed by hand (no consumer); `start()` is the stream processor. */
+  constructor(options: { clock?: { now(): number }; wallClock?: { now(): number } } = {}) {
+    this.#clock = options.clock ?? null
+    this.#wall = options.wallClock ?? { now: () => Date.now() }
+  }
+
+  /** Starts consuming the ticks topic from the beginning; resolves once the consumer is positioned. */
+  static async start(options: MarketStateOptions): Promise<MarketState> {
+    const state = new MarketState(options)
+    const consumer = await options.log.createConsumer({
+      groupId: options.groupId ?? 'svc.market-state',
+      topics: [options.topic],
+      fromBeginning: true,
+    })
+    state.#consumer = consumer
+    state.#log = options.log
+    state.#topic = options.topic
+    const running = consumer.run(async (batch) => {
+      for (const r of batch.records) {
+        try {
+          state.ingest(decodeTickValue(r.value).tick)
+        } catch (err) {
+          state.#rejected++
+          if (state.#rejected <= 10 || state.#rejected % 1000 === 0) {
+            log.warn({ err, topic: r.topic, partition: r.partition, offset: r.offset, rejected: state.#rejected }, 'skipped an undecodable tick')
+          }
+        }
+        state.#positions[r.partition] = r.offset + 1
+      }
+      state.#lastConsumedAtWall = state.#wall.now()
+      state.#wake()
+    })
+    running.catch((err: unknown) => {
+      state.#error = err instanceof Error ? err : new Error(String(err))
+      log.error({ err }, 'market-state consumer stopped')
+      state.#wake()
+    })
+    await running
+    return state
+  }
+
+  /** Time freshness is measured against: the injected clock, else the newest event time consumed. */
+  now(): number | null {
+    return this.#clock ? this.#clock.now() : this.#eventTime
+  }
+
+  /** Folds one tick in. Within one asset, ticks arrive in event-time order (one key → one partition). */
+  ingest(tick: Tick): void {
+    const time = tickTime(tick)
+    this.#consumed++
+    if (this.#eventTime === null || time > this.#eventTime) this.#eventTime = time
+    if (tick.kind === 'universe') {
+      if (!this.#universe || time >= this.#universe.time) this.#universe = { value: tick, time, provenance: tick.provenance }
+      return
+    }
+    if (tick.kind === 'trade') return
+    let s = this.#assets.get(tick.asset)
+    if (!s) {
+      s = newAsset(tick.asset)
+      this.#assets.set(tick.asset, s)
+    }
+    const obs = <T>(value: T): Observed<T> => ({ value, time, provenance: tick.provenance })
+    const newer = (prev: Observed<unknown> | null) => prev === null || time >= prev.time
+    switch (tick.kind) {
+      case 'mid':
+      case 'mark':
+      case 'index':
+        if (newer(s[tick.kind])) s[tick.kind] = obs(tick.price)
+        return
+      case 'book_top':
+        if (newer(s.book)) {
+          s.book = obs({
+            bid: tick.bid, ask: tick.ask, bid_size: tick.bid_size, ask_size: tick.ask_size,
+            bid_depth_usd: tick.bid_depth_usd, ask_depth_usd: tick.ask_depth_usd,
+          })
+        }
+        return
+      case 'funding':
+        if (newer(s.funding)) s.funding = obs({ rate: tick.rate, interval_hours: tick.interval_hours, premium: tick.premium })
+        return
+      case 'predicted_funding':
+        if (newer(s.predicted_funding)) {
+          s.predicted_funding = obs({ rate: tick.rate, interval_hours: tick.interval_hours, next_funding_at: tick.next_funding_at })
+        }
+        return
+      case 'open_interest':
+        if (newer(s.open_interest)) s.open_interest = obs({ value: tick.value, unit: tick.unit })
+        return
+      case 'liquidation': {
+        const hour = Math.floor(time / HOUR_MS)
+        s.liqHours.set(hour, Math.max(s.liqHours.get(hour) ?? time, time))
+        for (const h of s.liqHours.keys()) if (h < hour - 48) s.liqHours.delete(h)
+        return
+      }
+      case 'bar': {
+        // As FeatureState: the first (source, interval) series seen is the asset's bar series; mixing would corrupt it.
+        const key = `${tick.provenance.source}|${tick.interval}`
+        if (s.barWindow === null) {
+          s.barWindow = { key, intervalMs: intervalMs(tick.interval), firstTime: time, times: [], notionals: [], head: 0, sum: 0, unconvertible: 0 }
+        } else if (s.barWindow.key !== key) return
+        if (!newer(s.bar)) return
+        const w = s.barWindow
+        const notional = tick.volume_unit === 'base' ? tick.volume * tick.close : tick.volume_unit === 'quote' ? tick.volume : NaN
+        w.times.push(time)
+        w.notionals.push(notional)
+        if (Number.isNaN(notional)) w.unconvertible++
+        else w.sum += notional
+        // Window (time − 24 h, time]: a bar closing exactly 24 h ago traded outside it.
+        while (w.head < w.times.length && w.times[w.head]! <= time - DAY_MS) {
+          const n = w.notionals[w.head]!
+          if (Number.isNaN(n)) w.unconvertible--
+          else w.sum -= n
+          w.head++
+        }
+        if (w.head > 4096 && w.head * 2 > w.times.length) {
+          w.times = w.times.slice(w.head)
+          w.notionals = w.notionals.slice(w.head)
+          w.head = 0
+        }
+        // Covered when the first bar's window opened at or before time − 24 h.
+        const covered = w.firstTime - w.intervalMs <= time - DAY_MS
+        s.bar = obs({ close: tick.close, interval: tick.interval, volume_24h_usd: covered && w.unconvertible === 0 ? w.sum : null })
+        return
+      }
+    }
+  }
+
+  /** Assets with any per-asset record, sorted. */
+  assets(): string[] {
+    return [...this.#assets.keys()].sort()
+  }
+
+  /** The latest values of one asset (upper-case symbol), or null when the stream never carried it. */
+  asset(symbol: string): AssetMarket | null {
+    const s = this.#assets.get(symbol)
+    if (!s) return null
+    const { barWindow: _w, liqHours: _l, ...market } = s
+    return market
+  }
+
+  /** The newest universe record consumed, or null. */
+  universe(): Observed<UniverseTick> | null {
+    return this.#universe
+  }
+
+  /**
+   * Freshness of the given inputs of `symbol` at now(): age = now − the input's event time; ok when within its
+   * budget and not degraded. Inputs the stream never carried for the asset are left out.
+   */
+  freshness(symbol: string, inputs: readonly MarketInput[]): InputFreshness[] {
+    const s = this.#assets.get(symbol)
+    const now = this.now()
+    if (!s || now === null) return []
+    const out: InputFreshness[] = []
+    for (const input of inputs) {
+      const o = observedOf(s, input)
+      if (!o) continue
+      const budget = input === 'bars'
+        ? stalenessBudgetMs('bars', s.barWindow!.intervalMs)
+        : input === 'funding'
+          ? stalenessBudgetMs('funding', s.funding!.value.interval_hours * HOUR_MS)
+          : stalenessBudgetMs(input)
+      const age = Math.max(0, now - o.time)
+      out.push({
+        input,
+        ok: age <= budget && o.provenance.quality !== 'degraded',
+        staleness_budget_ms: budget,
+        age_ms: age,
+        last_success_at: isoMs(o.time),
+        quality: o.provenance.quality,
+      })
+    }
+    return out
+  }
+
+  /**
+   * Distinct clock hours in (now − 24 h, now] holding liquidation-tape records of `symbol` (the same count as
+   * FeatureState's liq_hours_24h), or null when the stream never carried the asset.
+   */
+  liqHours(symbol: string): number | null {
+    const s = this.#assets.get(symbol)
+    const now = this.now()
+    if (!s) return null
+    if (now === null) return 0
+    let n = 0
+    for (const newest of s.liqHours.values()) if (newest > now - DAY_MS && newest <= now) n++
+    return n
+  }
+
+  health(): MarketStateHealth {
+    return {
+      consumed: this.#consumed,
+      rejected: this.#rejected,
+      lastConsumedAtWall: this.#lastConsumedAtWall,
+      eventTime: this.#eventTime,
+      error: this.#error,
+    }
+  }
+
+  /** Resolves once every record in the topic at call time has been folded in (tests, startup). */
+  async caughtUp(timeoutMs = 60_000): Promise<void> {
+    if (!this.#log || !this.#topic) return
+    const end = await this.#log.endOffsets(this.#topic)
+    const deadline = this.#wall.now() + timeoutMs
+    const done = () => end.every((e, p) => e === 0 || (this.#positions[p] ?? 0) >= e)
+    while (!done()) {
+      if (this.#error) throw this.#error
+      const left = deadline - this.#wall.now()
+      if (left <= 0) throw new Error(`market state did not catch up with ${this.#topic} within ${timeoutMs} ms`)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 100))
+        this.#waiters.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
+  }
+
+  #wake(): void {
+    const w = this.#waiters
+    this.#waiters = []
+    for (const f of w) f()
+  }
+
+  async close(): Promise<void> {
+    const c = this.#consumer
+    this.#consumer = null
+    if (c) await c.stop()
+    this.#wake()
+  }
+}
+
+function observedOf(s: AssetState, input: MarketInput): Observed<unknown> | null {
+  switch (input) {
+    case 'mid': return s.mid
+    case 'mark': return s.mark
+    case 'index': return s.index
+    case 'bars': return s.bar
+    case 'book': return s.book
+    case 'funding': return s.funding
+    case 'open_interest': return s.open_interest
+  }
+}
