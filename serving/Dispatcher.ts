@@ -69,7 +69,7 @@ export class Dispatcher {
         if (call) await this.release(call.grant, 'handler_failed', ctx.request_id)
         throw err
       }
-      if (call) await this.capture(call, ctx.request_id, headers)
+      if (call) await this.capture(call, ctx.request_id, headers, result)
       this.writeResult(res, result, ctx, headers)
     } catch (err) {
       this.writeError(res, err, requestId, headers, req)
@@ -119,6 +119,7 @@ export class Dispatcher {
         headers: req.headers,
         route_id: route.id,
         route_summary: route.summary,
+        question_id: route.questionOf ? route.questionOf(ctx) : null,
       },
       price,
     )
@@ -147,11 +148,16 @@ export class Dispatcher {
    * Steps 3–4: settle, then run the handler's deferred effects. A failed settlement releases the reservation and
    * answers its own refusal; the effects are dropped, so nothing is recorded.
    */
-  private async capture(call: PaidCall, requestId: string, headers: Record<string, string>): Promise<void> {
+  private async capture(call: PaidCall, requestId: string, headers: Record<string, string>, result: HandlerResult): Promise<void> {
     const { grant, effects } = call
+    // A re-served recorded answer is not charged: release instead of settling (its effects, if any, are dropped).
+    if ('charge' in result && result.charge === false) {
+      await this.release(grant, 'not_charged', requestId)
+      return
+    }
     let outcome: SettleOutcome
     try {
-      outcome = grant.settle ? await grant.settle() : { ok: true }
+      outcome = grant.settle ? await grant.settle({ refusal: 'refusal' in result && result.refusal === true }) : { ok: true }
     } catch (err) {
       this.log.error({ err, request_id: requestId, payment_id: grant.payment_id }, 'settle threw')
       await this.release(grant, 'settle_failed', requestId)
@@ -168,6 +174,15 @@ export class Dispatcher {
       // The payment is captured and cannot be undone here; the log line is what an operator reconciles from.
       this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'commit failed after settlement')
       throw new ServiceError('INTERNAL')
+    }
+    if (grant.recorded) {
+      try {
+        await grant.recorded()
+      } catch (err) {
+        // Without its receipt the answer is not delivered; the rail's recovery treats the payment as unanswered.
+        this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'answer receipt failed')
+        throw new ServiceError('INTERNAL')
+      }
     }
   }
 

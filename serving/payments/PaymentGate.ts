@@ -16,7 +16,12 @@
  *   3. grant.settle()                       captures the payment (x402: facilitator /settle). { ok: false } ends the
  *                                           call with its error (x402: 402 with PAYMENT-RESPONSE success:false);
  *                                           the registered effects never run, so nothing is recorded or charged.
- *   4. effects run in order, then the answer is written with settle's response_headers.
+ *   4. effects run in order, then grant.recorded() (credits: a durable answer receipt that start-up recovery checks),
+ *      then the answer is written with settle's response_headers.
+ *
+ * settle() is told whether the answer is a refusal decision (credits: a refusal never consumes a free-allowance
+ * question). A handler result with charge: false (a re-served recorded answer) is released with 'not_charged'
+ * instead of settled.
  *
  * grant.release(cause) is called exactly once instead of settle when no answer is delivered (the handler threw, the
  * per-payer rate limit refused, or settle itself failed): the rail undoes its reservation (credits: reverse the
@@ -37,13 +42,21 @@ export interface PaymentRequest {
   headers: Readonly<Record<string, string>>
   route_id: string
   route_summary: string
+  /** The catalog question the call asks when the route knows it before the handler (free-allowance eligibility). */
+  question_id?: string | null
 }
 
 export type SettleOutcome =
   | { ok: true; /** Headers for the success response (x402: PAYMENT-RESPONSE). */ response_headers?: Record<string, string> }
   | { ok: false; /** The refusal to answer with (carries its own headers, e.g. PAYMENT-RESPONSE success:false). */ error: ServiceError }
 
-export type ReleaseCause = 'handler_failed' | 'rate_limited' | 'settle_failed'
+export type ReleaseCause = 'handler_failed' | 'rate_limited' | 'settle_failed' | 'not_charged'
+
+/** What settle() learns about the answer. */
+export interface AnswerFacts {
+  /** A refusal decision (stale_input, insufficient_confidence, suppress): 200 with probability 0. */
+  refusal: boolean
+}
 
 /** What a rail returns from authorize(): the reserved payment and how to capture or undo it. */
 export interface PaymentGrant {
@@ -55,7 +68,9 @@ export interface PaymentGrant {
   /** Headers to add to the success response known at authorize time. */
   response_headers?: Record<string, string>
   /** Capture after the handler answered (step 3). Absent: the payment was captured by authorize(). */
-  settle?(): Promise<SettleOutcome>
+  settle?(answer?: AnswerFacts): Promise<SettleOutcome>
+  /** After the effects ran, before the answer is written (step 4). A throw answers INTERNAL instead. */
+  recorded?(): Promise<void>
   /** Undo the reservation when no answer is delivered. Called at most once, never after a successful settle. */
   release?(cause: ReleaseCause): Promise<void>
 }

@@ -43,7 +43,16 @@ export interface HandlerContext {
 }
 
 export type HandlerResult =
-  | { data: unknown; meta?: MetaOverrides; status?: number; headers?: Record<string, string> }
+  | {
+      data: unknown
+      meta?: MetaOverrides
+      status?: number
+      headers?: Record<string, string>
+      /** A refusal decision (probability 0, confidence 0): never consumes a free-allowance question. */
+      refusal?: boolean
+      /** false: a re-served recorded answer; the payment is released, not settled (a repeat is not charged). */
+      charge?: false
+    }
   | { raw: { body: string | Uint8Array; contentType: string; status?: number; headers?: Record<string, string> } }
   | { redirect: string; status?: 301 | 302 }
 
@@ -58,6 +67,8 @@ export interface RouteDef {
   pay: PayDecl
   /** Operator routes are left out of discovery documents and the MCP catalog. */
   operator?: boolean
+  /** The catalog question a paid call asks, when known before the handler (free-allowance eligibility). */
+  questionOf?: (ctx: HandlerContext) => string | null
   /** Service parts the handler needs; checked before payment so an unwired part never charges. */
   needs?: ServicePart[]
   request: { params?: JsonSchema; query?: JsonSchema; body?: JsonSchema; headers?: JsonSchema }
