@@ -19,7 +19,7 @@ export interface MarketFixture {
   log: EventLog
   state: MarketState
   ticks: Tick[]
-  /** Event time of the last tick. */
+  /** Event time of the last tick (NaN for an empty tape). */
   endMs: number
   /** Appends ticks to the topic (bare values) and waits until the state has folded them in. */
   append(ticks: Tick[]): Promise<void>
@@ -55,7 +55,7 @@ export async function marketFixture(
     log,
     state,
     ticks,
-    endMs: tickTime(ticks[ticks.length - 1]!),
+    endMs: ticks.length > 0 ? tickTime(ticks[ticks.length - 1]!) : NaN,
     async append(more) {
       await producer.send(TICKS_TOPIC, more.map((tk) => ({ key: tickKey(tk), value: encodeTick(tk), timestamp: tickTime(tk) })))
       await state.caughtUp()
