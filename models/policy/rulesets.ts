@@ -1,0 +1,29 @@
+/**
+ * Every sealed ruleset this code base knows, by version: replay re-applies the recorded one or a pinned one.
+ * Spec, Versioning 3: "Replay accepts an optional ruleset_version pin; a bad version pin is a 400 VALIDATION."
+ * A pin may be written as the policy_version itself ('policy-1.0.0') or as its semantic version ('1.0.0', 'v1.0.0').
+ */
+import { Policy } from './Policy.ts'
+
+let known: Map<string, Policy> | null = null
+
+function registry(): Map<string, Policy> {
+  if (!known) {
+    const v1 = Policy.v1()
+    known = new Map([[v1.version, v1]])
+  }
+  return known
+}
+
+/** The ruleset of a policy_version or pin, or null when no sealed ruleset has that version. */
+export function policyByVersion(versionOrPin: string): Policy | null {
+  const r = registry()
+  const direct = r.get(versionOrPin)
+  if (direct) return direct
+  const m = /^v?(\d+\.\d+\.\d+)$/.exec(versionOrPin)
+  return m ? r.get(`policy-${m[1]}`) ?? null : null
+}
+
+export function knownPolicyVersions(): string[] {
+  return [...registry().keys()]
+}
