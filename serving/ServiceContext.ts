@@ -13,7 +13,7 @@ import type { Logger } from 'pino'
 import type { ServingConfig } from './config.ts'
 import type { Freshness } from './envelope.ts'
 import type { PaymentAuthorized, PaymentGate } from './payments/PaymentGate.ts'
-import type { LadderMeasures, PackId, PlanId } from './pricing.ts'
+import type { LadderMeasures, PackId, PlanId, Price } from './pricing.ts'
 import type { RateLimiter } from './RateLimiter.ts'
 
 export interface Clock {
@@ -268,10 +268,24 @@ export interface RiskEngine {
   assess(kind: RiskSubjectKind, body: Record<string, unknown>, payment: PaymentAuthorized): Promise<unknown>
 }
 
+/** Credits, the free allowance, purchases and operator actions (serving/billing/BillingService.ts). */
 export interface Billing {
-  purchasePack(packId: PackId, payer: string, payment: PaymentAuthorized): Promise<unknown>
-  /** Purchase against the free allowance → ServiceError PLAN_NOT_RECHARGEABLE. */
-  purchasePlan(planId: PlanId, payer: string, payment: PaymentAuthorized): Promise<unknown>
+  /** Paid by x402 only (the credits rail refuses credit purchases with PLAN_NOT_RECHARGEABLE). */
+  purchasePack(packId: PackId, payer: string, payment: PaymentAuthorized, price: Price): Promise<unknown>
+  purchasePlan(planId: PlanId, payer: string, payment: PaymentAuthorized, price: Price): Promise<unknown>
+  scoutGrant(payer: string): Promise<{ granted: boolean; balance_credits: number }>
+  scoutStatus(payer: string): unknown
+  credits(payer: string): unknown
+  draws(payer: string, limit: number): unknown
+  /** Throws OPS_UNSET (no token wired) or OPS_FORBIDDEN (missing or wrong x-svc-ops). */
+  requireOperator(token: string | undefined): void
+  grant(input: { payer: string; credits: number; ref: string }): Promise<unknown>
+  /** Unknown ref → DEBIT_NOT_FOUND; idempotent. */
+  reverse(input: { payer: string; ref: string }): Promise<unknown>
+  rateLockQuote(payer: string, rung: number): unknown
+  rateLockIssue(payer: string, credits: number, rung: number, ref: string): Promise<unknown>
+  rateLockFee(credits: number, rung: number): { usd: string; atomic: bigint }
+  surge(turnAt: number): unknown
 }
 
 export interface DuelAndHooks {

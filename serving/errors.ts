@@ -19,6 +19,7 @@ export const ERRORS = {
   RELEASE_NOT_FOUND: { status: 404, retryable: false, message: 'No release matches this version.' },
   ASSET_NOT_FOUND: { status: 404, retryable: false, message: 'The symbol is not listed by the venue universe, or is delisted.' },
   CARD_NOT_FOUND: { status: 404, retryable: false, message: 'No public Arena card matches this id.' },
+  DEBIT_NOT_FOUND: { status: 404, retryable: false, message: 'No debit of this payer carries this ref.' },
   HOOK_ENDPOINT_NOT_FOUND: { status: 404, retryable: false, message: 'No hook endpoint of this payer matches this id.' },
   METHOD_NOT_ALLOWED: { status: 405, retryable: false, message: 'This path does not accept this method; see the Allow header.' },
   REPLAY_INPUT_LOST: { status: 409, retryable: false, message: 'The journaled inputs cannot be verified against the recorded input_hash.' },

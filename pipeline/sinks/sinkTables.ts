@@ -4,10 +4,11 @@
  */
 import { topicNames, type TopicNames } from '../topics.ts'
 import { decisionsTable } from './decisionsTable.ts'
+import { drawsTable } from './drawsTable.ts'
 import { outcomesTable } from './outcomesTable.ts'
 import { ticksTable } from './ticksTable.ts'
 import type { TopicTable } from './TopicTable.ts'
 
 export function sinkTables(names: TopicNames = topicNames()): TopicTable[] {
-  return [ticksTable(names.ticks), decisionsTable(names.decisions), outcomesTable(names.outcomes)]
+  return [ticksTable(names.ticks), decisionsTable(names.decisions), outcomesTable(names.outcomes), drawsTable(names.draws)]
 }

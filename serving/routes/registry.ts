@@ -19,6 +19,7 @@ import {
 } from './schemas.ts'
 import type { Asset, RiskSubjectKind } from '../ServiceContext.ts'
 import type { HandlerContext, HandlerResult, RouteDef } from './types.ts'
+import { BILLING_ROUTES } from './billingRoutes.ts'
 
 const FREE = { kind: 'free' } as const
 const paid = (pricingKey: EndpointPricingKey | 'billing.pack.{pack_id}' | 'billing.plan.{plan_id}') => ({ kind: 'paid', pricingKey }) as const
@@ -30,9 +31,13 @@ const WALLET_PARAMS = objectOf({ chain: CHAIN, address: ADDRESS }, ['chain', 'ad
 const PAYER_HEADER = objectOf({ 'x-svc-payer': ADDRESS }, ['x-svc-payer'], true)
 
 /** A decision as data, with meta mirroring its distribution, confidence, horizon and input freshness. */
+/** Spec: "refusal kinds stale_input, insufficient_confidence, suppress" (probability 0, confidence 0). */
+const REFUSAL_KINDS = new Set(['stale_input', 'insufficient_confidence', 'suppress'])
+
 function decisionResult(read: DecisionRead): HandlerResult {
   const r = read.record
   return {
+    refusal: REFUSAL_KINDS.has(r.decision),
     data: r,
     meta: {
       state: r.decision,
@@ -471,6 +476,7 @@ export const ROUTES: readonly RouteDef[] = [
     tags: ['decisions'],
     pay: paid('decision.deep'),
     needs: ['engine'],
+    questionOf: (ctx) => String(ctx.body.question_id),
     request: {
       body: objectOf({ asset: CANONICAL_ASSET, chain: CHAIN, question_id: QUESTION_ID, subject: ADDRESS }, ['asset', 'question_id']),
     },
@@ -552,6 +558,7 @@ export const ROUTES: readonly RouteDef[] = [
     tags: ['market'],
     pay: paid('signals.evaluate'),
     needs: ['engine'],
+    questionOf: () => 'S01_market_regime',
     request: { params: ASSET_PARAMS },
     response: env(DECISION_RECORD),
     errors: ['STALE_DATA'],
@@ -664,8 +671,8 @@ export const ROUTES: readonly RouteDef[] = [
     needs: ['billing'],
     request: { params: objectOf({ pack_id: { type: 'string', enum: Object.keys(PACKS) } }, ['pack_id']), body: objectOf({ payer: ADDRESS }, ['payer']) },
     response: env(OBJECT),
-    errors: [],
-    handler: async (ctx) => ({ data: await ctx.need('billing').purchasePack(ctx.params.pack_id as PackId, String(ctx.body.payer), ctx.payment!) }),
+    errors: ['PLAN_NOT_RECHARGEABLE'],
+    handler: async (ctx) => ({ data: await ctx.need('billing').purchasePack(ctx.params.pack_id as PackId, String(ctx.body.payer), ctx.payment!, ctx.price!) }),
   },
   {
     id: 'billing.plan',
@@ -678,6 +685,7 @@ export const ROUTES: readonly RouteDef[] = [
     request: { params: objectOf({ plan_id: { type: 'string', enum: Object.keys(PLANS) } }, ['plan_id']), body: objectOf({ payer: ADDRESS }, ['payer']) },
     response: env(OBJECT),
     errors: ['PLAN_NOT_RECHARGEABLE'],
-    handler: async (ctx) => ({ data: await ctx.need('billing').purchasePlan(ctx.params.plan_id as PlanId, String(ctx.body.payer), ctx.payment!) }),
+    handler: async (ctx) => ({ data: await ctx.need('billing').purchasePlan(ctx.params.plan_id as PlanId, String(ctx.body.payer), ctx.payment!, ctx.price!) }),
   },
+  ...BILLING_ROUTES,
 ]

@@ -13,6 +13,7 @@ import { priceOf } from '../../serving/pricing.ts'
 import { decodeHeader, type PaymentRequired, USDC_BASE } from '../../serving/payments/x402.ts'
 import { memoryServices, PAYER, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
 import { makeAjv, PAY_TO, withServer } from '../helpers/serving/server.ts'
+import { OPS_TOKEN, withBilling } from '../helpers/serving/billing.ts'
 
 const ajv = makeAjv()
 const errorEnvelope = ajv.compile(ERROR_ENVELOPE_SCHEMA)
@@ -50,6 +51,14 @@ const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<s
   'risk.protocol': { body: risk },
   'billing.pack': { body: { payer: PAYER } },
   'billing.plan': { body: { payer: PAYER } },
+  'billing.scout.grant': { body: { payer: PAYER } },
+  'billing.scout.status': { query: `payer=${PAYER}` },
+  'billing.credits': { query: `payer=${PAYER}` },
+  'billing.draws': { query: `payer=${PAYER}&limit=5` },
+  'billing.grants': { body: { action: 'grant', payer: PAYER, credits: 5000, ref: 'walker-grant' }, headers: { 'x-svc-ops': OPS_TOKEN } },
+  'billing.rate_lock.quote': { headers: { 'x-svc-payer': PAYER } },
+  'billing.rate_lock.purchase': { body: { credits: 10_000, ref: 'walker-lock' }, headers: { 'x-svc-payer': PAYER, 'x-svc-ops': OPS_TOKEN } },
+  'ops.surge': { headers: { 'x-svc-ops': OPS_TOKEN } },
 }
 
 function requestFor(route: RouteDef): { url: string; init: RequestInit } {
@@ -73,6 +82,7 @@ t.test('every route that needs a query or body has a walker case', async (t) => 
 
 t.test('walks every route with every part wired', async (t) => {
   const { parts } = memoryServices()
+  parts.billing = await withBilling(t, { clock: parts.clock! })
   const server = await withServer(t, { services: parts })
   for (const route of ROUTES) {
     await t.test(`${route.method} ${route.path}`, async (t) => {

@@ -6,7 +6,7 @@
 import type {
   CalibrationReport, DecisionRead, DecisionRecord, FeedChip, LedgerReads, LineageBundle, LiqHours, MarketCapList,
   MarketData, MarketSnapshot, OpenClock, PendingResolution, ProviderHealth, ProviderRegistry, ResolutionRecord,
-  ServicePart, SignalCatalog, Universe, DecisionEngine, WalletData, RiskEngine, Billing, DuelAndHooks, ReplayResult,
+  ServicePart, SignalCatalog, Universe, DecisionEngine, WalletData, RiskEngine, DuelAndHooks, ReplayResult,
 } from '../../../serving/ServiceContext.ts'
 import { ServiceError } from '../../../serving/ServiceError.ts'
 import type { ServiceParts } from '../../../serving/Server.ts'
@@ -222,7 +222,6 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
   ledger.add(record(PENDING_ID, nowMs - 600_000))
   const wallets: WalletData = { profile: unreachable, state: unreachable, positions: unreachable, events: unreachable }
   const risk: RiskEngine = { assess: unreachable }
-  const billing: Billing = { purchasePack: unreachable, purchasePlan: unreachable }
   const duel: DuelAndHooks = { armHook: unreachable, lockCall: unreachable }
   const parts: ServiceParts = {
     clock: { now },
@@ -231,7 +230,7 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
     market: new MemoryMarket(now, ['BTC', 'ETH', 'SOL', 'HYPE']),
     wallets,
     risk,
-    billing,
+    // billing is real (test/helpers/serving/billing.ts withBilling): it needs an event log.
     duel,
     providers: new StaticProviders([
       { slug: 'hyperliquid', kind: 'venue', status: 'ok', last_success_at: iso(nowMs - 1000), latency_ms: 42, error_class: null, critical: true },
