@@ -16,6 +16,9 @@ import { Pipeline } from '../../pipeline/Pipeline.ts'
 import { Catalog } from '../../sql/Catalog.ts'
 import { Server } from '../../serving/Server.ts'
 import { UnwiredPaymentGate } from '../../serving/payments/UnwiredPaymentGate.ts'
+import { RailRouter } from '../../serving/payments/RailRouter.ts'
+import { BillingService } from '../../serving/billing/BillingService.ts'
+import { systemClock } from '../../serving/ServiceContext.ts'
 
 const log = childLogger('start')
 
@@ -29,7 +32,8 @@ Options (environment in brackets):
   --data-dir DIR  data folder (SVC_DATA_DIR, default ./data)
   --tape TAPE     tape to replay (SVC_TAPE); default: a seeded 7-day BTC/ETH/SOL tape generated on first start
   --speed S       replay speed, event time per wall time (SVC_REPLAY_SPEED, default 60: a minute per second)
-Also: SVC_LOG=kafka with KAFKA_BROKERS to run on Kafka; SVC_PAY_TO to accept payments (unset: paid routes 503).
+Also: SVC_LOG=kafka with KAFKA_BROKERS to run on Kafka; SVC_PAY_TO to accept payments (unset: paid routes 503
+except with credits, x-svc-payer); SVC_OPS_TOKEN to enable operator routes (grants, rate-lock issue, surge).
 `
 
 async function exists(path: string): Promise<boolean> {
@@ -88,11 +92,15 @@ export const command: Command = {
     // Short sink age so data lands in Parquet within seconds of being replayed.
     const pipeline = await Pipeline.start({ dataDir, log: eventLog, sink: { maxAgeMs: 5_000 } })
     const payTo = process.env.SVC_PAY_TO
+    // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
+    const billing = await BillingService.open({ log: eventLog, clock: systemClock, opsToken: process.env.SVC_OPS_TOKEN || null })
+    const payToOrZero = payTo ?? '0x0000000000000000000000000000000000000000'
+    const paymentGate = new RailRouter({ payTo: payToOrZero, credits: billing.gate(payToOrZero), ...(payTo ? {} : { fallback: new UnwiredPaymentGate() }) })
     const server = await Server.start({
       port,
       host,
-      config: { payTo: payTo ?? '0x0000000000000000000000000000000000000000' },
-      services: payTo ? {} : { paymentGate: new UnwiredPaymentGate() },
+      config: { payTo: payToOrZero },
+      services: { billing, paymentGate },
     })
 
     process.stdout.write(
@@ -131,6 +139,7 @@ export const command: Command = {
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
       await server.close()
+      await billing.close()
       await pipeline.close()
       await eventLog.close()
       process.stdout.write('svc: stopped\n')

@@ -22,6 +22,8 @@ export interface RailRouterOptions {
   x402?: PaymentGate
   /** The credits rail; absent when no credit ledger is wired. */
   credits?: PaymentGate
+  /** Answers calls no wired rail takes (default: the x402 challenge); e.g. UnwiredPaymentGate when SVC_PAY_TO is unset. */
+  fallback?: PaymentGate
 }
 
 export const NO_TOP_UP_RAIL = 'no top-up rail wired: this deployment cannot settle credit purchases; the working refill is an operator grant'
@@ -30,7 +32,7 @@ export class RailRouter implements PaymentGate {
   private readonly challenge: PaymentGate
 
   constructor(private readonly options: RailRouterOptions) {
-    this.challenge = new ChallengePaymentGate(options.payTo)
+    this.challenge = options.fallback ?? new ChallengePaymentGate(options.payTo)
   }
 
   async authorize(req: PaymentRequest, price: Price): Promise<PaymentGrant | PaymentChallenge> {
@@ -43,7 +45,7 @@ export class RailRouter implements PaymentGate {
 
   private async unsettleable(req: PaymentRequest, price: Price): Promise<PaymentChallenge> {
     const c = (await this.challenge.authorize(req, price)) as PaymentChallenge
-    if (!price.key.startsWith('billing.')) return c
+    if (!price.key.startsWith('billing.') || c.error.status !== 402) return c
     const e = c.error
     return {
       kind: 'challenge',
