@@ -1,3 +1,5 @@
+import { CodedError } from '../common/CodedError.ts'
+
 /** Errors raised by the DuckDB catalog; `code` is one of a closed set so callers can branch on it. */
 export const CATALOG_ERROR_CODES = [
   'CATALOG_MISSING', // a read-only open found no catalog file: the owning process has not applied the DDL yet
@@ -7,12 +9,4 @@ export const CATALOG_ERROR_CODES = [
 
 export type CatalogErrorCode = (typeof CATALOG_ERROR_CODES)[number]
 
-export class CatalogError extends Error {
-  readonly code: CatalogErrorCode
-
-  constructor(code: CatalogErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'CatalogError'
-    this.code = code
-  }
-}
+export class CatalogError extends CodedError<CatalogErrorCode> {}

@@ -1,3 +1,5 @@
+import { CodedError } from '../../common/CodedError.ts'
+
 /** Errors raised by the event log layer; `code` is one of a closed set so callers can branch on it. */
 export const LOG_ERROR_CODES = [
   'LOG_CONFIG', // openEventLog / EmbeddedLog options failed JSON Schema validation
@@ -13,12 +15,4 @@ export const LOG_ERROR_CODES = [
 
 export type LogErrorCode = (typeof LOG_ERROR_CODES)[number]
 
-export class LogError extends Error {
-  readonly code: LogErrorCode
-
-  constructor(code: LogErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'LogError'
-    this.code = code
-  }
-}
+export class LogError extends CodedError<LogErrorCode> {}

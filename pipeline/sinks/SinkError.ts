@@ -1,3 +1,5 @@
+import { CodedError } from '../../common/CodedError.ts'
+
 /** Errors raised by the Parquet sink; `code` is one of a closed set so callers can branch on it. */
 export const SINK_ERROR_CODES = [
   'SINK_CONFIG', // ParquetSink options failed JSON Schema validation, or a TopicTable is malformed
@@ -8,12 +10,4 @@ export const SINK_ERROR_CODES = [
 
 export type SinkErrorCode = (typeof SINK_ERROR_CODES)[number]
 
-export class SinkError extends Error {
-  readonly code: SinkErrorCode
-
-  constructor(code: SinkErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'SinkError'
-    this.code = code
-  }
-}
+export class SinkError extends CodedError<SinkErrorCode> {}
