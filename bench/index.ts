@@ -4,6 +4,7 @@
  */
 import { benchLogs } from './logs.ts'
 import { benchPipeline } from './pipeline.ts'
+import { benchPaymentsX402 } from './payments-x402.ts'
 
 const print = (line: string) => process.stdout.write(line + '\n')
 const brokers = process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(',') : null
@@ -26,3 +27,10 @@ for (const r of e2e) {
     `${r.log.padEnd(8)} end-to-end ${fmt(r.ticksPerSec)} ticks/s vs raw log produce+consume ${fmt(rawBoth)} rec/s → ratio ${(r.ticksPerSec / rawBoth).toFixed(2)}`,
   )
 }
+
+print('\n== payments: x402 paid calls (verify + fsync nonce + facilitator verify/settle, local facilitator) vs free read')
+const x402 = await benchPaymentsX402({ calls: 400, concurrency: 16 })
+print(
+  `x402 paid ${fmt(x402.paidPerSec)} calls/s vs free read of the same records ${fmt(x402.freeReadPerSec)} req/s → ratio ${(x402.paidPerSec / x402.freeReadPerSec).toFixed(3)}` +
+    `   (local EIP-712 verify alone ${fmt(x402.localVerifyPerSec)}/s)`,
+)
