@@ -16,6 +16,7 @@ import { Pipeline } from '../../pipeline/Pipeline.ts'
 import { Catalog } from '../../sql/Catalog.ts'
 import { Server } from '../../serving/Server.ts'
 import { UnwiredPaymentGate } from '../../serving/payments/UnwiredPaymentGate.ts'
+import { marketWiringFromEnv, openMarketServices } from '../../serving/adapters/openMarketServices.ts'
 import { RailRouter } from '../../serving/payments/RailRouter.ts'
 import { BillingService } from '../../serving/billing/BillingService.ts'
 import { systemClock } from '../../serving/ServiceContext.ts'
@@ -34,6 +35,7 @@ Options (environment in brackets):
   --speed S       replay speed, event time per wall time (SVC_REPLAY_SPEED, default 60: a minute per second)
 Also: SVC_LOG=kafka with KAFKA_BROKERS to run on Kafka; SVC_PAY_TO to accept payments (unset: paid routes 503
 except with credits, x-svc-payer); SVC_OPS_TOKEN to enable operator routes (grants, rate-lock issue, surge).
+Market: SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL, SVC_COINGECKO_KEY.
 `
 
 async function exists(path: string): Promise<boolean> {
@@ -91,6 +93,7 @@ export const command: Command = {
     const eventLog = await openEventLog(env)
     // Short sink age so data lands in Parquet within seconds of being replayed.
     const pipeline = await Pipeline.start({ dataDir, log: eventLog, sink: { maxAgeMs: 5_000 } })
+    const marketWiring = await openMarketServices({ log: eventLog, ticksTopic: pipeline.names.ticks, options: marketWiringFromEnv(env) })
     const payTo = process.env.SVC_PAY_TO
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock: systemClock, opsToken: process.env.SVC_OPS_TOKEN || null })
@@ -100,7 +103,7 @@ export const command: Command = {
       port,
       host,
       config: { payTo: payToOrZero },
-      services: { billing, paymentGate },
+      services: { billing, paymentGate, market: marketWiring.market, providers: marketWiring.providers },
     })
 
     process.stdout.write(
@@ -140,6 +143,7 @@ export const command: Command = {
       process.off('SIGTERM', stop)
       await server.close()
       await billing.close()
+      await marketWiring.close()
       await pipeline.close()
       await eventLog.close()
       process.stdout.write('svc: stopped\n')

@@ -95,7 +95,8 @@ export async function openMarketServices(opts: {
     probe: async () => {
       const t0 = performance.now()
       try {
-        await opts.log.endOffsets(opts.ticksTopic)
+        // Reads the last record of each partition: a real read of the log (disk or broker), not cached metadata.
+        await opts.log.lastRecords(opts.ticksTopic)
         eventLog.success(performance.now() - t0)
       } catch (err) {
         eventLog.failure(err, performance.now() - t0)
