@@ -1,0 +1,90 @@
+/**
+ * A paid route whose handler does real work, plus the free read of the record it stores, for the credits tests,
+ * the crash fixture and bench/payments-credits.ts. The decision engine's adapter is wired by other work; these
+ * routes exercise the payment seam the same way (paid decision.deep, question declared up front, refusal flag,
+ * charge:false repeats, handler failures), without a model.
+ *
+ *   POST /v1/test/work   body { question_id, n?, refuse?, repeat?, fail?: 'throw' | 'typed' }
+ *   GET  /v1/test/work/{id}   the stored record (free)
+ */
+import { createHash } from 'node:crypto'
+import { canonicalJson } from '../../../common/jcs.ts'
+import { ServiceError } from '../../../serving/ServiceError.ts'
+import { objectOf, OBJECT, QUESTION_ID } from '../../../serving/routes/schemas.ts'
+import type { RouteDef } from '../../../serving/routes/types.ts'
+
+export interface WorkRecord {
+  id: string
+  question_id: string
+  digest: string
+  decision: string
+  payment_id: string
+}
+
+/** Answers kept in memory by id (the "ledger" of the test route). */
+export class WorkBook {
+  readonly records = new Map<string, WorkRecord>()
+  /** Called with each answer before the handler returns (e.g. to journal it in the crash fixture). */
+  onAnswer: ((r: WorkRecord) => void) | null = null
+}
+
+/** SHA-256 chained n times over the canonical request: deterministic work that scales with n. */
+export function work(questionId: string, n: number): string {
+  let h = createHash('sha256').update(canonicalJson({ question_id: questionId, n })).digest()
+  for (let i = 1; i < n; i++) h = createHash('sha256').update(h).digest()
+  return h.toString('hex')
+}
+
+export function workRoutes(book: WorkBook): RouteDef[] {
+  return [
+    {
+      id: 'test.work',
+      method: 'POST',
+      path: '/v1/test/work',
+      summary: 'Test: paid work',
+      tags: ['test'],
+      pay: { kind: 'paid', pricingKey: 'decision.deep' },
+      questionOf: (ctx) => String(ctx.body.question_id),
+      request: {
+        body: objectOf(
+          {
+            question_id: QUESTION_ID, n: { type: 'integer', minimum: 1, maximum: 100_000 }, refuse: { type: 'boolean' },
+            repeat: { type: 'boolean' }, fail: { enum: ['throw', 'typed'] },
+          },
+          ['question_id'],
+        ),
+      },
+      response: { kind: 'envelope', schema: OBJECT },
+      errors: ['CLOCK_OPEN'],
+      handler: async (ctx) => {
+        const b = ctx.body
+        if (b.fail === 'throw') throw new Error('handler failed')
+        if (b.fail === 'typed') throw new ServiceError('CLOCK_OPEN')
+        const digest = work(String(b.question_id), typeof b.n === 'number' ? b.n : 64)
+        const record: WorkRecord = {
+          id: digest.slice(0, 32), question_id: String(b.question_id), digest, decision: b.refuse ? 'suppress' : 'lean_likely',
+          payment_id: ctx.payment!.payment_id,
+        }
+        if (!b.repeat) book.records.set(record.id, record)
+        book.onAnswer?.(record)
+        return { data: record, refusal: b.refuse === true, ...(b.repeat ? { charge: false as const } : {}) }
+      },
+    },
+    {
+      id: 'test.work.read',
+      method: 'GET',
+      path: '/v1/test/work/{id}',
+      summary: 'Test: free read of a stored work record',
+      tags: ['test'],
+      pay: { kind: 'free' },
+      request: { params: objectOf({ id: { type: 'string', pattern: '^[0-9a-f]{32}$' } }, ['id']) },
+      response: { kind: 'envelope', schema: OBJECT },
+      errors: ['DECISION_NOT_FOUND'],
+      handler: (ctx) => {
+        const r = book.records.get(String(ctx.params.id))
+        if (!r) throw new ServiceError('DECISION_NOT_FOUND', { detail: { field: '/params/id' } })
+        return { data: r }
+      },
+    },
+  ]
+}
