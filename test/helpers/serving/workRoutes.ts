@@ -4,7 +4,7 @@
  * routes exercise the payment seam the same way (paid decision.deep, question declared up front, refusal flag,
  * charge:false repeats, handler failures), without a model.
  *
- *   POST /v1/test/work   body { question_id, n?, refuse?, repeat?, fail?: 'throw' | 'typed' }
+ *   POST /v1/test/work   body { question_id, n?, refuse?, repeat?, fail?: 'throw' | 'typed', effect_ms? }
  *   GET  /v1/test/work/{id}   the stored record (free)
  */
 import { createHash } from 'node:crypto'
@@ -49,7 +49,7 @@ export function workRoutes(book: WorkBook): RouteDef[] {
         body: objectOf(
           {
             question_id: QUESTION_ID, n: { type: 'integer', minimum: 1, maximum: 100_000 }, refuse: { type: 'boolean' },
-            repeat: { type: 'boolean' }, fail: { enum: ['throw', 'typed'] },
+            repeat: { type: 'boolean' }, fail: { enum: ['throw', 'typed'] }, effect_ms: { type: 'integer', minimum: 0, maximum: 10_000 },
           },
           ['question_id'],
         ),
@@ -66,6 +66,11 @@ export function workRoutes(book: WorkBook): RouteDef[] {
           payment_id: ctx.payment!.payment_id,
         }
         if (!b.repeat) book.records.set(record.id, record)
+        // A deferred effect that takes time (like journaling a decision): it runs after settlement, before the receipt.
+        if (typeof b.effect_ms === 'number' && b.effect_ms > 0) {
+          const ms = b.effect_ms
+          ctx.payment!.commit(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+        }
         book.onAnswer?.(record)
         return { data: record, refusal: b.refuse === true, ...(b.repeat ? { charge: false as const } : {}) }
       },
