@@ -83,10 +83,10 @@ t.test('ACCEPTANCE: SIGKILL during a burst of paid calls: every debit has its an
   await exited(second.proc)
 
   const log = await EmbeddedLog.open(join(dir, 'log'))
-  t.teardown(() => log.close())
   const journal = await DrawsJournal.open(log)
   const rows = await journal.readAll()
   await journal.close()
+  await log.close() // releases the directory lock for the next start
   t.equal(new Set(rows.map((r) => r.id)).size, rows.length, 'no draw id appears twice')
   const debits = rows.filter((r) => r.kind === 'debit')
   const answers = new Set(rows.filter((r) => r.kind === 'answer').map((r) => r.ref))
