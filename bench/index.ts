@@ -5,6 +5,7 @@
 import { benchLogs } from './logs.ts'
 import { benchPipeline } from './pipeline.ts'
 import { benchPaymentsX402 } from './payments-x402.ts'
+import { benchPaymentsCredits } from './payments-credits.ts'
 
 const print = (line: string) => process.stdout.write(line + '\n')
 const brokers = process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(',') : null
@@ -33,4 +34,10 @@ const x402 = await benchPaymentsX402({ calls: 400, concurrency: 16 })
 print(
   `x402 paid ${fmt(x402.paidPerSec)} calls/s vs free read of the same records ${fmt(x402.freeReadPerSec)} req/s → ratio ${(x402.paidPerSec / x402.freeReadPerSec).toFixed(3)}` +
     `   (local EIP-712 verify alone ${fmt(x402.localVerifyPerSec)}/s)`,
+)
+
+print('\n== payments: credits paid calls (reserve + fsync debit + fsync answer receipt, embedded log) vs free read')
+const credits = await benchPaymentsCredits({ calls: 2000, concurrency: 16 })
+print(
+  `credits paid ${fmt(credits.paidPerSec)} calls/s vs free read of the same records ${fmt(credits.freeReadPerSec)} req/s → ratio ${(credits.paidPerSec / credits.freeReadPerSec).toFixed(3)}`,
 )
