@@ -157,9 +157,10 @@ export class DecisionEngine {
   }
 
   /** Installs fitted parameters for one (question, asset) (and keeps them in the fit store for replay). */
-  async setFitted(asset: string, fitted: FittedParams): Promise<void> {
-    await this.fits.put(fitted)
+  setFitted(asset: string, fitted: FittedParams): Promise<void> {
+    // In force at once; the promise only reports when the fit store's file is durable.
     this.fitted.set(`${fitted.question_id}|${asset}`, fitted)
+    return this.fits.put(fitted)
   }
 
   fittedFor(questionId: string, asset: string): FittedParams | null {
@@ -188,7 +189,7 @@ export class DecisionEngine {
     payment: PaymentRef | null,
     journaled?: { snapshot: FeatureSnapshot; journal: string; input_hash: string },
   ): { record: LedgerDecision; isNew: boolean; snapshot: FeatureSnapshot } {
-    const snapshot = journaled?.snapshot ?? this.features.snapshot(asset, at)
+    const snapshot = journaled?.snapshot ?? this.snapshotAt(asset, at)
     const { journal, input_hash } = journaled ?? journalOf(snapshot)
     const policy = this.policy
     const decision_id = decisionIdOf({ question_id: question.id, asset, subject, input_hash, policy_version: policy.version })
@@ -236,9 +237,20 @@ export class DecisionEngine {
     return { record, isNew: true, snapshot }
   }
 
+  /**
+   * The live snapshot of `asset` at `at`. A feature that is not a finite number is journaled as null: JSON has no NaN,
+   * and models already read a non-finite feature as missing (models/questions/common.ts feature()), so the answer is
+   * the same and the journal replays it exactly.
+   */
+  snapshotAt(asset: string, at: number): FeatureSnapshot {
+    const s = this.features.snapshot(asset, at)
+    for (const [k, v] of Object.entries(s.features)) if (v !== null && !Number.isFinite(v)) s.features[k] = null
+    return s
+  }
+
   /** The snapshot of `asset` at `at` with its journal and input_hash (one per cadence instant, shared by its questions). */
   journaled(asset: string, at: number): { snapshot: FeatureSnapshot; journal: string; input_hash: string } {
-    const snapshot = this.features.snapshot(asset, at)
+    const snapshot = this.snapshotAt(asset, at)
     return { snapshot, ...journalOf(snapshot) }
   }
 

@@ -16,7 +16,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { childLogger } from '../../common/logger.ts'
-import type { ConsumedBatch, EventLog, LogConsumer, LogProducer } from '../../pipeline/log/EventLog.ts'
+import type { ConsumedBatch, EventLog, LogConsumer, LogProducer, LogRecord } from '../../pipeline/log/EventLog.ts'
 import { decisionKey, decodeDecision, encodeDecision, type LedgerDecision } from '../../pipeline/ledger/decisionRecord.ts'
 import { decodeOutcome, encodeOutcome, type LedgerOutcome } from '../../pipeline/ledger/outcomeRecord.ts'
 import { topicNames, topicSpecs, type TopicNames } from '../../pipeline/topics.ts'
@@ -25,6 +25,9 @@ import { EngineError } from './EngineError.ts'
 import { LedgerIndex } from './LedgerIndex.ts'
 
 const log = childLogger('decision-ledger')
+
+/** Bytes of record values per send: well under Kafka's default 1 MiB message.max.bytes. */
+const SEND_BYTES = 256 * 1024
 
 export interface DecisionLedgerOptions {
   log: EventLog
@@ -45,6 +48,8 @@ export class DecisionLedger {
   private chain: Promise<void> = Promise.resolve()
   private readonly positions = new Map<string, number>()
   private followerError: Error | undefined
+  /** Called for each decision another writer appended (first seen on the topic, not through this ledger). */
+  onFollowed: ((d: LedgerDecision) => void) | undefined
   private closed = false
 
   private constructor(
@@ -85,7 +90,12 @@ export class DecisionLedger {
   private async follow(batch: ConsumedBatch): Promise<void> {
     for (const r of batch.records) {
       try {
-        const result = batch.topic === this.names.decisions ? this.index.addDecision(decodeDecision(r.value)) : this.index.addOutcome(decodeOutcome(r.value))
+        let result
+        if (batch.topic === this.names.decisions) {
+          const d = decodeDecision(r.value)
+          result = this.index.addDecision(d)
+          if (result === 'added') this.onFollowed?.(d)
+        } else result = this.index.addOutcome(decodeOutcome(r.value))
         if (result === 'conflict') log.warn({ topic: r.topic, partition: r.partition, offset: r.offset }, 'record conflicts with a recorded one; the first is kept')
       } catch (err) {
         log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: (err as Error).message }, 'undecodable ledger record ignored by the index')
@@ -136,34 +146,45 @@ export class DecisionLedger {
     return { record: o, isNew: true }
   }
 
-  /** Appends everything staged (decisions first), then makes it visible to reads. Serialised; retried on the next call after a failure. */
+  /**
+   * Appends everything staged (decisions first), then makes it visible to reads. Serialised; what a failed send left
+   * staged goes out on the next call. Sends are cut at SEND_BYTES so no request exceeds a broker's message limit.
+   */
   flush(): Promise<void> {
     const next = this.chain.then(async () => {
-      if (this.stagedDecisions.size > 0) {
-        const batch = [...this.stagedDecisions.values()]
-        await this.producer.send(
-          this.names.decisions,
-          batch.map((d) => ({ key: decisionKey(d), value: encodeDecision(d), timestamp: Date.parse(d.created_at) })),
-        )
-        for (const d of batch) {
-          this.index.addDecision(d)
-          this.stagedDecisions.delete(d.decision_id)
-        }
+      for (const d of await this.sendChunks(this.names.decisions, this.stagedDecisions, (d) => ({ key: decisionKey(d), value: encodeDecision(d), timestamp: Date.parse(d.created_at) }))) {
+        this.index.addDecision(d)
       }
-      if (this.stagedOutcomes.size > 0) {
-        const batch = [...this.stagedOutcomes.values()]
-        await this.producer.send(
-          this.names.outcomes,
-          batch.map((o) => ({ key: o.decision_id, value: encodeOutcome(o), timestamp: Date.parse(o.resolved_at) })),
-        )
-        for (const o of batch) {
-          this.index.addOutcome(o)
-          this.stagedOutcomes.delete(o.decision_id)
-        }
+      for (const o of await this.sendChunks(this.names.outcomes, this.stagedOutcomes, (o) => ({ key: o.decision_id, value: encodeOutcome(o), timestamp: Date.parse(o.resolved_at) }))) {
+        this.index.addOutcome(o)
       }
     })
     this.chain = next.catch(() => undefined)
     return next
+  }
+
+  private async sendChunks<T>(topic: string, staged: Map<string, T>, toRecord: (x: T) => LogRecord): Promise<T[]> {
+    const sent: T[] = []
+    let chunk: { id: string; item: T; record: LogRecord }[] = []
+    let bytes = 0
+    const send = async () => {
+      if (chunk.length === 0) return
+      await this.producer.send(topic, chunk.map((c) => c.record))
+      for (const c of chunk) {
+        staged.delete(c.id)
+        sent.push(c.item)
+      }
+      chunk = []
+      bytes = 0
+    }
+    for (const [id, item] of [...staged]) {
+      const record = toRecord(item)
+      if (bytes + record.value.length > SEND_BYTES) await send()
+      chunk.push({ id, item, record })
+      bytes += record.value.length + record.key.length
+    }
+    await send()
+    return sent
   }
 
   /** Stages and flushes one decision: the acknowledged write of an API call. */

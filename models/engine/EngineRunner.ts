@@ -101,6 +101,7 @@ export class EngineRunner {
   private readonly assets = new Map<string, AssetState>()
   private readonly processed = new Map<number, number>()
   private readonly fittedAssets: string[] = []
+  private fitWrites: Promise<void>[] = []
   private consumer: LogConsumer | undefined
   private running: Promise<void> | undefined
   private failure: Error | undefined
@@ -133,6 +134,8 @@ export class EngineRunner {
       const fits = await FitStore.open(options.dataDir === null ? null : join(options.dataDir, 'fits'))
       runner = new EngineRunner({ ...options, cadence: options.cadence ?? true, trainDays: options.trainDays ?? 30 }, names, ledger, fits)
       for (const d of ledger.index.unresolvedClaims()) runner.resolver.register(d)
+      // Decisions other writers append later are clocks too; they resolve at the next tick of their asset past the grace.
+      ledger.onFollowed = (d) => runner.resolver.register(d)
       runner.consumer = await eventLog.createConsumer({ groupId, topics: [names.ticks], fromBeginning: true })
     } catch (err) {
       await ledger.close()
@@ -207,7 +210,7 @@ export class EngineRunner {
     for (const q of this.questions) {
       const fitted = q.fit(samples.get(q.id) ?? [])
       // The fit store write is async; the params are in memory at once, so decisions can use them right away.
-      void this.engine.setFitted(asset, fitted).catch((err: unknown) => log.error({ err, question: q.id }, 'storing fitted parameters failed'))
+      this.fitWrites.push(this.engine.setFitted(asset, fitted).catch((err: unknown) => log.error({ err, question: q.id }, 'storing fitted parameters failed')))
     }
     this.fittedAssets.push(asset)
     log.info({ asset, cut: new Date(s.cut).toISOString(), samples: Object.fromEntries([...samples].map(([k, v]) => [k, v.length])) }, 'fitted on the training window')
@@ -237,6 +240,7 @@ export class EngineRunner {
       await sleep(20)
     }
     await this.ledger.flush()
+    await Promise.all(this.fitWrites)
   }
 
   stats(): EngineRunnerStats {
@@ -251,6 +255,7 @@ export class EngineRunner {
     await this.consumer?.stop()
     await this.running?.catch(() => undefined)
     await this.ledger.flush().catch((err: unknown) => log.error({ err }, 'final ledger flush failed'))
+    await Promise.all(this.fitWrites)
     await this.ledger.close()
   }
 }

@@ -44,14 +44,15 @@ export class FitStore {
   }
 
   /** Keeps `fitted` (and writes it once when the store has a directory). */
+  /** In memory at once (synchronously); the returned promise settles when the file is durable. */
   async put(fitted: FittedParams): Promise<void> {
     const k = key(fitted.question_id, fitted.version)
     if (this.fits.has(k)) return
+    this.fits.set(k, fitted)
     if (this.dir) {
       await mkdir(join(this.dir, fitted.question_id), { recursive: true })
       await writeFileAtomic(join(this.dir, fitted.question_id, `${encodeURIComponent(fitted.version)}.json`), JSON.stringify(fitted))
     }
-    this.fits.set(k, fitted)
   }
 
   /**

@@ -1,0 +1,201 @@
+/**
+ * The ledger reads and the decision engine of serving (LedgerReads, DecisionEngine in serving/ServiceContext.ts),
+ * backed by the in-process engine (models/engine/). Reads answer from the engine's in-memory ledger index (fed by the
+ * decisions/outcomes topics): no DuckDB query and no model call per request. Engine errors map onto the one error
+ * registry (serving/errors.ts).
+ *
+ * Spec, Decision record: the public record is the ledger row without its journal and state parts; `conditions` is the
+ * list of `name=value` strings of the machine conditions; choice and payment_id appear only when present.
+ */
+import type { LedgerDecision } from '../../pipeline/ledger/decisionRecord.ts'
+import { conditionStrings, type DecisionEngine as Engine, type PaymentRef } from '../../models/engine/DecisionEngine.ts'
+import { EngineError, type EngineErrorCode } from '../../models/engine/EngineError.ts'
+import { QUESTIONS } from '../../models/questions/index.ts'
+import type { FeatureSnapshot } from '../../models/QuestionModel.ts'
+import { ServiceError } from '../ServiceError.ts'
+import type { ErrorCode } from '../errors.ts'
+import type { PaymentAuthorized } from '../payments/PaymentGate.ts'
+import type {
+  Asset,
+  CalibrationReport,
+  DecisionEngine,
+  DecisionRead,
+  DecisionRecord,
+  FeedChip,
+  LedgerReads,
+  LineageBundle,
+  OpenClock,
+  PendingResolution,
+  ReplayResult,
+  ResolutionRecord,
+  SignalCatalog,
+} from '../ServiceContext.ts'
+
+const CODE_MAP: Record<EngineErrorCode, ErrorCode> = {
+  VALIDATION: 'VALIDATION',
+  REPLAY_INPUT_LOST: 'REPLAY_INPUT_LOST',
+  CLOCK_OPEN: 'CLOCK_OPEN',
+  PROVIDER_DOWN: 'PROVIDER_DOWN',
+  LEDGER_CONFLICT: 'INTERNAL',
+  ENGINE_CLOSED: 'PROVIDER_DOWN',
+}
+
+function mapped<T>(fn: () => T): T {
+  try {
+    return fn()
+  } catch (err) {
+    if (err instanceof EngineError) throw new ServiceError(CODE_MAP[err.code], { message: err.message, detail: { ...err.detail, reason: err.detail.reason ?? err.code } })
+    throw err
+  }
+}
+
+async function mappedAsync<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    if (err instanceof EngineError) throw new ServiceError(CODE_MAP[err.code], { message: err.message, detail: { ...err.detail, reason: err.detail.reason ?? err.code } })
+    throw err
+  }
+}
+
+/** The public decision record of a ledger row. */
+export function publicRecord(d: LedgerDecision): DecisionRecord {
+  const r: DecisionRecord = {
+    decision_id: d.decision_id,
+    question_id: d.question_id,
+    asset: d.asset,
+    subject: d.subject,
+    event: d.event,
+    horizon: d.horizon,
+    horizon_end: d.horizon_end,
+    created_at: d.created_at,
+    conditions: conditionStrings(d.conditions),
+    probability: d.probability,
+    confidence: d.confidence,
+    decision: d.decision,
+    action: d.action,
+    input_hash: d.input_hash,
+    state_hash: d.state_hash,
+    policy_version: d.policy_version,
+    jev_version: d.jev_version,
+  }
+  if (d.choice) r.choice = { choice_id: d.choice.choice_id, distribution: d.choice.distribution }
+  if (d.payment_id !== null) r.payment_id = d.payment_id
+  return r
+}
+
+/** The record plus meta.freshness and meta.data_sources, from its journaled snapshot. */
+export function decisionRead(d: LedgerDecision): DecisionRead {
+  let freshness: DecisionRead['freshness'] = []
+  let sources: string[] = []
+  if (d.journal !== null) {
+    try {
+      const s = JSON.parse(d.journal) as FeatureSnapshot
+      freshness = s.freshness.map((f) => ({ input: f.input, ok: f.ok, staleness_budget_ms: f.staleness_budget_ms, age_ms: f.age_ms, last_success_at: f.last_success_at }))
+      sources = s.sources
+    } catch {
+      // A journal that does not parse shows no freshness; lineage reports it as verify false.
+    }
+  }
+  return { record: publicRecord(d), freshness, data_sources: sources }
+}
+
+function paymentRef(p: PaymentAuthorized): PaymentRef {
+  return { payment_id: p.payment_id, rail: p.rail }
+}
+
+export class EngineServices implements LedgerReads, DecisionEngine {
+  constructor(private readonly engine: Engine) {}
+
+  // ------------------------------------------------------------ LedgerReads
+
+  async getDecision(decisionId: string): Promise<DecisionRead | null> {
+    const d = this.engine.getDecision(decisionId.toLowerCase())
+    return d ? decisionRead(d) : null
+  }
+
+  async latestDecision(q: { question_id: string; asset: string }): Promise<DecisionRead | null> {
+    const d = mapped(() => this.engine.latest(q.question_id, q.asset))
+    return d ? decisionRead(d) : null
+  }
+
+  async lineage(idOrPrefix: string): Promise<LineageBundle | null> {
+    const l = mapped(() => this.engine.lineage(idOrPrefix))
+    if (!l) return null
+    return {
+      decision: publicRecord(l.decision),
+      resolution: l.resolution,
+      payment: l.payment,
+      tape: l.tape,
+      hashes: l.hashes,
+      verify: l.verify,
+    }
+  }
+
+  async resolution(decisionId: string): Promise<ResolutionRecord | PendingResolution | null> {
+    return this.engine.resolution(decisionId.toLowerCase())
+  }
+
+  async calibration(q: { question_id: string | null; subject: string | null }): Promise<CalibrationReport> {
+    const r = mapped(() => this.engine.calibration(q))
+    return {
+      question_id: q.question_id,
+      subject: q.subject,
+      buckets: r.buckets.map((b) => ({ lo: b.band[0], hi: b.band[1], n: b.n, mean_predicted: b.mean_predicted, realized_frequency: b.realized_frequency, published: b.published })),
+      published: r.published,
+      n: r.n,
+      n_floor: r.n_floor,
+      note: r.note,
+    }
+  }
+
+  async openClocks(): Promise<OpenClock[]> {
+    return this.engine.openClocks()
+  }
+
+  async feed(q: { limit: number }): Promise<FeedChip[]> {
+    return this.engine.feed(q.limit)
+  }
+
+  // ------------------------------------------------------------ DecisionEngine
+
+  async replay(decisionId: string, opts: { ruleset_version: string | null }): Promise<ReplayResult | null> {
+    return mapped(() => this.engine.replay(decisionId.toLowerCase(), opts))
+  }
+
+  async decide(input: { asset: Asset; chain: 'base'; question_id: string; subject: string | null }, payment: PaymentAuthorized): Promise<DecisionRead> {
+    const r = await mappedAsync(() => this.engine.decide({ question_id: input.question_id, asset: input.asset, subject: input.subject, payment: paymentRef(payment) }))
+    return decisionRead(r.record)
+  }
+
+  async nextDecision(previousDecisionId: string, payment: PaymentAuthorized): Promise<DecisionRead | null> {
+    const r = await mappedAsync(() => this.engine.nextDecision(previousDecisionId.toLowerCase(), paymentRef(payment)))
+    return r ? decisionRead(r.record) : null
+  }
+
+  /** GET /v1/market/{asset}/regime: the S01 decision. */
+  marketRegime(asset: Asset, payment: PaymentAuthorized): Promise<DecisionRead> {
+    return this.decide({ asset, chain: 'base', question_id: 'S01_market_regime', subject: null }, payment)
+  }
+
+  /** GET /v1/market/{asset}/risk: the S04 drawdown-risk decision (docs/decisions.md). */
+  marketRisk(asset: Asset, payment: PaymentAuthorized): Promise<DecisionRead> {
+    return this.decide({ asset, chain: 'base', question_id: 'S04_drawdown_risk', subject: null }, payment)
+  }
+
+  /** The live available set: sold market questions fitted for at least one asset; a blocked one names why. */
+  async signals(): Promise<SignalCatalog> {
+    const now = this.engine.now()
+    const assets = this.engine.features.assetList()
+    const questions = QUESTIONS.map((q) => {
+      let reason: string | null = null
+      if (q.scope === 'account') reason = 'account_scoped_needs_provider'
+      else if (!q.sold) reason = 'not_sold_on_deployment'
+      else if (!assets.some((a) => (this.engine.fittedFor(q.id, a)?.params as { status?: string } | undefined)?.status === 'ok')) reason = 'model_not_fitted'
+      return { question_id: q.id, label: q.label, available: reason === null, reason }
+    })
+    const sample_hours_by_asset: Record<string, number> = {}
+    if (now !== null) for (const a of assets) sample_hours_by_asset[a] = this.engine.features.snapshot(a, now).features.history_hours ?? 0
+    return { questions, sample_hours_by_asset }
+  }
+}
