@@ -34,6 +34,9 @@ const VIEWS = [
   'question_catalog',
   'open_clocks',
   'feed_chips',
+  'billing_draw_rows',
+  'billing_draws',
+  'billing_lots',
 ]
 
 const ticks = makeTicks(100)
