@@ -18,6 +18,8 @@ import { Server } from '../../serving/Server.ts'
 import { UnwiredPaymentGate } from '../../serving/payments/UnwiredPaymentGate.ts'
 import { marketWiringFromEnv, openMarketServices } from '../../serving/adapters/openMarketServices.ts'
 import { RailRouter } from '../../serving/payments/RailRouter.ts'
+import { FacilitatorClient } from '../../serving/payments/x402/FacilitatorClient.ts'
+import { X402PaymentGate } from '../../serving/payments/x402/X402PaymentGate.ts'
 import { BillingService } from '../../serving/billing/BillingService.ts'
 import { systemClock } from '../../serving/ServiceContext.ts'
 
@@ -34,7 +36,7 @@ Options (environment in brackets):
   --tape TAPE     tape to replay (SVC_TAPE); default: a seeded 7-day BTC/ETH/SOL tape generated on first start
   --speed S       replay speed, event time per wall time (SVC_REPLAY_SPEED, default 60: a minute per second)
 Also: SVC_LOG=kafka with KAFKA_BROKERS to run on Kafka; SVC_PAY_TO to accept payments (unset: paid routes 503
-except with credits, x-svc-payer); SVC_OPS_TOKEN to enable operator routes (grants, rate-lock issue, surge).
+except with credits, x-svc-payer); SVC_FACILITATOR_URL for x402 settlement; SVC_OPS_TOKEN to enable operator routes (grants, rate-lock issue, surge).
 Market: SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL, SVC_COINGECKO_KEY.
 `
 
@@ -98,7 +100,14 @@ export const command: Command = {
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock: systemClock, opsToken: process.env.SVC_OPS_TOKEN || null })
     const payToOrZero = payTo ?? '0x0000000000000000000000000000000000000000'
-    const paymentGate = new RailRouter({ payTo: payToOrZero, credits: billing.gate(payToOrZero), ...(payTo ? {} : { fallback: new UnwiredPaymentGate() }) })
+    // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
+    const facilitator = payTo ? FacilitatorClient.fromEnv(env) : null
+    const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
+    const paymentGate = new RailRouter({
+      payTo: payToOrZero,
+      credits: billing.gate(payToOrZero),
+      ...(x402 ? { x402 } : { fallback: new UnwiredPaymentGate() }),
+    })
     const server = await Server.start({
       port,
       host,
@@ -113,7 +122,7 @@ export const command: Command = {
         `svc: parquet     ${join(dataDir, 'parquet')}`,
         `svc: duckdb      ${Catalog.path(dataDir)}  (duckdb -readonly ${Catalog.path(dataDir)} "select kind, count(*) from ticks group by 1")`,
         `svc: replaying   ${tape} at speed ${speed}`,
-        payTo ? `svc: payments to ${payTo}` : 'svc: SVC_PAY_TO unset: paid routes answer 503 PAYMENTS_UNWIRED',
+        payTo ? `svc: payments to ${payTo} (x402 on eip155:8453 via ${facilitator?.url})` : 'svc: SVC_PAY_TO unset: paid routes answer 503 PAYMENTS_UNWIRED unless paid from credits (x-svc-payer)',
         '',
       ].join('\n'),
     )
@@ -142,6 +151,7 @@ export const command: Command = {
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
       await server.close()
+      await x402?.close()
       await billing.close()
       await marketWiring.close()
       await pipeline.close()
