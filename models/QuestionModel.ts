@@ -112,6 +112,26 @@ export interface ResolutionWindow {
    * source at all, or the reverse); funding questions resolve unresolvable when it is false.
    */
   fundingComplete: boolean
+  /** Account-scoped questions (S09..S11) only: the subject wallet measured over (start, end]. */
+  account?: AccountWindow
+}
+
+/**
+ * What an account-scoped question's resolver reads: the subject wallet over (start, end], derived by the same grammar
+ * as its decision-time features (models/account/WalletFeatures.ts).
+ */
+export interface AccountWindow {
+  address: string
+  /** True when the provider answered for the whole window. */
+  complete: boolean
+  /** Wallet state machine position at `end` (models/account/WalletStateMachine.ts). */
+  state_at_end: string | null
+  /** Valued net transfer flow over (start, end], USD, and the counts behind it (unvalued transfers are kept). */
+  net_flow_usd: number
+  valued_transfers: number
+  unvalued_transfers: number
+  /** Liquidations of the wallet in (start, end]. */
+  liquidations: number
 }
 
 /** Parameters fitted from history; serialisable, versioned and hashed into state_hash. */

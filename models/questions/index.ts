@@ -11,7 +11,9 @@ import { S05_volatility_expansion } from './S05_volatility_expansion.ts'
 import { S06_funding_anomaly } from './S06_funding_anomaly.ts'
 import { S07_funding_persistence } from './S07_funding_persistence.ts'
 import { S08_basis_dislocation } from './S08_basis_dislocation.ts'
-import { S09_wallet_state, S10_wallet_flow, S11_risk } from './accountScoped.ts'
+import { S09_wallet_state } from './S09_wallet_state.ts'
+import { S10_wallet_flow } from './S10_wallet_flow.ts'
+import { S11_risk } from './S11_risk.ts'
 
 export const QUESTIONS: readonly QuestionModel[] = [
   S01_market_regime,
@@ -22,7 +24,7 @@ export const QUESTIONS: readonly QuestionModel[] = [
   S06_funding_anomaly,
   S07_funding_persistence,
   S08_basis_dislocation,
-  // Account-scoped: the wallet provider and account pipeline are separate work; these refuse until it is wired.
+  // Account-scoped: the subject is a wallet (models/account/); answered from a wallet provider's history.
   S09_wallet_state,
   S10_wallet_flow,
   S11_risk,

@@ -4,7 +4,7 @@ import { S05_volatility_expansion } from '../../../models/questions/S05_volatili
 import { S07_funding_persistence } from '../../../models/questions/S07_funding_persistence.ts'
 import { S02_liquidation_risk } from '../../../models/questions/S02_liquidation_risk.ts'
 import { S08_basis_dislocation } from '../../../models/questions/S08_basis_dislocation.ts'
-import { S11_risk } from '../../../models/questions/accountScoped.ts'
+import { S11_risk } from '../../../models/questions/S11_risk.ts'
 import { QUESTIONS } from '../../../models/questions/index.ts'
 import { Policy } from '../../../models/policy/Policy.ts'
 import { buildDataset } from '../../../models/Dataset.ts'
@@ -89,7 +89,7 @@ t.test('suppress: S07 with current funding on neutral (1.25e-05/h), and funding 
   assertRefusal(t, S07_funding_persistence.evaluate(spot.snapshot('BTC', T0 + H), null), 'suppress', 'input_unavailable:funding')
 })
 
-t.test('suppress: S02 names its readiness N/24; S08 and account-scoped questions are not answered', async (t) => {
+t.test('suppress: S02 names its readiness N/24; S08 is not answered; account-scoped questions need a wallet input', async (t) => {
   const fs = new FeatureState()
   for (let h = 0; h < 10; h++) fs.ingest(liquidation('BTC', T0 + h * H + 1, 1000))
   const out = S02_liquidation_risk.evaluate(fs.snapshot('BTC', T0 + 10 * H), null)
@@ -99,7 +99,8 @@ t.test('suppress: S02 names its readiness N/24; S08 and account-scoped questions
   assertRefusal(t, S02_liquidation_risk.evaluate(fs.snapshot('BTC', T0 + 24 * H), null), 'suppress', 'not_sold_on_deployment')
   t.equal(S02_liquidation_risk.sold, false)
   assertRefusal(t, S08_basis_dislocation.evaluate(fs.snapshot('BTC', T0 + 24 * H), null), 'suppress', 'not_offered_in_v1')
-  assertRefusal(t, S11_risk.evaluate(fs.snapshot('BTC', T0 + 24 * H), null), 'suppress', 'account_scoped_needs_provider')
+  // A market snapshot carries no wallet input: the account-scoped question refuses it as an unavailable surface.
+  assertRefusal(t, S11_risk.evaluate(fs.snapshot('BTC', T0 + 24 * H), null), 'suppress', 'input_unavailable:wallet')
   t.same(
     QUESTIONS.filter((q) => q.scope === 'account').map((q) => q.id),
     ['S09_wallet_state', 'S10_wallet_flow', 'S11_risk'],
