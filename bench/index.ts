@@ -4,6 +4,7 @@
  */
 import { benchLogs } from './logs.ts'
 import { benchPipeline } from './pipeline.ts'
+import { benchEngine } from './engine.ts'
 import { benchPaymentsX402 } from './payments-x402.ts'
 import { benchPaymentsCredits } from './payments-credits.ts'
 
@@ -41,3 +42,10 @@ const credits = await benchPaymentsCredits({ calls: 2000, concurrency: 16 })
 print(
   `credits paid ${fmt(credits.paidPerSec)} calls/s vs free read of the same records ${fmt(credits.freeReadPerSec)} req/s → ratio ${(credits.paidPerSec / credits.freeReadPerSec).toFixed(3)}`,
 )
+
+print('\n== engine: decisions evaluated and appended to the ledger (OKX SOL tape, batches of 200 per durable send)')
+const engineRuns = await benchEngine({ kafkaBrokers: brokers })
+const modelOnly = engineRuns[0]!
+for (const r of engineRuns) {
+  print(`${r.name.padEnd(44)} ${fmt(r.decisionsPerSec)} decisions/s (${r.decisions})   ratio to model only ${(r.decisionsPerSec / modelOnly.decisionsPerSec).toFixed(2)}`)
+}
