@@ -22,6 +22,8 @@ import { FacilitatorClient } from '../../serving/payments/x402/FacilitatorClient
 import { X402PaymentGate } from '../../serving/payments/x402/X402PaymentGate.ts'
 import { BillingService } from '../../serving/billing/BillingService.ts'
 import { systemClock } from '../../serving/ServiceContext.ts'
+import { EngineRunner } from '../../models/engine/EngineRunner.ts'
+import { EngineServices } from '../../serving/adapters/EngineServices.ts'
 
 const log = childLogger('start')
 
@@ -37,6 +39,8 @@ Options (environment in brackets):
   --speed S       replay speed, event time per wall time (SVC_REPLAY_SPEED, default 60: a minute per second)
 Also: SVC_LOG=kafka with KAFKA_BROKERS to run on Kafka; SVC_PAY_TO to accept payments (unset: paid routes 503
 except with credits, x-svc-payer); SVC_FACILITATOR_URL for x402 settlement; SVC_OPS_TOKEN to enable operator routes (grants, rate-lock issue, surge).
+Engine: fits each question per asset on its first SVC_TRAIN_DAYS days (default 30) or up to SVC_TRAIN_UNTIL (ISO
+instant), then decides at every clock's close and resolves clocks as the tape passes them.
 Market: SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL, SVC_COINGECKO_KEY.
 `
 
@@ -96,6 +100,11 @@ export const command: Command = {
     // Short sink age so data lands in Parquet within seconds of being replayed.
     const pipeline = await Pipeline.start({ dataDir, log: eventLog, sink: { maxAgeMs: 5_000 } })
     const marketWiring = await openMarketServices({ log: eventLog, ticksTopic: pipeline.names.ticks, options: marketWiringFromEnv(env) })
+    const trainDays = Number(env.SVC_TRAIN_DAYS ?? 30)
+    const trainUntil = env.SVC_TRAIN_UNTIL ? Date.parse(env.SVC_TRAIN_UNTIL) : null
+    if (!(trainDays > 0) || (trainUntil !== null && !Number.isFinite(trainUntil))) throw new UsageError('SVC_TRAIN_DAYS must be > 0 and SVC_TRAIN_UNTIL an ISO instant')
+    const runner = await EngineRunner.start({ log: eventLog, dataDir, names: pipeline.names, trainDays, trainUntil })
+    const engine = new EngineServices(runner.engine)
     const payTo = process.env.SVC_PAY_TO
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock: systemClock, opsToken: process.env.SVC_OPS_TOKEN || null })
@@ -112,7 +121,7 @@ export const command: Command = {
       port,
       host,
       config: { payTo: payToOrZero },
-      services: { billing, paymentGate, market: marketWiring.market, providers: marketWiring.providers },
+      services: { billing, paymentGate, market: marketWiring.market, providers: marketWiring.providers, ledger: engine, engine },
     })
 
     process.stdout.write(
@@ -154,6 +163,7 @@ export const command: Command = {
       await x402?.close()
       await billing.close()
       await marketWiring.close()
+      await runner.close()
       await pipeline.close()
       await eventLog.close()
       process.stdout.write('svc: stopped\n')
