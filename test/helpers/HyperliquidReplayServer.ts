@@ -134,7 +134,16 @@ export interface HyperliquidReplayServerOptions {
   pageLimit?: number
   /** Period of websocket data messages per subscription. Default 100 ms. */
   wsIntervalMs?: number
+  /**
+   * A user-keyed request (clearinghouseState, userFills) for an address without a recording: 'not_found' (default)
+   * answers 404; 'empty_account' answers as the live API answers an address with no venue history — CONSTRUCTED:
+   * clearinghouseState with no positions and zero summaries (time = now), userFills []. Time-range types already
+   * answer [] for such an address.
+   */
+  unrecordedUsers?: 'not_found' | 'empty_account'
 }
+
+const ZERO_SUMMARY = { accountValue: '0.0', totalMarginUsed: '0.0', totalNtlPos: '0.0', totalRawUsd: '0.0' }
 
 interface WsClient {
   id: number
@@ -161,6 +170,7 @@ export class HyperliquidReplayServer {
   readonly #wss: WebSocketServer
   readonly #interactions: RecordedInteraction[]
   readonly #pageLimit: number
+  readonly #unrecordedUsers: 'not_found' | 'empty_account'
   readonly #faults: Array<{ fault: ReplayFault; when: (body: Record<string, unknown>) => boolean }> = []
   readonly #clients = new Set<WsClient>()
   readonly #sockets = new Set<Socket>()
@@ -180,6 +190,7 @@ export class HyperliquidReplayServer {
     this.#interactions = interactions
     this.skippedCassettes = skipped
     this.#pageLimit = o.pageLimit ?? 500
+    this.#unrecordedUsers = o.unrecordedUsers ?? 'not_found'
     this.#metaAndAssetCtxs = constructMetaAndAssetCtxs(interactions)
     const [meta, ctxs] = this.#metaAndAssetCtxs as [{ universe: Array<{ name: string }> }, Array<Record<string, unknown>>]
     meta.universe.forEach((u, i) => this.#ctxByCoin.set(u.name, ctxs[i]!))
@@ -290,6 +301,13 @@ export class HyperliquidReplayServer {
     const keys = ['coin', 'user'] as const
     const recorded = this.#interactions.find((i) => i.request.type === type && keys.every((k) => i.request[k] === body[k]))
     if (recorded) return { status: recorded.status, body: recorded.body }
+    if (this.#unrecordedUsers === 'empty_account' && typeof body.user === 'string') {
+      if (type === 'clearinghouseState') {
+        const empty = { assetPositions: [], crossMaintenanceMarginUsed: '0.0', crossMarginSummary: ZERO_SUMMARY, marginSummary: ZERO_SUMMARY, time: Date.now(), withdrawable: '0.0' }
+        return { status: 200, body: JSON.stringify(empty) }
+      }
+      if (type === 'userFills') return { status: 200, body: '[]' }
+    }
     return { status: 404, body: `replay: no recorded response for ${JSON.stringify(body)}` }
   }
 
