@@ -12,13 +12,13 @@ SELECT * FROM (VALUES
   ('S06_funding_anomaly', 'Funding anomaly', 'probability', 'market', true),
   ('S07_funding_persistence', 'Funding persistence', 'probability', 'market', true),
   ('S08_basis_dislocation', 'Basis dislocation', 'probability', 'market', false),
-  ('S09_wallet_state', 'Wallet state', 'probability', 'account', false),
-  ('S10_wallet_flow', 'Wallet flow', 'probability', 'account', false),
-  ('S11_risk', 'Risk', 'probability', 'account', false)
+  ('S09_wallet_state', 'Wallet state', 'choice', 'account', true),
+  ('S10_wallet_flow', 'Wallet net inflow', 'probability', 'account', true),
+  ('S11_risk', 'Risk', 'choice', 'account', true)
 ) AS q(question_id, label, answer, scope, sold);
 
 -- Open clocks (spec: Open clock { question_id, asset, question_label, decision_id, predicted, horizon_end }):
--- claims (refusals open no clock) on live questions over BTC, ETH, SOL with no outcome yet, soonest horizon_end
+-- claims (refusals open no clock) on live market questions over BTC, ETH, SOL with no outcome yet, soonest horizon_end
 -- first. `predicted` is split by type: predicted_label for choice questions, predicted_probability otherwise. The API
 -- also drops clocks whose horizon_end the engine's event time has passed (they are awaiting resolution).
 CREATE OR REPLACE VIEW open_clocks AS
@@ -29,7 +29,7 @@ SELECT d.question_id, d.asset, q.label AS question_label, d.decision_id,
 FROM decisions d
 JOIN question_catalog q USING (question_id)
 ANTI JOIN outcomes o USING (decision_id)
-WHERE d.action <> 'refuse' AND q.sold AND d.asset IN ('BTC', 'ETH', 'SOL')
+WHERE d.action <> 'refuse' AND q.sold AND q.scope = 'market' AND d.asset IN ('BTC', 'ETH', 'SOL')
 ORDER BY d.horizon_end, d.decision_id;
 
 -- Feed chips (spec: Feed chip { decision_id, question_id, asset, output, predicted, realized, match, observed,
