@@ -15,7 +15,8 @@ import { BASE_NETWORK, USDC_BASE } from '../payments/x402.ts'
 import {
   ADDRESS, CALIBRATION, CANONICAL_ASSET, CHAIN, DECISION_ID_OR_PREFIX, DECISION_RECORD, FEED, HEALTH, HTTPS_URL,
   LIQ_HOURS, LINEAGE, MARKETCAP, MARKET_SNAPSHOT, OBJECT, OPEN_CLOCKS, PRICING, PROVIDERS, QUESTION_ID, REPLAY_RESULT,
-  RESOLUTION, RISK_ASSESSMENT, RISK_CANDIDATE, SIGNALS, SYMBOL, UNIVERSE, UUID, objectOf,
+  RESOLUTION, RISK_ASSESSMENT, RISK_CANDIDATE, SIGNALS, SYMBOL, UNIVERSE, UUID, WALLET_EVENTS, WALLET_POSITIONS, WALLET_PROFILE,
+  WALLET_STATE_RESPONSE, objectOf,
 } from './schemas.ts'
 import type { Asset, RiskSubjectKind } from '../ServiceContext.ts'
 import type { HandlerContext, HandlerResult, RouteDef } from './types.ts'
@@ -167,13 +168,15 @@ const riskRoute = (kind: RiskSubjectKind, extra: Record<string, unknown>, requir
     body: objectOf({ asset: CANONICAL_ASSET, address: ADDRESS, candidate: RISK_CANDIDATE, ...extra }, ['asset', 'address', 'candidate', ...required]),
   },
   response: env(RISK_ASSESSMENT),
-  errors: [],
+  errors: ['PROVIDER_DOWN'],
   handler: async (ctx) => ({ data: await ctx.need('risk').assess(kind, ctx.body, ctx.payment!) }),
 })
 
+const WALLET_RESPONSES = { profile: WALLET_PROFILE, state: WALLET_STATE_RESPONSE, positions: WALLET_POSITIONS } as const
+
 const walletRoute = (id: string, suffix: string, summary: string, key: EndpointPricingKey, call: 'profile' | 'state' | 'positions'): RouteDef => ({
   id, method: 'GET', path: `/v1/wallet/{chain}/{address}${suffix}`, summary, tags: ['wallet'], pay: paid(key), needs: ['wallets'],
-  request: { params: WALLET_PARAMS }, response: env(OBJECT), errors: [],
+  request: { params: WALLET_PARAMS }, response: env(WALLET_RESPONSES[call]), errors: ['PROVIDER_DOWN'],
   handler: async (ctx) => ({ data: await ctx.need('wallets')[call]('base', String(ctx.params.address), ctx.payment!) }),
 })
 
@@ -644,8 +647,8 @@ export const ROUTES: readonly RouteDef[] = [
       params: WALLET_PARAMS,
       query: objectOf({ window: { type: 'string', pattern: '^[0-9]+[hd]$', default: '24h' }, cursor: { type: 'string', maxLength: 256 } }, [], true),
     },
-    response: env(OBJECT),
-    errors: [],
+    response: env(WALLET_EVENTS),
+    errors: ['PROVIDER_DOWN'],
     handler: async (ctx) => ({
       data: await ctx.need('wallets').events(
         'base',

@@ -451,3 +451,99 @@ export const RISK_ASSESSMENT = objectOf(
   ['subject', 'risk', 'allow_probability', 'review_probability', 'block_probability', 'confidence', 'decision', 'action', 'input_hash', 'policy_version', 'timestamp', 'full'],
   true,
 )
+
+// ---------------------------------------------------------------- wallet (spec: Wallet profile, state, positions; events)
+
+const WALLET_STATE = { enum: ['WATCHING', 'ACCUMULATING', 'HIGH_CONVICTION', 'DISTRIBUTING', 'EXITING'] } as const
+const SAMPLE_ADEQUACY = objectOf(
+  {
+    adequate: { type: 'boolean' },
+    fills_30d: { type: 'integer', minimum: 0 },
+    active_days_30d: { type: 'integer', minimum: 0 },
+    min_fills_30d: { type: 'integer' },
+    min_active_days_30d: { type: 'integer' },
+    reason: { enum: ['no_activity', 'too_few_fills', 'too_few_active_days', null] },
+  },
+  ['adequate', 'fills_30d', 'active_days_30d', 'min_fills_30d', 'min_active_days_30d', 'reason'],
+)
+const WALLET_ID = { wallet: ADDRESS, chain: CHAIN }
+
+export const WALLET_PROFILE = objectOf(
+  {
+    ...WALLET_ID,
+    profile: objectOf(
+      { state: WALLET_STATE, first_seen_at: nullableInstant, last_active_at: nullableInstant, net_flow_30d_usd: { type: 'number' }, sample_adequacy: SAMPLE_ADEQUACY },
+      ['state', 'first_seen_at', 'last_active_at', 'net_flow_30d_usd', 'sample_adequacy'],
+    ),
+  },
+  ['wallet', 'chain', 'profile'],
+)
+
+export const WALLET_STATE_RESPONSE = objectOf(
+  { ...WALLET_ID, state: WALLET_STATE, since: nullableInstant, sample_adequacy: SAMPLE_ADEQUACY },
+  ['wallet', 'chain', 'state', 'since', 'sample_adequacy'],
+)
+
+export const WALLET_POSITIONS = objectOf(
+  {
+    ...WALLET_ID,
+    balances: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['kind', 'asset'],
+        properties: {
+          kind: { enum: ['collateral', 'perp_position'] },
+          asset: { type: 'string' },
+          account_value_usd: { type: 'number' },
+          withdrawable_usd: { type: 'number' },
+          size: { type: 'number' },
+          side: { enum: ['long', 'short', 'flat'] },
+          entry_price: nnum,
+          notional_usd: { type: 'number' },
+          unrealized_pnl_usd: { type: 'number' },
+          liquidation_price: nnum,
+          leverage: nnum,
+          margin_used_usd: { type: 'number' },
+        },
+      },
+    },
+    provenance: objectOf(
+      { source: { type: 'string' }, provider: { type: 'string' }, timestamp: instant, received_at: instant, age_ms: { type: 'number' }, quality: { type: 'string' } },
+      ['source', 'provider', 'timestamp', 'received_at', 'age_ms', 'quality'],
+    ),
+  },
+  ['wallet', 'chain', 'balances', 'provenance'],
+)
+
+/** Item fields are a spec gap; ours: docs/decisions.md. usd_value null = an unvalued transfer (kept, never dropped). */
+export const WALLET_EVENT = objectOf(
+  {
+    event_id: { type: 'string' },
+    time: instant,
+    hash: { type: ['string', 'null'] },
+    type: { type: 'string' },
+    direction: { enum: ['in', 'out', 'internal', 'unknown'] },
+    token: { type: ['string', 'null'] },
+    amount: nnum,
+    usd_value: nnum,
+    valued: { type: 'boolean' },
+    fee_usd: nnum,
+    counterparty: { type: ['string', 'null'] },
+  },
+  ['event_id', 'time', 'hash', 'type', 'direction', 'token', 'amount', 'usd_value', 'valued', 'fee_usd', 'counterparty'],
+)
+
+export const WALLET_EVENTS = objectOf(
+  {
+    ...WALLET_ID,
+    window: { type: 'string' },
+    from: instant,
+    to: instant,
+    events: { type: 'array', items: WALLET_EVENT },
+    count: { type: 'integer', minimum: 0 },
+    unvalued_count: { type: 'integer', minimum: 0 },
+    next_cursor: { type: ['string', 'null'] },
+  },
+  ['wallet', 'chain', 'window', 'from', 'to', 'events', 'count', 'unvalued_count', 'next_cursor'],
+)

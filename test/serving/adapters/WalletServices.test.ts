@@ -11,7 +11,13 @@ import { WalletServices } from '../../../serving/adapters/WalletServices.ts'
 import { loadCassettes, withReplayServer } from '../../helpers/HyperliquidReplayServer.ts'
 import { AuthorizingPaymentGate } from '../../helpers/serving/AuthorizingPaymentGate.ts'
 import { makeAjv, withServer } from '../../helpers/serving/server.ts'
-import { RISK_ASSESSMENT } from '../../../serving/routes/schemas.ts'
+import { RISK_ASSESSMENT, WALLET_EVENTS, WALLET_POSITIONS, WALLET_PROFILE, WALLET_STATE_RESPONSE } from '../../../serving/routes/schemas.ts'
+
+const ajv = makeAjv()
+const conforms = (schema: Record<string, unknown>, data: unknown) => {
+  const v = ajv.compile(schema)
+  return v(data) ? true : JSON.stringify(v.errors)
+}
 
 const DAY = 86_400_000
 const FILLS_USER = '0xb7b6f3cea3f66bf525f5d8f965f6dbf6d9b017b2'
@@ -56,6 +62,7 @@ t.test('profile and state of the recorded fills wallet: an inadequate sample is 
   t.match(p.sample_adequacy, { adequate: false, fills_30d: 500, active_days_30d: 1, reason: 'too_few_active_days' })
   t.ok(['WATCHING', 'ACCUMULATING', 'HIGH_CONVICTION', 'DISTRIBUTING', 'EXITING'].includes(p.state))
   t.match(profile.body.meta.pricing, { key: 'wallet.profile' })
+  t.equal(conforms(WALLET_PROFILE, profile.body.data), true, 'the registry schema')
 
   const state = await get(`/v1/wallet/base/${FILLS_USER.toUpperCase().replace('0X', '0x')}/state`)
   t.equal(state.status, 200)
@@ -63,6 +70,7 @@ t.test('profile and state of the recorded fills wallet: an inadequate sample is 
   t.equal(state.body.data.state, p.state)
   t.equal(state.body.data.wallet, FILLS_USER, 'addresses are served lower-cased')
   t.ok(Date.parse(state.body.data.since) <= FILLS_AT)
+  t.equal(conforms(WALLET_STATE_RESPONSE, state.body.data), true)
   t.same(gate.authorized.map((a) => a.pricing_key), ['wallet.profile', 'wallet.state'])
 })
 
@@ -80,6 +88,7 @@ t.test('positions: the recorded clearinghouseState as balances with provenance',
   t.equal(perps.find((b: any) => b.asset === 'BTC').side, 'short')
   t.match(d.provenance, { source: 'hyperliquid', provider: 'hyperliquid', quality: 'real' })
   t.match(res.body.meta.pricing, { key: 'wallet.state' })
+  t.equal(conforms(WALLET_POSITIONS, d), true)
 })
 
 t.test('events: newest first, cursor pages, internal and valued rows kept and labelled', async (t) => {
@@ -89,6 +98,7 @@ t.test('events: newest first, cursor pages, internal and valued rows kept and la
   do {
     const res = await get(`/v1/wallet/base/${LEDGER_USER}/events?window=30d${cursor ? `&cursor=${cursor}` : ''}`)
     t.equal(res.status, 200)
+    t.equal(conforms(WALLET_EVENTS, res.body.data), true)
     pages.push(res.body.data)
     cursor = res.body.data.next_cursor
   } while (cursor && pages.length < 10)
