@@ -1,15 +1,9 @@
 /**
- * GET /v1/marketcap over a real CoinGecko client against a local HTTP server on 127.0.0.1, with askable computed
- * against the live universe from the Hyperliquid replay server.
- *
- * CONSTRUCTED response (no recorded CoinGecko payload exists in ../shared): the `bitcoin` row is the example quoted
- * in hyperliquid-api.md §6 verbatim (its atl_change_percentage and last_updated are placeholders there); the other
- * rows are constructed in the same shape with placeholder numbers: ethereum, solana (listed on the venue), tether
- * (absent from the venue universe), loom-network (listed on the venue but delisted), and one row with a null
- * market_cap_rank (nullable per §6).
+ * GET /v1/marketcap over a real CoinGecko client against a local HTTP server on 127.0.0.1 serving a CONSTRUCTED
+ * response (test/helpers/coingecko.ts: the §6 bitcoin example plus constructed rows), with askable computed against
+ * the live universe from the Hyperliquid replay server.
  */
 import t from 'tap'
-import { createServer, type IncomingMessage } from 'node:http'
 import { CoinGeckoClient, parseMarkets } from '../../../ingest/coingecko/CoinGeckoClient.ts'
 import { HyperliquidInfoClient } from '../../../ingest/hyperliquid/HyperliquidInfoClient.ts'
 import { CoinGeckoMarketCapSource } from '../../../serving/adapters/CoinGeckoMarketCapSource.ts'
@@ -19,45 +13,7 @@ import { ProviderHealth } from '../../../serving/adapters/ProviderHealth.ts'
 import { withReplayServer } from '../../helpers/HyperliquidReplayServer.ts'
 import { marketFixture } from '../../helpers/marketTape.ts'
 import { withServer } from '../../helpers/serving/server.ts'
-
-const BITCOIN_FROM_REFERENCE = {
-  id: 'bitcoin', symbol: 'btc', name: 'Bitcoin', image: 'https://coin-images.coingecko.com/…',
-  current_price: 83476, market_cap: 1656538234098, market_cap_rank: 1, fully_diluted_valuation: 1656538234098,
-  total_volume: 21416038166, high_24h: 85504, low_24h: 83288, price_change_24h: -1700.72,
-  price_change_percentage_24h: -1.99671, market_cap_change_24h: -33489577891.86,
-  market_cap_change_percentage_24h: -1.9816, circulating_supply: 19843590, total_supply: 19843590,
-  max_supply: 21000000, ath: 108786, ath_change_percentage: -23.192, ath_date: '2025-01-20T09:11:54.494Z',
-  atl: 67.81, atl_change_percentage: 123000.5, atl_date: '2013-07-06T00:00:00.000Z', roi: null,
-  last_updated: '2025-03-30T12:00:00.000Z',
-}
-
-function constructed(id: string, symbol: string, name: string, cap: number, rank: number | null) {
-  return { ...BITCOIN_FROM_REFERENCE, id, symbol, name, market_cap: cap, market_cap_rank: rank, fully_diluted_valuation: null, max_supply: null }
-}
-
-const CONSTRUCTED_MARKETS = [
-  BITCOIN_FROM_REFERENCE,
-  constructed('ethereum', 'eth', 'Ethereum', 220_000_000_000, 2),
-  constructed('tether', 'usdt', 'Tether', 144_000_000_000, 3),
-  constructed('solana', 'sol', 'Solana', 64_000_000_000, 6),
-  constructed('loom-network', 'loom', 'Loom Network', 60_000_000, 900),
-  constructed('unranked-token', 'unr', 'Unranked', 1_000, null),
-]
-
-async function coingeckoStub(t: { teardown(fn: () => unknown): void }, body: () => { status: number; json: unknown }) {
-  const requests: IncomingMessage[] = []
-  const srv = createServer((req, res) => {
-    requests.push(req)
-    const { status, json } = body()
-    const text = JSON.stringify(json)
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
-    res.end(text)
-  })
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', () => resolve()))
-  t.teardown(() => new Promise<void>((resolve) => srv.close(() => resolve())))
-  const addr = srv.address() as { port: number }
-  return { url: `http://127.0.0.1:${addr.port}/api/v3`, requests }
-}
+import { coingeckoStub, CONSTRUCTED_MARKETS } from '../../helpers/coingecko.ts'
 
 async function getJson(url: string): Promise<{ status: number; body: any }> {
   const res = await fetch(url)
