@@ -49,3 +49,13 @@ const modelOnly = engineRuns[0]!
 for (const r of engineRuns) {
   print(`${r.name.padEnd(44)} ${fmt(r.decisionsPerSec)} decisions/s (${r.decisions})   ratio to model only ${(r.decisionsPerSec / modelOnly.decisionsPerSec).toFixed(2)}`)
 }
+
+print('\n== serving: GET routes at 64 connections on loopback (autocannon) beside a bare uWS hello-world, same run')
+const { benchServing } = await import('./serving.ts')
+const serving = await benchServing({ durationSec: 5, print })
+const decisionReads = serving.rows.filter((r) => ['decision read', 'feed', 'open clocks'].includes(r.name))
+const worst = decisionReads.reduce((a, b) => (a.ratio < b.ratio ? a : b))
+print(
+  `goal: decision reads ≥ 0.70 of bare req/s and p99 ≤ 2 ms → worst decision read ${worst.name} ratio ${worst.ratio.toFixed(2)}, p99 ${worst.p99Ms.toFixed(2)} ms` +
+    ` (bare p99 ${serving.bare.p99Ms.toFixed(2)} ms)`,
+)

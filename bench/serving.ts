@@ -1,0 +1,137 @@
+/**
+ * Serving throughput and latency on loopback at 64 connections (autocannon, load generated in a worker thread),
+ * beside a bare uWebSockets.js hello-world measured in the same run.
+ *
+ * Routes: GET /v1/market/{asset} (real MarketState fed from a generated tape through a real EmbeddedLog), /healthz
+ * (real provider health), /v1/pricing, and the free ledger reads /v1/decisions/{id}, /v1/feed, /v1/clocks/open over
+ * an in-memory ledger (the engine adapter also answers from an in-memory index; this measures the serving path).
+ * Goal (issue 4): decision reads ≥ 70 % of the bare req/s, p99 ≤ 2 ms at 64 connections.
+ *
+ *   node --import tsx bench/serving.ts [durationSec]
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import autocannon from 'autocannon'
+import { SyntheticMarket } from '../ingest/SyntheticMarket.ts'
+import { TapeWriter } from '../ingest/TapeWriter.ts'
+import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
+import { produceTape } from '../pipeline/TapeProducer.ts'
+import { openMarketServices } from '../serving/adapters/openMarketServices.ts'
+import { RateLimiter } from '../serving/RateLimiter.ts'
+import { Server } from '../serving/Server.ts'
+import { memoryServices, RESOLVED_ID } from '../test/helpers/serving/memoryServices.ts'
+import { startHelloServer } from './serving-hello.ts'
+
+export interface ServingBenchRow {
+  name: string
+  path: string
+  reqPerSec: number
+  p50Ms: number
+  p99Ms: number
+  non2xx: number
+  errors: number
+  /** req/s over the bare hello-world's req/s. */
+  ratio: number
+}
+
+export interface ServingBenchResult {
+  connections: number
+  durationSec: number
+  bare: ServingBenchRow
+  rows: ServingBenchRow[]
+}
+
+async function measure(url: string, connections: number, durationSec: number): Promise<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> {
+  const r = await autocannon({ url, connections, duration: durationSec, pipelining: 1, workers: 1 })
+  return {
+    reqPerSec: r.requests.average,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  }
+}
+
+export async function benchServing(opts: { durationSec?: number; connections?: number; print?: (line: string) => void } = {}): Promise<ServingBenchResult> {
+  const durationSec = opts.durationSec ?? 5
+  const connections = opts.connections ?? 64
+  const print = opts.print ?? (() => undefined)
+  const dir = await mkdtemp(join(tmpdir(), 'svc-bench-serving-'))
+  const hello = await startHelloServer()
+  let log: EmbeddedLog | null = null
+  let server: Server | null = null
+  let wiring: Awaited<ReturnType<typeof openMarketServices>> | null = null
+  try {
+    // A 26-hour market so the 24 h volume is covered; replayed through the real log into the real MarketState.
+    const tape = join(dir, 'tape.ndjson')
+    const writer = TapeWriter.open(tape)
+    await new SyntheticMarket({ seed: 1, hours: 26, assets: ['BTC', 'ETH', 'SOL'] }).writeTo(writer)
+    await writer.close()
+    log = await EmbeddedLog.open(join(dir, 'log'))
+    await log.ensureTopics([{ name: 'venue.ticks', partitions: 3 }])
+    await produceTape({ log, topic: 'venue.ticks', tape, speed: 0 })
+    wiring = await openMarketServices({ log, ticksTopic: 'venue.ticks', options: { universe: 'replay' } })
+    await wiring.state.caughtUp()
+    const { parts } = memoryServices(Date.now())
+    server = await Server.start({
+      port: 0,
+      config: { payTo: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' },
+      services: {
+        ledger: parts.ledger,
+        market: wiring.market,
+        providers: wiring.providers,
+        // The bench measures serving, not the token bucket refusing it.
+        rateLimiter: new RateLimiter({ ip: { burst: 1e9, refillPerSec: 1e9 }, payer: { burst: 1e9, refillPerSec: 1e9 } }),
+      },
+    })
+    const base = server.url
+    const targets: Array<[string, string]> = [
+      ['market snapshot', '/v1/market/BTC'],
+      ['healthz', '/healthz'],
+      ['pricing', '/v1/pricing'],
+      ['decision read', `/v1/decisions/${RESOLVED_ID}`],
+      ['feed', '/v1/feed'],
+      ['open clocks', '/v1/clocks/open'],
+    ]
+    for (const [, path] of targets) {
+      const res = await fetch(base + path)
+      if (res.status !== 200) throw new Error(`bench target ${path} answered ${res.status}: ${await res.text()}`)
+    }
+    // Warm both servers (JIT, connection setup) before measuring.
+    await measure(`http://127.0.0.1:${hello.port}/`, connections, 1)
+    await measure(base + targets[0]![1], connections, 1)
+    const bareRaw = await measure(`http://127.0.0.1:${hello.port}/`, connections, durationSec)
+    const bare: ServingBenchRow = { name: 'bare uWS hello', path: '/', ...bareRaw, ratio: 1 }
+    print(row(bare))
+    const rows: ServingBenchRow[] = []
+    for (const [name, path] of targets) {
+      const m = await measure(base + path, connections, durationSec)
+      const r = { name, path, ...m, ratio: m.reqPerSec / bare.reqPerSec }
+      rows.push(r)
+      print(row(r))
+    }
+    return { connections, durationSec, bare, rows }
+  } finally {
+    await server?.close()
+    await wiring?.close()
+    await log?.close()
+    hello.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+
+export function row(r: ServingBenchRow): string {
+  const extra = r.non2xx || r.errors ? `  (non-2xx ${r.non2xx}, errors ${r.errors})` : ''
+  return `${r.name.padEnd(16)} ${r.path.padEnd(52)} ${fmt(r.reqPerSec).padStart(8)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  ratio ${r.ratio.toFixed(2)}${extra}`
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const durationSec = Number(process.argv[2] ?? 5)
+  const print = (line: string) => process.stdout.write(line + '\n')
+  print(`== serving: ${64} connections on loopback, ${durationSec} s per route, beside a bare uWS hello-world`)
+  await benchServing({ durationSec, print })
+}
