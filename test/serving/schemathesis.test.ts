@@ -70,6 +70,7 @@ t.test('schemathesis: no server errors and no schema violations', { skip: skip ?
     '--max-examples', process.env.SVC_SCHEMATHESIS_EXAMPLES ?? '15',
     '--max-time', process.env.SVC_SCHEMATHESIS_MAX_TIME ?? '240',
     '--seed', '1',
+    '--generation-database', 'none',
     '--workers', '2',
     '--phases', 'examples,coverage,fuzzing',
     '--request-timeout', '10',
