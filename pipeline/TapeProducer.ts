@@ -31,6 +31,8 @@ export interface TapeProducerOptions {
   batchSize?: number
   signal?: AbortSignal
   clock?: VirtualClock
+  /** Stop before the first record at or after this event time (epoch ms); a later run resumes from there. */
+  until?: number
   onProgress?: (progress: ReplayProgress & { produced: number }) => void
 }
 
@@ -39,6 +41,8 @@ export interface TapeProducerResult {
   produced: number
   skipped: number
   aborted: boolean
+  /** True when the run stopped at `until` rather than at the end of the tape. */
+  reachedUntil: boolean
   /** Per-partition tape seq already in the log when the run started. */
   resumedFrom: number[]
 }
@@ -81,17 +85,29 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
     produced += batch.length
   }
 
+  // `until` stops the replay through its own abort signal, chained to the caller's.
+  const stopper = new AbortController()
+  const onOuterAbort = () => stopper.abort()
+  options.signal?.addEventListener('abort', onOuterAbort, { once: true })
+  if (options.signal?.aborted) stopper.abort()
+  let reachedUntil = false
+
   try {
     const replay = new Replay({
       tape: options.tape,
       speed,
-      signal: options.signal,
+      signal: stopper.signal,
       clock: options.clock,
       skip: (entry) => entry.line <= (marks[partitionForKey(tickKey(entry.tick), partitions)] ?? 0),
       onProgress: options.onProgress ? (p) => options.onProgress!({ ...p, produced }) : undefined,
     })
     const result = await replay.run(async (entry) => {
       const time = tickTime(entry.tick)
+      if (options.until !== undefined && time >= options.until) {
+        reachedUntil = true
+        stopper.abort()
+        return
+      }
       // Paced replays send each event instant as it comes due; unpaced ones batch for throughput.
       if (speed > 0 && buffer.length > 0 && time !== bufferTime) await flush()
       bufferTime = time
@@ -99,8 +115,9 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
       if (buffer.length >= batchSize) await flush()
     })
     await flush()
-    return { tapeId, produced, skipped: result.skipped, aborted: result.aborted, resumedFrom: marks }
+    return { tapeId, produced, skipped: result.skipped, aborted: result.aborted && !reachedUntil, reachedUntil, resumedFrom: marks }
   } finally {
+    options.signal?.removeEventListener('abort', onOuterAbort)
     await producer.close()
   }
 }

@@ -11,6 +11,7 @@ import { UsageError, type Command } from '../Command.ts'
 import { childLogger } from '../../common/logger.ts'
 import { SyntheticMarket } from '../../ingest/SyntheticMarket.ts'
 import { TapeWriter } from '../../ingest/TapeWriter.ts'
+import { readTape } from '../../ingest/TapeReader.ts'
 import { openEventLog, eventLogConfig } from '../../pipeline/log/openEventLog.ts'
 import { Pipeline } from '../../pipeline/Pipeline.ts'
 import { Catalog } from '../../sql/Catalog.ts'
@@ -35,7 +36,7 @@ Options (environment in brackets):
   --port N        listen port (PORT, default 8080; 0 picks a free one)
   --host H        listen address (HOST, default 127.0.0.1)
   --data-dir DIR  data folder (SVC_DATA_DIR, default ./data)
-  --tape TAPE     tape to replay (SVC_TAPE); default: a seeded 7-day BTC/ETH/SOL tape generated on first start
+  --tape TAPE     tape to replay (SVC_TAPE); default: a seeded 45-day BTC/ETH/SOL tape generated on first start
   --speed S       replay speed, event time per wall time (SVC_REPLAY_SPEED, default 60: a minute per second)
 Also: SVC_LOG=kafka with KAFKA_BROKERS to run on Kafka; SVC_PAY_TO to accept payments (unset: paid routes 503
 except with credits, x-svc-payer); SVC_FACILITATOR_URL for x402 settlement; SVC_OPS_TOKEN to enable operator routes (grants, rate-lock issue, surge).
@@ -43,6 +44,8 @@ Engine: fits each question per asset on its first SVC_TRAIN_DAYS days (default 3
 instant), then decides at every clock's close and resolves clocks as the tape passes them.
 Market: SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL, SVC_COINGECKO_KEY.
 `
+
+const DEFAULT_TAPE_HOURS = 45 * 24
 
 async function exists(path: string): Promise<boolean> {
   return access(path).then(
@@ -52,13 +55,22 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /** The default tape: seed 1, 7 days, BTC/ETH/SOL; generated once into the data folder. */
+async function firstEventTime(tape: string): Promise<number> {
+  for await (const entry of readTape(tape)) return entry.time
+  throw new UsageError(`tape ${tape} is empty`)
+}
+
+/**
+ * The default tape: seed 1, BTC/ETH/SOL, 45 days — a 7-day volatility baseline, the 30-day training window
+ * (SVC_TRAIN_DAYS) and eight days of live replay after it. Generated once into the data folder.
+ */
 async function defaultTape(dataDir: string): Promise<string> {
-  const tape = join(dataDir, 'tapes', 'synthetic-seed1-168h.ndjson.gz')
+  const tape = join(dataDir, 'tapes', `synthetic-seed1-${DEFAULT_TAPE_HOURS}h.ndjson.gz`)
   if (await exists(tape)) return tape
   await mkdir(join(dataDir, 'tapes'), { recursive: true })
   const writer = TapeWriter.open(tape)
   try {
-    const n = await new SyntheticMarket({ seed: 1, hours: 168, assets: ['BTC', 'ETH', 'SOL'] }).writeTo(writer)
+    const n = await new SyntheticMarket({ seed: 1, hours: DEFAULT_TAPE_HOURS, assets: ['BTC', 'ETH', 'SOL'] }).writeTo(writer)
     await writer.close()
     log.info({ tape, records: n }, 'generated the default synthetic tape')
   } catch (err) {
@@ -148,7 +160,13 @@ export const command: Command = {
     process.once('SIGTERM', stop)
 
     try {
-      const result = await pipeline.replay({ tape, speed, signal: abort.signal })
+      // Warm-up: the history up to the training cut goes through at full speed, so models are fitted within
+      // seconds; the rest of the tape then plays at the paced speed (the producer resumes exactly where it stopped).
+      const cut = trainUntil ?? (await firstEventTime(tape)) + trainDays * 86_400_000
+      process.stdout.write(`svc: warming up: replaying history up to the training cut ${new Date(cut).toISOString()} at full speed\n`)
+      const warm = await pipeline.replay({ tape, speed: 0, until: cut, signal: abort.signal })
+      if (!warm.aborted && warm.reachedUntil) process.stdout.write(`svc: warm-up done (${warm.produced} records); now replaying at speed ${speed}\n`)
+      const result = warm.aborted || !warm.reachedUntil ? warm : await pipeline.replay({ tape, speed, signal: abort.signal })
       if (!result.aborted) {
         await pipeline.drain()
         process.stdout.write(`svc: replay finished (${result.produced} records produced, ${result.skipped} already in the log); still serving\n`)
