@@ -240,10 +240,11 @@ export class MarketServices implements MarketData {
   }
 }
 
+/** Spec (Shared conventions): "asset | upper-case ticker string" — the venue's kPEPE is listed as KPEPE (as in ticks). */
 function universeRow(a: TickUniverseAsset): UniverseAsset {
   const last = a.mid ?? a.mark
   return {
-    symbol: a.symbol,
+    symbol: a.symbol.toUpperCase(),
     mid: a.mid,
     mark: a.mark,
     change_24h: last !== null && a.prev_day_price !== null && a.prev_day_price > 0 ? last / a.prev_day_price - 1 : null,

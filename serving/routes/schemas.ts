@@ -15,8 +15,8 @@ const prob = { type: 'number', minimum: 0, maximum: 1 } as const
 
 /** Spec: "Paid surfaces accept BTC, ETH, SOL (the canonical assets); any other value gives 400 VALIDATION." */
 export const CANONICAL_ASSET = { type: 'string', enum: ['BTC', 'ETH', 'SOL'], description: 'canonical asset' } as const
-/** Free market snapshot: any venue ticker (venue spellings such as kPEPE included); listing is checked against the universe (404 when absent). */
-export const SYMBOL = { type: 'string', pattern: '^[A-Za-z0-9]{1,20}$', description: 'venue symbol (matched case-insensitively: kPEPE = KPEPE)' } as const
+/** Free market snapshot: any upper-case ticker; listing is checked against the universe (404 when absent). */
+export const SYMBOL = { type: 'string', pattern: '^[A-Z0-9]{1,20}$', description: 'upper-case venue symbol' } as const
 export const CHAIN = { type: 'string', enum: ['base'] } as const
 export const ADDRESS = { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' } as const
 export const UUID = { type: 'string', format: 'uuid' } as const

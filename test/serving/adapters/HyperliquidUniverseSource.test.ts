@@ -52,7 +52,7 @@ t.test('live universe: cache ≤ 15 s, degraded with the true as_of, readyz roll
     symbol: 'BTC', mid: 77558.5, mark: 77562, change_24h: 77558.5 / 76317 - 1, volume_24h: 1516669192.1953897476,
     oi_usd: 27353.17682 * 77562, funding: -0.0000015186, max_leverage: 50, delisted: false, // maxLeverage from the recorded meta cassette
   })
-  t.ok(u.assets.some((a: { symbol: string }) => a.symbol === 'kPEPE'), 'venue spelling kept')
+  t.ok(u.assets.some((a: { symbol: string }) => a.symbol === 'KPEPE'), 'the venue\'s kPEPE listed as the upper-case ticker KPEPE')
 
   clock.advance(14_999)
   const cached = await getJson(`${server.url}/v1/universe`)

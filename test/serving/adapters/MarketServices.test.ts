@@ -67,10 +67,10 @@ t.test('free market routes on a replayed tape', async (t) => {
     t.equal(body.data.quote.price, lastTick(fx.ticks, 'SOL', 'mid')!.price)
   })
 
-  t.test('lower-case symbols are the same market', async (t) => {
+  t.test('symbols are upper-case tickers: lower-case is a 400', async (t) => {
     const { status, body } = await getJson(`${server.url}/v1/market/eth`)
-    t.equal(status, 200)
-    t.equal(body.data.asset, 'ETH')
+    t.equal(status, 400)
+    t.equal(body.error.code, 'VALIDATION')
   })
 
   t.test('unknown symbol → 404 ASSET_NOT_FOUND envelope', async (t) => {
@@ -126,7 +126,7 @@ t.test('free market routes on a replayed tape', async (t) => {
     const loom = await getJson(`${server.url}/v1/market/LOOM`)
     t.equal(loom.status, 404, 'delisted → 404')
     t.equal(loom.body.error.code, 'ASSET_NOT_FOUND')
-    const pepe = await getJson(`${server.url}/v1/market/kPEPE`)
+    const pepe = await getJson(`${server.url}/v1/market/KPEPE`)
     t.equal(pepe.status, 200)
     t.equal(pepe.body.data.asset, 'KPEPE')
     t.same(pepe.body.data.quote, { price: 0.01, bid: null, ask: null, mark: 0.011, index: 10, volume_24h: 3e6 })
@@ -134,7 +134,7 @@ t.test('free market routes on a replayed tape', async (t) => {
     t.equal(pepe.body.data.provenance.timestamp, at)
     t.equal(pepe.body.data.provenance.quality, 'real')
     const u = await getJson(`${server.url}/v1/universe`)
-    t.same(u.body.data.assets.map((a: { symbol: string }) => a.symbol), ['BTC', 'ETH', 'SOL', 'kPEPE'], 'delisted dropped, volume desc')
+    t.same(u.body.data.assets.map((a: { symbol: string }) => a.symbol), ['BTC', 'ETH', 'SOL', 'KPEPE'], 'delisted dropped, volume desc, upper-case tickers')
     t.equal(u.body.data.total_live, 4)
     t.equal(u.body.data.venue, 'hyperliquid')
     const pepeRow = u.body.data.assets[3]
