@@ -55,6 +55,8 @@ export interface DecisionRead {
   record: DecisionRecord
   freshness: Freshness[]
   data_sources: string[]
+  /** True when identical inputs re-served an already recorded decision: no new row, so no charge. */
+  reserved?: boolean
 }
 
 export interface ResolutionRecord {

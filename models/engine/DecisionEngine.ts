@@ -266,6 +266,17 @@ export class DecisionEngine {
    * Account-scoped questions without a wallet provider throw PROVIDER_DOWN and record nothing.
    */
   async decide(input: DecideInput): Promise<DecisionResult> {
+    const prepared = await this.prepare(input)
+    return prepared.reserved ? prepared : prepared.record_()
+  }
+
+  /**
+   * Evaluates a decision without writing it, so a paid caller can record it only once payment is captured
+   * (spec, x402: "The decision is recorded only when settlement succeeds"). `reserved` means identical inputs
+   * re-serve a recorded decision: nothing to write, and nothing to charge as a new row. Otherwise `record_()`
+   * appends the row (deduping against a concurrent twin) and resolves with what the ledger holds.
+   */
+  async prepare(input: DecideInput): Promise<DecisionResult & { record_: () => Promise<DecisionResult> }> {
     const question = this.question(input.question_id)
     this.checkAsset(input.asset)
     if (question.scope === 'account' && !this.walletProvider) {
@@ -277,22 +288,34 @@ export class DecisionEngine {
     const { record, isNew } = this.compose(question, input.asset, subject, at, input.payment ?? null)
     if (!isNew) {
       if (this.ledger.index.decision(record.decision_id) === null) await this.ledger.flush() // staged by the runner: make it durable first
-      return { record, reserved: true }
+      return { record, reserved: true, record_: async () => ({ record, reserved: true }) }
     }
-    const appended = await this.ledger.appendDecision(record)
-    if (appended.isNew) this.onRecorded?.(appended.record)
-    return { record: appended.record, reserved: !appended.isNew }
+    return {
+      record,
+      reserved: false,
+      record_: async () => {
+        const appended = await this.ledger.appendDecision(record)
+        if (appended.isNew) this.onRecorded?.(appended.record)
+        return { record: appended.record, reserved: !appended.isNew }
+      },
+    }
   }
 
   /** POST /v1/decisions/next: null for an unknown id; CLOCK_OPEN while the previous claim's clock is open. */
   async nextDecision(previousId: string, payment: PaymentRef | null): Promise<DecisionResult | null> {
+    const next = this.nextDecisionInput(previousId)
+    return next ? this.decide({ ...next, payment }) : null
+  }
+
+  /** The question, asset and subject a next decision asks again; null for an unknown id; CLOCK_OPEN while open. */
+  nextDecisionInput(previousId: string): { question_id: string; asset: string; subject: string | null } | null {
     const prev = this.ledger.index.decision(previousId)
     if (!prev) return null
     const now = this.now()
     if (isClaim(prev) && (now === null || now < Date.parse(prev.horizon_end))) {
       throw new EngineError('CLOCK_OPEN', `the clock of ${previousId} is open until ${prev.horizon_end}`, { reason: 'clock_open', horizon_end: prev.horizon_end })
     }
-    return this.decide({ question_id: prev.question_id, asset: prev.asset, subject: prev.subject, payment })
+    return { question_id: prev.question_id, asset: prev.asset, subject: prev.subject }
   }
 
   /**

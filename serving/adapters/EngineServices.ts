@@ -163,14 +163,20 @@ export class EngineServices implements LedgerReads, DecisionEngine {
     return mapped(() => this.engine.replay(decisionId.toLowerCase(), opts))
   }
 
+  /**
+   * A paid decision: evaluated now, written to the ledger only through payment.commit, i.e. after the payment
+   * settled (a failed settlement records nothing). A re-served repeat writes nothing and is marked `reserved`
+   * so the route does not charge it as a new row.
+   */
   async decide(input: { asset: Asset; chain: 'base'; question_id: string; subject: string | null }, payment: PaymentAuthorized): Promise<DecisionRead> {
-    const r = await mappedAsync(() => this.engine.decide({ question_id: input.question_id, asset: input.asset, subject: input.subject, payment: paymentRef(payment) }))
-    return decisionRead(r.record)
+    const prepared = await mappedAsync(() => this.engine.prepare({ question_id: input.question_id, asset: input.asset, subject: input.subject, payment: paymentRef(payment) }))
+    if (!prepared.reserved) payment.commit(async () => void (await prepared.record_()))
+    return { ...decisionRead(prepared.record), reserved: prepared.reserved }
   }
 
   async nextDecision(previousDecisionId: string, payment: PaymentAuthorized): Promise<DecisionRead | null> {
-    const r = await mappedAsync(() => this.engine.nextDecision(previousDecisionId.toLowerCase(), paymentRef(payment)))
-    return r ? decisionRead(r.record) : null
+    const prev = await mappedAsync(async () => this.engine.nextDecisionInput(previousDecisionId.toLowerCase()))
+    return prev ? this.decide({ ...prev, asset: prev.asset as Asset, chain: 'base' }, payment) : null
   }
 
   /** GET /v1/market/{asset}/regime: the S01 decision. */
@@ -178,9 +184,9 @@ export class EngineServices implements LedgerReads, DecisionEngine {
     return this.decide({ asset, chain: 'base', question_id: 'S01_market_regime', subject: null }, payment)
   }
 
-  /** GET /v1/market/{asset}/risk: the S04 drawdown-risk decision (docs/decisions.md). */
+  /** GET /v1/market/{asset}/risk: S02 (spec: "resolves to decision suppress; not sold on this deployment, readable so the refusal can be inspected"). */
   marketRisk(asset: Asset, payment: PaymentAuthorized): Promise<DecisionRead> {
-    return this.decide({ asset, chain: 'base', question_id: 'S04_drawdown_risk', subject: null }, payment)
+    return this.decide({ asset, chain: 'base', question_id: 'S02_liquidation_risk', subject: null }, payment)
   }
 
   /** The live available set: sold market questions fitted for at least one asset; a blocked one names why. */

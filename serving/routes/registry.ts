@@ -39,6 +39,8 @@ function decisionResult(read: DecisionRead): HandlerResult {
   const r = read.record
   return {
     refusal: REFUSAL_KINDS.has(r.decision),
+    // Spec: "a repeat is not charged as a new decision row".
+    ...(read.reserved ? { charge: false as const } : {}),
     data: r,
     meta: {
       state: r.decision,
