@@ -28,7 +28,7 @@ export type ServiceParts = Omit<Services, 'clock' | 'config' | 'logger' | 'rateL
 export interface ServerOptions {
   port: number
   host?: string
-  config: Partial<ServingConfig> & { payTo: string }
+  config: Partial<ServingConfig> & { payTo: string | null }
   services?: ServiceParts
   /** Defaults to the registry; tests may add routes (e.g. a slow one for drain tests). */
   routes?: readonly RouteDef[]

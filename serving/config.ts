@@ -7,8 +7,8 @@ import addFormats from 'ajv-formats'
 export interface ServingConfig {
   /** Public base URL used in discovery documents and x402 resource URLs; default http://<host>:<port>. */
   baseUrl: string | null
-  /** Recipient of x402 payments on Base (eip155:8453). */
-  payTo: string
+  /** Recipient of x402 payments on Base (eip155:8453); null when none is configured (no x402 requirement is advertised). */
+  payTo: string | null
   /** Human documentation deployment; /docs redirects there when set, else to /openapi.json. */
   docsUrl: string | null
   /** Version reported in meta.methodology_version. */
@@ -29,7 +29,7 @@ export const SERVING_CONFIG_SCHEMA = {
   required: ['payTo'],
   properties: {
     baseUrl: { type: ['string', 'null'], format: 'uri', pattern: '^https?://[^/]+$' },
-    payTo: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' },
+    payTo: { type: ['string', 'null'], pattern: '^0x[0-9a-fA-F]{40}$' },
     docsUrl: { type: ['string', 'null'], format: 'uri' },
     methodologyVersion: { type: 'string', minLength: 1 },
     serviceVersion: { type: 'string', minLength: 1 },
@@ -54,7 +54,7 @@ addFormats.default(ajv)
 const validate = ajv.compile(SERVING_CONFIG_SCHEMA)
 
 /** Validates and completes a partial config; throws naming every bad field path. */
-export function resolveServingConfig(input: Partial<ServingConfig> & { payTo: string }): ServingConfig {
+export function resolveServingConfig(input: Partial<ServingConfig> & { payTo: string | null }): ServingConfig {
   if (!validate(input)) {
     const msgs = (validate.errors ?? []).map((e) =>
       `config${e.instancePath || ''}${e.keyword === 'required' ? `/${String(e.params.missingProperty)}` : ''} ${e.message ?? 'is invalid'}`,
@@ -66,7 +66,7 @@ export function resolveServingConfig(input: Partial<ServingConfig> & { payTo: st
 
 /** Reads the deployment environment (SVC_PAY_TO, SVC_BASE_URL, SVC_DOCS_URL, SVC_MAX_BODY_BYTES, SVC_TRUST_PROXY). */
 export function servingConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ServingConfig {
-  const input: Partial<ServingConfig> & { payTo: string } = { payTo: env.SVC_PAY_TO ?? '' }
+  const input: Partial<ServingConfig> & { payTo: string | null } = { payTo: env.SVC_PAY_TO || null }
   if (env.SVC_BASE_URL) input.baseUrl = env.SVC_BASE_URL.replace(/\/+$/, '')
   if (env.SVC_DOCS_URL) input.docsUrl = env.SVC_DOCS_URL
   if (env.SVC_MAX_BODY_BYTES) input.maxBodyBytes = Number(env.SVC_MAX_BODY_BYTES)

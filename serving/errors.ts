@@ -55,7 +55,6 @@ export const REASONS = {
   CIRCUIT_OPEN: { code: 'PROVIDER_DOWN', meaning: 'the provider circuit breaker is open after repeated failures' },
   JEV_CALL_FAILED: { code: 'PROVIDER_DOWN', meaning: 'the model layer call failed' },
   SERVICE_UNWIRED: { code: 'PROVIDER_DOWN', meaning: 'a service part this route needs is not wired on this deployment; detail.missing names it' },
-  PAYMENTS_UNWIRED: { code: 'PROVIDER_DOWN', meaning: 'no payment recipient (SVC_PAY_TO) is configured, so paid routes cannot be settled' },
   FACILITATOR_UNAVAILABLE: { code: 'PAYMENT_REQUIRED', meaning: 'the x402 facilitator could not verify or settle the payment (down, timeout, rate limited); nothing was charged; sign a new authorization and retry' },
 } as const satisfies Record<string, { code: ErrorCode; meaning: string }>
 

@@ -16,7 +16,6 @@ import { openEventLog, eventLogConfig } from '../../pipeline/log/openEventLog.ts
 import { Pipeline } from '../../pipeline/Pipeline.ts'
 import { Catalog } from '../../sql/Catalog.ts'
 import { Server } from '../../serving/Server.ts'
-import { UnwiredPaymentGate } from '../../serving/payments/UnwiredPaymentGate.ts'
 import { marketWiringFromEnv, openMarketServices } from '../../serving/adapters/openMarketServices.ts'
 import { RailRouter } from '../../serving/payments/RailRouter.ts'
 import { FacilitatorClient } from '../../serving/payments/x402/FacilitatorClient.ts'
@@ -120,19 +119,19 @@ export const command: Command = {
     const payTo = process.env.SVC_PAY_TO
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock: systemClock, opsToken: process.env.SVC_OPS_TOKEN || null })
-    const payToOrZero = payTo ?? '0x0000000000000000000000000000000000000000'
+    const payToOrNull = payTo || null
     // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
     const facilitator = payTo ? FacilitatorClient.fromEnv(env) : null
     const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
     const paymentGate = new RailRouter({
-      payTo: payToOrZero,
-      credits: billing.gate(payToOrZero),
-      ...(x402 ? { x402 } : { fallback: new UnwiredPaymentGate() }),
+      payTo: payToOrNull,
+      credits: billing.gate(payToOrNull),
+      ...(x402 ? { x402 } : {}),
     })
     const server = await Server.start({
       port,
       host,
-      config: { payTo: payToOrZero },
+      config: { payTo: payToOrNull },
       services: { billing, paymentGate, market: marketWiring.market, providers: marketWiring.providers, ledger: engine, engine },
     })
 
@@ -143,7 +142,7 @@ export const command: Command = {
         `svc: parquet     ${join(dataDir, 'parquet')}`,
         `svc: duckdb      ${Catalog.path(dataDir)}  (duckdb -readonly ${Catalog.path(dataDir)} "select kind, count(*) from ticks group by 1")`,
         `svc: replaying   ${tape} at speed ${speed}`,
-        payTo ? `svc: payments to ${payTo} (x402 on eip155:8453 via ${facilitator?.url})` : 'svc: SVC_PAY_TO unset: paid routes answer 503 PAYMENTS_UNWIRED unless paid from credits (x-svc-payer)',
+        payTo ? `svc: payments to ${payTo} (x402 on eip155:8453 via ${facilitator?.url})` : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer) and their 402 challenge offers no address',
         '',
       ].join('\n'),
     )

@@ -56,7 +56,7 @@ export class BillingService implements Billing {
   }
 
   /** The credits rail over this ledger. */
-  gate(payTo: string): CreditsPaymentGate {
+  gate(payTo: string | null): CreditsPaymentGate {
     return new CreditsPaymentGate(this.ledger, payTo)
   }
 

@@ -31,7 +31,7 @@ export function isEntryTier(questionId: string | null | undefined): boolean {
 export class CreditsPaymentGate implements PaymentGate {
   constructor(
     private readonly ledger: CreditLedger,
-    private readonly payTo: string,
+    private readonly payTo: string | null,
   ) {}
 
   async authorize(req: PaymentRequest, price: Price): Promise<PaymentGrant | PaymentChallenge> {

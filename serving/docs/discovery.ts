@@ -8,7 +8,7 @@
  * disallows /v1/admin/".
  */
 import { CREDIT_TO_USD, priceOf } from '../pricing.ts'
-import { BASE_NETWORK, X402_VERSION, requirementsFor } from '../payments/x402.ts'
+import { BASE_NETWORK, X402_VERSION, acceptsFor } from '../payments/x402.ts'
 import { concretePaidPaths, isPublic } from '../routes/derive.ts'
 import type { RouteDef } from '../routes/types.ts'
 
@@ -17,7 +17,7 @@ const DESCRIPTION =
   'Calibrated probabilistic answers for software agents about crypto perpetual markets (BTC, ETH, SOL), funding, ' +
   'wallets and risk. Every answer is recorded on an append-only ledger, resolved at its horizon, and scored in a public track record.'
 
-export function buildX402(routes: readonly RouteDef[], baseUrl: string, payTo: string): Record<string, unknown> {
+export function buildX402(routes: readonly RouteDef[], baseUrl: string, payTo: string | null): Record<string, unknown> {
   const resources = []
   for (const route of routes) {
     if (route.pay.kind !== 'paid' || !isPublic(route)) continue
@@ -31,13 +31,14 @@ export function buildX402(routes: readonly RouteDef[], baseUrl: string, payTo: s
         mimeType: 'application/json',
         pricing_key: key,
         credits: price.credits,
-        accepts: [requirementsFor(price, payTo)],
+        accepts: acceptsFor(price, payTo),
       })
     }
   }
   return {
     x402Version: X402_VERSION,
     network: BASE_NETWORK,
+    pay_to_configured: payTo !== null,
     note: 'Amounts are rung-0 list prices in USDC atomic units (6 decimals); the live amount is in each 402 PAYMENT-REQUIRED header.',
     resources,
   }

@@ -84,7 +84,7 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
   return out
 }
 
-function pricingExtensions(route: RouteDef, payTo: string): Record<string, unknown> {
+function pricingExtensions(route: RouteDef, payTo: string | null): Record<string, unknown> {
   if (route.pay.kind === 'free') return { 'x-pricing': { kind: 'free' } }
   const concrete = concretePaidPaths(route).map(({ path, key }) => {
     const p = priceOf(key, 0)
@@ -116,7 +116,7 @@ function pricingExtensions(route: RouteDef, payTo: string): Record<string, unkno
   }
 }
 
-export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl: string; version: string; payTo: string }): Record<string, unknown> {
+export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl: string; version: string; payTo: string | null }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const route of routes) {
     if (!isPublic(route)) continue

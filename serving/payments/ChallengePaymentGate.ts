@@ -8,7 +8,7 @@ import type { PaymentChallenge, PaymentGate, PaymentRequest } from './PaymentGat
 import { buildPaymentRequired, encodeHeader } from './x402.ts'
 
 export class ChallengePaymentGate implements PaymentGate {
-  constructor(private readonly payTo: string) {}
+  constructor(private readonly payTo: string | null) {}
 
   async authorize(req: PaymentRequest, price: Price): Promise<PaymentChallenge> {
     const required = buildPaymentRequired(price, this.payTo, { url: req.resource_url, description: req.route_summary })

@@ -17,12 +17,12 @@ import { ChallengePaymentGate } from './ChallengePaymentGate.ts'
 import type { PaymentChallenge, PaymentGate, PaymentGrant, PaymentRequest } from './PaymentGate.ts'
 
 export interface RailRouterOptions {
-  payTo: string
+  payTo: string | null
   /** The x402 rail; absent when no verifier/facilitator is wired. */
   x402?: PaymentGate
   /** The credits rail; absent when no credit ledger is wired. */
   credits?: PaymentGate
-  /** Answers calls no wired rail takes (default: the x402 challenge); e.g. UnwiredPaymentGate when SVC_PAY_TO is unset. */
+  /** Answers calls no wired rail takes (default: the x402 challenge, which offers no requirement when payTo is null). */
   fallback?: PaymentGate
 }
 

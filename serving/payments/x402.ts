@@ -44,17 +44,24 @@ export function requirementsFor(price: Price, payTo: string): PaymentRequirement
   }
 }
 
+/** No recipient configured (SVC_PAY_TO unset): no x402 requirement can be offered, so none is advertised. */
+export function acceptsFor(price: Price, payTo: string | null): PaymentRequirements[] {
+  return payTo === null ? [] : [requirementsFor(price, payTo)]
+}
+
+export const NO_RECIPIENT_ERROR = 'No x402 payment recipient is configured on this deployment; pay with credits (x-svc-payer).'
+
 export function buildPaymentRequired(
   price: Price,
-  payTo: string,
+  payTo: string | null,
   resource: { url: string; description: string },
   error = 'PAYMENT-SIGNATURE header is required',
 ): PaymentRequired {
   return {
     x402Version: X402_VERSION,
-    error,
+    error: payTo === null ? `${error}. ${NO_RECIPIENT_ERROR}` : error,
     resource: { url: resource.url, description: resource.description, mimeType: 'application/json' },
-    accepts: [requirementsFor(price, payTo)],
+    accepts: acceptsFor(price, payTo),
     extensions: {},
   }
 }

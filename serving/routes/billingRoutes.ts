@@ -153,7 +153,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
         x402Version: X402_VERSION,
         error: 'PAYMENT-SIGNATURE header is required',
         resource: { url: `${ctx.documents.baseUrl}${ctx.path}`, description: 'Rate-lock fee', mimeType: 'application/json' },
-        accepts: [{
+        accepts: ctx.services.config.payTo === null ? [] : [{
           scheme: 'exact', network: BASE_NETWORK, amount, asset: USDC_BASE, payTo: ctx.services.config.payTo,
           maxTimeoutSeconds: MAX_TIMEOUT_SECONDS, extra: { ...USDC_BASE_EXTRA },
         }],

@@ -145,7 +145,7 @@ async function pricingData(ctx: HandlerContext) {
       questions: 3, credits_per_question: 1000, credits: 3000,
       eligible: ['S01_market_regime', 'S05_volatility_expansion', 'S06_funding_anomaly'], recharges: false as const,
     },
-    payment: { rails: ['x402', 'credits'], scheme: 'exact' as const, network: BASE_NETWORK, asset: USDC_BASE, pay_to: ctx.services.config.payTo },
+    payment: { rails: ctx.services.config.payTo === null ? ['credits'] : ['x402', 'credits'], scheme: 'exact' as const, network: BASE_NETWORK, asset: USDC_BASE, pay_to: ctx.services.config.payTo },
     rate_limits: ctx.services.rateLimiter.describe(),
     ladder: buildLadder(measures),
   }

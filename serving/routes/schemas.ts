@@ -407,7 +407,7 @@ export const PRICING = objectOf(
       ['questions', 'credits_per_question', 'credits', 'eligible', 'recharges'],
     ),
     payment: objectOf(
-      { rails: { type: 'array', items: { enum: ['x402', 'credits'] } }, scheme: { const: 'exact' }, network: { type: 'string' }, asset: ADDRESS, pay_to: ADDRESS },
+      { rails: { type: 'array', items: { enum: ['x402', 'credits'] } }, scheme: { const: 'exact' }, network: { type: 'string' }, asset: ADDRESS, pay_to: { anyOf: [ADDRESS, { type: 'null' }] } },
       ['rails', 'scheme', 'network', 'asset', 'pay_to'],
     ),
     rate_limits: objectOf({ per_ip: bucket, per_payer: bucket }, ['per_ip', 'per_payer']),

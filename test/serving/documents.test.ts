@@ -13,6 +13,7 @@ import { ERRORS_DOC_PATH, parseErrorsDoc, renderErrorsDoc } from '../../serving/
 import { priceOf } from '../../serving/pricing.ts'
 import { USDC_BASE } from '../../serving/payments/x402.ts'
 import { PAY_TO, withServer } from '../helpers/serving/server.ts'
+import { memoryServices } from '../helpers/serving/memoryServices.ts'
 
 const getJson = async (url: string) => {
   const r = await fetch(url)
@@ -109,6 +110,23 @@ t.test('/.well-known/x402.json lists every paid route (templated keys expanded) 
   }
   const pack = doc.resources.find((r: any) => r.pricing_key === 'billing.pack.booster_150k')
   t.equal(pack.accepts[0].amount, '150000000', '150 USD in 6-decimal USDC')
+})
+
+t.test('with no payment recipient configured, nothing advertises an address to pay', async (t) => {
+  const s = await withServer(t, { config: { payTo: null }, services: memoryServices().parts })
+  const doc = (await getJson(`${s.url}/.well-known/x402.json`)).body
+  t.equal(doc.pay_to_configured, false)
+  t.ok(doc.resources.length > 0, 'paid routes are still listed with their prices')
+  for (const r of doc.resources) t.same(r.accepts, [], `${r.path}: no requirement without a recipient`)
+  const pricing = (await getJson(`${s.url}/v1/pricing`)).body
+  t.equal(pricing.data.payment.pay_to, null)
+  t.same(pricing.data.payment.rails, ['credits'])
+  const paid = await fetch(`${s.url}/v1/market/BTC/regime`)
+  t.equal(paid.status, 402)
+  const required = JSON.parse(Buffer.from(paid.headers.get('payment-required')!, 'base64').toString('utf8'))
+  t.same(required.accepts, [], 'the challenge offers no x402 requirement')
+  t.match(required.error, /credits \(x-svc-payer\)/)
+  t.notMatch(JSON.stringify(await paid.json()), /0x0{40}/, 'never the zero address')
 })
 
 t.test('agent card, ai.txt, llms.txt, robots.txt and /docs', async (t) => {
