@@ -3,8 +3,11 @@
  * beside a bare uWebSockets.js hello-world measured in the same run.
  *
  * Routes: GET /v1/market/{asset} (real MarketState fed from a generated tape through a real EmbeddedLog), /healthz
- * (real provider health), /v1/pricing, and the free ledger reads /v1/decisions/{id}, /v1/feed, /v1/clocks/open over
- * an in-memory ledger (the engine adapter also answers from an in-memory index; this measures the serving path).
+ * (real provider health), /v1/pricing, and the free ledger reads /v1/decisions/{id}, /v1/feed, /v1/clocks/open
+ * answered by the production read path: EngineServices over a real EngineRunner (as `svc start` wires it) that consumed
+ * the recorded OKX SOL-USDT-SWAP tape (1 h bars + 8 h funding, ../shared/tapes, 2026-03-01 → 2026-08-22) from its own
+ * EmbeddedLog: fitted before 2026-06-20, cadence decisions and resolutions after, both appended to the ledger topics
+ * and indexed by the engine's ledger follower. The decision read asks for the newest resolved decision.
  * Goal (issue 4): decision reads ≥ 70 % of the bare req/s, p99 ≤ 2 ms at 64 connections.
  *
  *   node --import tsx bench/serving.ts [durationSec]
@@ -14,15 +17,46 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
+import { importFiles } from '../ingest/importers/index.ts'
 import { SyntheticMarket } from '../ingest/SyntheticMarket.ts'
+import { tickKey, tickTime } from '../ingest/Tick.ts'
 import { TapeWriter } from '../ingest/TapeWriter.ts'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
 import { produceTape } from '../pipeline/TapeProducer.ts'
+import { encodeTickEnvelope } from '../pipeline/TickEnvelope.ts'
+import { topicNames, topicSpecs } from '../pipeline/topics.ts'
+import { EngineRunner } from '../models/engine/EngineRunner.ts'
+import { EngineServices } from '../serving/adapters/EngineServices.ts'
 import { openMarketServices } from '../serving/adapters/openMarketServices.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
-import { memoryServices, RESOLVED_ID } from '../test/helpers/serving/memoryServices.ts'
 import { startHelloServer } from './serving-hello.ts'
+
+const OKX = new URL('../../shared/tapes/okx_swap_1h_2023_2026/', import.meta.url).pathname
+const ENGINE_FROM = Date.parse('2026-03-01T00:00:00Z')
+const ENGINE_CUT = Date.parse('2026-06-20T00:00:00Z')
+
+/** The engine `svc start` runs, over the recorded SOL tape on its own log; resolves once it consumed all of it. */
+async function startEngine(dir: string): Promise<{ log: EmbeddedLog; runner: EngineRunner; ticks: number }> {
+  const all = (await importFiles([join(OKX, 'SOL-USDT-SWAP_1H.csv'), join(OKX, 'SOL-USDT-SWAP_funding_8h.csv')])).ticks
+  const ticks = all.filter((x) => tickTime(x) >= ENGINE_FROM)
+  const names = topicNames({})
+  const log = await EmbeddedLog.open(join(dir, 'engine-log'))
+  try {
+    await log.ensureTopics(topicSpecs(names, 3))
+    const producer = await log.createProducer()
+    for (let i = 0; i < ticks.length; i += 2000) {
+      await producer.send(names.ticks, ticks.slice(i, i + 2000).map((x, j) => ({ key: tickKey(x), value: encodeTickEnvelope({ seq: i + j + 1, tape: 'bench', tick: x }), timestamp: tickTime(x) })))
+    }
+    await producer.close()
+    const runner = await EngineRunner.start({ log, dataDir: join(dir, 'engine-data'), names, trainUntil: ENGINE_CUT })
+    await runner.waitForTicks()
+    return { log, runner, ticks: ticks.length }
+  } catch (err) {
+    await log.close()
+    throw err
+  }
+}
 
 export interface ServingBenchRow {
   name: string
@@ -63,6 +97,8 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
   let log: EmbeddedLog | null = null
   let server: Server | null = null
   let wiring: Awaited<ReturnType<typeof openMarketServices>> | null = null
+  let engineLog: EmbeddedLog | null = null
+  let runner: EngineRunner | null = null
   try {
     // A 26-hour market so the 24 h volume is covered; replayed through the real log into the real MarketState.
     const tape = join(dir, 'tape.ndjson')
@@ -74,12 +110,20 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     await produceTape({ log, topic: 'venue.ticks', tape, speed: 0 })
     wiring = await openMarketServices({ log, ticksTopic: 'venue.ticks', options: { universe: 'replay' } })
     await wiring.state.caughtUp()
-    const { parts } = memoryServices(Date.now())
+    const started = await startEngine(dir)
+    engineLog = started.log
+    runner = started.runner
+    const engine = new EngineServices(runner.engine)
+    const newestResolved = (await engine.feed({ limit: 1 }))[0]
+    if (!newestResolved) throw new Error(`the engine resolved no decision over the bench tape (${JSON.stringify(runner.stats())})`)
+    const { ledger } = runner.stats()
+    print(`   engine over ${started.ticks} recorded ticks: ${ledger.decisions} decisions, ${ledger.outcomes} outcomes, ${(await engine.openClocks()).length} open clocks`)
     server = await Server.start({
       port: 0,
       config: { payTo: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' },
       services: {
-        ledger: parts.ledger,
+        ledger: engine,
+        engine,
         market: wiring.market,
         providers: wiring.providers,
         // The bench measures serving, not the token bucket refusing it.
@@ -91,7 +135,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
       ['market snapshot', '/v1/market/BTC'],
       ['healthz', '/healthz'],
       ['pricing', '/v1/pricing'],
-      ['decision read', `/v1/decisions/${RESOLVED_ID}`],
+      ['decision read', `/v1/decisions/${newestResolved.decision_id}`],
       ['feed', '/v1/feed'],
       ['open clocks', '/v1/clocks/open'],
     ]
@@ -115,6 +159,8 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     return { connections, durationSec, bare, rows }
   } finally {
     await server?.close()
+    await runner?.close()
+    await engineLog?.close()
     await wiring?.close()
     await log?.close()
     hello.close()
