@@ -119,7 +119,7 @@ export function evaluateQuestion(
   let pSum = 0
   for (const s of test) {
     const out = question.evaluate(s.snapshot, fitted)
-    const decided = policy.apply(out)
+    const decided = policy.apply(out, question.id)
     if (decided.action === 'refuse') {
       nRefused++
       const reason = out.kind === 'refusal' ? `${out.refusal}:${out.reason}` : `${decided.decision}:min_confidence`

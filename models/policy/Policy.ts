@@ -7,8 +7,12 @@
  * { version, checksum, ruleset }; the checksum is recomputable from the body." Replay result carries matched_rules.
  *
  * checksum = SHA-256 (lowercase hex) of the RFC 8785 (JCS) canonical JSON of the ruleset body (common/jcs.ts), so
- * anyone can recompute it from the served body. The body is models/policy/ruleset.v1.json; its values of decision and
- * action are listed in docs/decisions.md.
+ * anyone can recompute it from the served body. The bodies are models/policy/ruleset.v<n>.json (sealed: a body never
+ * changes, a new rule is a new version); their values of decision and action are listed in docs/decisions.md.
+ *
+ * Choice decisions: v1 renders every choice answer with one template ('regime:{class}'); from v2 on the template is
+ * per question (`choice.decision_templates`: S01 'regime:{class}', S09 'wallet_state:{class}', S11
+ * 'risk:{class}'), so an account answer never reads as a market regime.
  */
 import { readFileSync } from 'node:fs'
 import { jcsSha256 } from '../../common/hash.ts'
@@ -35,7 +39,8 @@ export interface RulesetBody {
     min_confidence_decision: RefusalKind
   }
   binary: { convention: string; bands: (Band & { decision: string })[] }
-  choice: { decision_template: string; convention: string; bands: Band[] }
+  /** v1: one `decision_template`; v2 on: `decision_templates` by question_id (every choice question listed). */
+  choice: { decision_template?: string; decision_templates?: Record<string, string>; convention: string; bands: Band[] }
 }
 
 export interface PolicyResult {
@@ -78,16 +83,38 @@ export class Policy {
     if (!(body.refusal.min_confidence >= 0 && body.refusal.min_confidence < 1)) throw new RangeError('refusal.min_confidence must be in [0, 1)')
     checkBands(body.binary.bands, 'binary.bands')
     checkBands(body.choice.bands, 'choice.bands')
-    if (!body.choice.decision_template.includes('{class}')) throw new RangeError('choice.decision_template must contain {class}')
+    const { decision_template: one, decision_templates: per } = body.choice
+    if ((one === undefined) === (per === undefined)) throw new RangeError('choice: exactly one of decision_template and decision_templates')
+    if (one !== undefined && !one.includes('{class}')) throw new RangeError('choice.decision_template must contain {class}')
+    for (const [q, tpl] of Object.entries(per ?? {})) if (!tpl.includes('{class}')) throw new RangeError(`choice.decision_templates.${q} must contain {class}`)
     this.body = body
     this.checksum = jcsSha256(body)
   }
 
-  /** The v1 ruleset in force on this deployment. */
+  /** The sealed v1 ruleset (kept so v1 rows replay under the ruleset they were recorded with). */
   static v1(): Policy {
-    const body = JSON.parse(readFileSync(new URL('./ruleset.v1.json', import.meta.url), 'utf8')) as RulesetBody
-    if (body.jev_version !== JEV_VERSION) throw new Error(`ruleset.v1.json jev_version ${body.jev_version} is not the model layer's ${JEV_VERSION}`)
+    return Policy.sealed('v1')
+  }
+
+  /** The sealed v2 ruleset: per-question choice templates; the one in force for new decisions (rulesets.ts). */
+  static v2(): Policy {
+    return Policy.sealed('v2')
+  }
+
+  private static sealed(name: 'v1' | 'v2'): Policy {
+    const file = `ruleset.${name}.json`
+    const body = JSON.parse(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8')) as RulesetBody
+    if (body.jev_version !== JEV_VERSION) throw new Error(`${file} jev_version ${body.jev_version} is not the model layer's ${JEV_VERSION}`)
     return new Policy(body)
+  }
+
+  /** The decision text of a choice answer with modal class `cls` for `questionId` (v2: that question's template). */
+  choiceDecision(questionId: string | undefined, cls: string): string {
+    const { decision_template: one, decision_templates: per } = this.body.choice
+    if (one !== undefined) return one.replace('{class}', cls)
+    const tpl = questionId === undefined ? undefined : per?.[questionId]
+    if (tpl === undefined) throw new RangeError(`${this.version} has no choice template for ${questionId ?? 'an unnamed question'}`)
+    return tpl.replace('{class}', cls)
   }
 
   get version(): string {
@@ -98,8 +125,11 @@ export class Policy {
     return { version: this.body.version, checksum: this.checksum, ruleset: this.body }
   }
 
-  /** Decision, action and the recorded numbers for one model output; matched_rules name every rule that fired. */
-  apply(output: ModelOutput): PolicyResult {
+  /**
+   * Decision, action and the recorded numbers for one model output of `questionId`; matched_rules name every rule
+   * that fired. A choice answer under a ruleset with per-question templates needs the question id.
+   */
+  apply(output: ModelOutput, questionId?: string): PolicyResult {
     const r = this.body.refusal
     if (output.kind === 'refusal') {
       return { decision: output.refusal, action: r.record.action, probability: r.record.probability, confidence: r.record.confidence, matched_rules: [`refusal.${output.refusal}`] }
@@ -124,7 +154,7 @@ export class Policy {
       }
       const b = band(this.body.choice.bands, output.probability)
       return {
-        decision: this.body.choice.decision_template.replace('{class}', modal),
+        decision: this.choiceDecision(questionId, modal),
         action: b.action,
         probability: output.probability,
         confidence: output.confidence,

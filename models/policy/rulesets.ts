@@ -9,10 +9,19 @@ let known: Map<string, Policy> | null = null
 
 function registry(): Map<string, Policy> {
   if (!known) {
-    const v1 = Policy.v1()
-    known = new Map([[v1.version, v1]])
+    known = new Map([Policy.v1(), Policy.v2()].map((p) => [p.version, p]))
   }
   return known
+}
+
+/**
+ * The ruleset in force for new decisions: v2 (per-question choice templates; docs/decisions.md). Older rows keep
+ * their policy_version and replay under it.
+ */
+export const ACTIVE_POLICY_VERSION = 'policy-2.0.0'
+
+export function activePolicy(): Policy {
+  return registry().get(ACTIVE_POLICY_VERSION)!
 }
 
 /** The ruleset of a policy_version or pin, or null when no sealed ruleset has that version. */

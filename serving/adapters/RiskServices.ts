@@ -12,7 +12,8 @@ import { jcsSha256 } from '../../common/hash.ts'
 import { walletFeatureSnapshot, type RiskCandidate } from '../../models/account/accountSnapshot.ts'
 import { walletSamples } from '../../models/account/walletSamples.ts'
 import type { FittedParams } from '../../models/QuestionModel.ts'
-import { Policy } from '../../models/policy/Policy.ts'
+import type { Policy } from '../../models/policy/Policy.ts'
+import { activePolicy } from '../../models/policy/rulesets.ts'
 import { S11_CLASSES, S11_risk } from '../../models/questions/S11_risk.ts'
 import { JEV_VERSION } from '../../models/version.ts'
 import type { WalletHistory, WalletProvider } from '../../models/account/WalletProvider.ts'
@@ -37,7 +38,7 @@ export class RiskServices implements RiskEngine {
   constructor(o: RiskServicesOptions) {
     this.#provider = o.provider
     this.#clock = o.clock
-    this.#policy = o.policy ?? Policy.v1()
+    this.#policy = o.policy ?? activePolicy()
     this.#fitted = o.fitted ?? null
   }
 
@@ -52,7 +53,7 @@ export class RiskServices implements RiskEngine {
     const snapshot = walletFeatureSnapshot(history, now, { receivedAt: history.snapshot.received_at, candidate, subjectKind: kind })
     const fitted = this.#fit(history)
     const output = S11_risk.evaluate(snapshot, fitted)
-    const verdict = this.#policy.apply(output)
+    const verdict = this.#policy.apply(output, S11_risk.id)
     const claim = output.kind === 'claim' && verdict.confidence > 0 ? output : null
     const dist = claim?.distribution ?? null
     const p = (c: (typeof S11_CLASSES)[number]) => (dist ? dist[c]! : 0)

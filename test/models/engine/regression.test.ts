@@ -19,11 +19,24 @@ import { solTicks, writeTape } from '../../helpers/engine.ts'
 
 const TRAIN_UNTIL = Date.parse('2026-07-01T00:00:00Z')
 
-/** md5 of the ordered rows of each table, and their counts, on jev-1.0.0 / policy-1.0.0. */
+/**
+ * md5 of the ordered rows of each table, and their counts, on jev-1.0.0 / policy-2.0.0. (Regenerated when policy v2
+ * became the active ruleset: policy_version, policy_checksum and state_hash are on every row and decision_id is named
+ * from policy_version, so every id moved; the VERDICTS digest below did not.)
+ */
 const GOLDEN = {
-  decisions: { n: 2541, digest: '8c400af22b2cf150b4d646a702c3bac4' },
-  outcomes: { n: 2506, digest: 'c003b49bc49bb75e44a75160000903bd' },
+  decisions: { n: 2541, digest: 'dc5af3266178745620052a2027992674' },
+  outcomes: { n: 2506, digest: '4372ba17fe3b38124c680a4ab570981d' },
 }
+
+/**
+ * What the policy decided, without the identity and policy-version columns: the same under policy-1.0.0 and
+ * policy-2.0.0 (v2 changes only account-question choice texts; the market verdicts, S01's 'regime:<class>'
+ * included, are identical). Ordered by (question_id, asset, created_at).
+ */
+const VERDICT_COLUMNS = `question_id, asset, created_at, event, conditions, probability, confidence, decision, action, input_hash, choice_id,
+  choice_distribution, matched_rules, refusal_reason, fitted_version`
+const VERDICTS = { n: 2541, digest: '8f0924c3d69d17df6894f4de6fbb7a99' }
 
 const DECISION_COLUMNS = `decision_id, question_id, asset, subject, event, horizon, horizon_end, created_at, conditions, probability, confidence,
   decision, action, input_hash, state_hash, policy_version, jev_version, choice_id, choice_distribution, payment_id, payment_rail,
@@ -31,13 +44,13 @@ const DECISION_COLUMNS = `decision_id, question_id, asset, subject, event, horiz
 const OUTCOME_COLUMNS = `decision_id, question_id, asset, subject, outcome, resolved_at, horizon_end, statistic, statistic_detail, realized_choice,
   reason, record_version, date`
 
-function digestSql(view: string, columns: string): string {
+function digestSql(view: string, columns: string, orderBy = 'decision_id'): string {
   // Doubles print with 17 significant digits, so equal digests mean equal bits.
   const cells = columns
     .split(',')
     .map((c) => c.trim())
     .map((c) => `coalesce(CASE WHEN typeof(${c}) = 'DOUBLE' THEN printf('%.17g', ${c}) ELSE CAST(${c} AS VARCHAR) END, '∅')`)
-  return `SELECT count(*) AS n, md5(coalesce(string_agg(concat_ws('|', ${cells.join(', ')}), '\n' ORDER BY decision_id), '')) AS digest FROM ${view}`
+  return `SELECT count(*) AS n, md5(coalesce(string_agg(concat_ws('|', ${cells.join(', ')}), '\n' ORDER BY ${orderBy}), '')) AS digest FROM ${view}`
 }
 
 t.test('a real tape through the whole pipeline gives the same ledger on both logs, equal to the golden checksum', async (t) => {
@@ -72,6 +85,8 @@ t.test('a real tape through the whole pipeline gives the same ledger on both log
       t.equal(Number(o!.n), stats.outcomesStaged, 'one outcomes row per clock resolved')
       t.same(await c.query(`SELECT count(*) AS n FROM decision_rows`), [{ n: d!.n }], 'no duplicate rows on the ledger')
       t.same(seen[kind], GOLDEN, `${kind}: golden checksum`)
+      const [v] = await c.query(digestSql('decisions', VERDICT_COLUMNS, 'question_id, asset, created_at'))
+      t.same({ n: Number(v!.n), digest: String(v!.digest) }, VERDICTS, `${kind}: verdicts as under policy-1.0.0`)
 
       // Derived views agree with the engine's reads.
       const chips = await c.query(`SELECT * FROM feed_chips ORDER BY resolved_at DESC, decision_id DESC LIMIT 50`)

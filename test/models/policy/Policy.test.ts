@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import canonicalize from 'canonicalize'
 import { Policy, type RulesetBody } from '../../../models/policy/Policy.ts'
 import { JEV_VERSION } from '../../../models/version.ts'
+import { ACTIVE_POLICY_VERSION, activePolicy, knownPolicyVersions, policyByVersion } from '../../../models/policy/rulesets.ts'
 
 const bodyText = readFileSync(new URL('../../../models/policy/ruleset.v1.json', import.meta.url), 'utf8')
 
@@ -46,4 +47,57 @@ t.test('a ruleset whose bands do not tile [0, 1] is refused', async (t) => {
   const bad = JSON.parse(bodyText) as RulesetBody
   bad.binary.bands[1]!.min = 0.31
   t.throws(() => new Policy(bad), /binary\.bands\[1\]\.min/)
+})
+
+// ------------------------------------------------------------------ v2: per-question choice templates
+
+const v2Text = readFileSync(new URL('../../../models/policy/ruleset.v2.json', import.meta.url), 'utf8')
+
+t.test('v2 checksum recomputes from its body with JCS + SHA-256 by an independent canonicaliser; v1 is untouched', async (t) => {
+  const v2 = Policy.v2()
+  const body = JSON.parse(v2Text) as RulesetBody
+  const expected = createHash('sha256').update((canonicalize as unknown as (v: unknown) => string)(body), 'utf8').digest('hex')
+  t.equal(v2.checksum, expected)
+  t.same(v2.seal(), { version: 'policy-2.0.0', checksum: expected, ruleset: body })
+  t.not(v2.checksum, Policy.v1().checksum)
+  // The sealed v1 body is the one v1 rows were recorded under: its checksum (README benchmark lines) must not move.
+  t.equal(Policy.v1().checksum.slice(0, 12), '404a59ccfefd', 'v1 checksum unchanged')
+})
+
+t.test('registry: v1 and v2 both replayable by version or pin; v2 is the active ruleset', async (t) => {
+  t.same(knownPolicyVersions(), ['policy-1.0.0', 'policy-2.0.0'])
+  t.equal(policyByVersion('policy-1.0.0')?.checksum, Policy.v1().checksum)
+  t.equal(policyByVersion('2.0.0')?.checksum, Policy.v2().checksum)
+  t.equal(policyByVersion('v2.0.0')?.version, 'policy-2.0.0')
+  t.equal(policyByVersion('v3.0.0'), null)
+  t.equal(activePolicy().version, ACTIVE_POLICY_VERSION)
+  t.equal(ACTIVE_POLICY_VERSION, 'policy-2.0.0')
+})
+
+t.test('v2: each choice question has its own decision text; S01 text and every binary verdict equal v1', async (t) => {
+  const v1 = Policy.v1()
+  const v2 = Policy.v2()
+  const claim = (probability: number, distribution: Record<string, number> | null = null) => ({ kind: 'claim' as const, event: 'e', horizon: '60m', conditions: {}, probability, distribution, confidence: 0.5, evidence: {} })
+  const regime = claim(0.45, { trend_up: 0.2, trend_down: 0.1, range_quiet: 0.45, range_volatile: 0.25 })
+  t.same(v2.apply(regime, 'S01_market_regime'), v1.apply(regime, 'S01_market_regime'), 'S01 identical under both')
+  t.equal(v2.apply(regime, 'S01_market_regime').decision, 'regime:range_quiet')
+  const state = claim(0.7, { WATCHING: 0.1, ACCUMULATING: 0.7, HIGH_CONVICTION: 0.05, DISTRIBUTING: 0.1, EXITING: 0.05 })
+  t.same(v2.apply(state, 'S09_wallet_state'), { decision: 'wallet_state:ACCUMULATING', action: 'alert', probability: 0.7, confidence: 0.5, matched_rules: ['choice.strong'] })
+  t.equal(v1.apply(state, 'S09_wallet_state').decision, 'regime:ACCUMULATING', 'v1 stays as sealed (the reason for v2)')
+  const risk = claim(0.5, { allow: 0.5, review: 0.3, block: 0.2 })
+  t.same(v2.apply(risk, 'S11_risk'), { decision: 'risk:allow', action: 'monitor', probability: 0.5, confidence: 0.5, matched_rules: ['choice.moderate'] })
+  for (const p of [0.1, 0.3, 0.5, 0.55, 0.7, 1]) t.same(v2.apply(claim(p), 'S10_wallet_flow'), v1.apply(claim(p)), `binary ${p}`)
+  const refusal = { kind: 'refusal' as const, refusal: 'suppress' as const, reason: 'x', event: 'e', horizon: '60m', conditions: {} }
+  t.same(v2.apply(refusal, 'S09_wallet_state'), v1.apply(refusal))
+  t.throws(() => v2.apply(state), /no choice template/, 'a choice answer needs its question under v2')
+  t.throws(() => v2.apply(state, 'S05_volatility_expansion'), /no choice template for S05/)
+})
+
+t.test('a ruleset must name exactly one template form, each with {class}', async (t) => {
+  const both = JSON.parse(v2Text) as RulesetBody
+  both.choice.decision_template = 'x:{class}'
+  t.throws(() => new Policy(both), /exactly one of/)
+  const noClass = JSON.parse(v2Text) as RulesetBody
+  noClass.choice.decision_templates!.S11_risk = 'risk'
+  t.throws(() => new Policy(noClass), /decision_templates\.S11_risk must contain \{class\}/)
 })

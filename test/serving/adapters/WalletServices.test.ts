@@ -133,7 +133,7 @@ t.test('risk: the four subject kinds, one pipeline, differing only in the label;
       subject: { kind, address: FILLS_USER },
       risk: 'review',
       allow_probability: 0, review_probability: 0, block_probability: 0, confidence: 0,
-      decision: 'insufficient_confidence', action: 'refuse', policy_version: 'policy-1.0.0',
+      decision: 'insufficient_confidence', action: 'refuse', policy_version: 'policy-2.0.0',
       full: { question_id: 'S11_risk', refusal_reason: 'wallet_sample_inadequate' },
     })
     answers.push(res.body.data)
