@@ -10,6 +10,13 @@
  *
  * Event time only: a decision's created_at is the snapshot's instant — the engine's clock (the newest tick it has
  * seen, unless a clock is injected), or a cadence grid instant — never Date.now().
+ *
+ * Account-scoped questions (S09..S11; the subject is a wallet): the subject's history is read through the wired
+ * WalletProvider at the account clock's instant (`accountClock`: the engine clock unless one is injected — svc start
+ * injects wall time for a live provider), the snapshot is built from it (models/account/accountSnapshot.ts) and
+ * journaled, the fit is the operator's pooled one or the documented fit on the subject's own history
+ * (accountInputs.ts), and the record goes through the same prepare / record_ path. No provider, or a provider that
+ * fails: PROVIDER_DOWN, and no row.
  */
 import type { FeatureSnapshot, FittedParams, QuestionModel } from '../QuestionModel.ts'
 import { FeatureState } from '../../pipeline/features/FeatureState.ts'
@@ -17,8 +24,12 @@ import { CANONICAL_ASSETS, isoMs, tickTime, type Tick } from '../../ingest/Tick.
 import type { Clock } from '../../ingest/VirtualClock.ts'
 import type { LedgerDecision, PaymentRail } from '../../pipeline/ledger/decisionRecord.ts'
 import type { LedgerOutcome } from '../../pipeline/ledger/outcomeRecord.ts'
-import { Policy } from '../policy/Policy.ts'
-import { policyByVersion } from '../policy/rulesets.ts'
+import type { Policy } from '../policy/Policy.ts'
+import { activePolicy, policyByVersion } from '../policy/rulesets.ts'
+import type { RiskCandidate } from '../account/accountSnapshot.ts'
+import { ADDRESS_PATTERN, canonicalAddress, type WalletProvider } from '../account/WalletProvider.ts'
+import type { AccountQuestion } from '../questions/AccountQuestion.ts'
+import { ACCOUNT_HISTORY_MS, accountSnapshot, ownHistoryFit, readAccountHistory } from './accountInputs.ts'
 import { QUESTIONS } from '../questions/index.ts'
 import { JEV_VERSION } from '../version.ts'
 import { calibrationReport, type CalibrationReport } from '../verification/calibrationReport.ts'
@@ -37,6 +48,8 @@ export interface DecideInput {
   question_id: string
   asset: string
   subject?: string | null
+  /** S11_risk only: the candidate movement the risk answer is about (spec, Risk assessment request `candidate`). */
+  candidate?: RiskCandidate | null
   payment?: PaymentRef | null
 }
 
@@ -96,13 +109,15 @@ export interface FeedChipRead {
 export interface DecisionEngineOptions {
   ledger: DecisionLedger
   fits: FitStore
-  /** The ruleset in force (default: the sealed v1). */
+  /** The ruleset in force for new decisions (default: the active sealed ruleset, models/policy/rulesets.ts). */
   policy?: Policy
   /** Event time of API decisions; default: the newest tick time this engine has observed. */
   clock?: Clock | null
   questions?: readonly QuestionModel[]
-  /** Whether a wallet provider is wired for account-scoped questions (none is on this deployment). */
-  walletProvider?: boolean
+  /** The wallet provider account-scoped questions read (default none: they answer PROVIDER_DOWN). */
+  walletProvider?: WalletProvider | null
+  /** The instant account decisions are made at and account clocks resolve at (default: this engine's clock). */
+  accountClock?: Clock | null
   /** Assets the engine answers (default BTC, ETH, SOL). */
   assets?: readonly string[]
   /** Called for each decision once it is staged or appended (the resolution engine registers claims here). */
@@ -126,7 +141,9 @@ export class DecisionEngine {
   readonly policy: Policy
   private readonly clock: Clock | null
   private readonly questions: Map<string, QuestionModel>
-  private readonly walletProvider: boolean
+  readonly walletProvider: WalletProvider | null
+  private readonly accountClock: Clock | null
+  private readonly accountFits = new Map<string, FittedParams>()
   private readonly assets: Set<string>
   private readonly fitted = new Map<string, FittedParams>()
   private readonly onRecorded: ((d: LedgerDecision) => void) | undefined
@@ -135,10 +152,11 @@ export class DecisionEngine {
   constructor(options: DecisionEngineOptions) {
     this.ledger = options.ledger
     this.fits = options.fits
-    this.policy = options.policy ?? Policy.v1()
+    this.policy = options.policy ?? activePolicy()
     this.clock = options.clock ?? null
     this.questions = new Map((options.questions ?? QUESTIONS).map((q) => [q.id, q]))
-    this.walletProvider = options.walletProvider ?? false
+    this.walletProvider = options.walletProvider ?? null
+    this.accountClock = options.accountClock ?? null
     this.assets = new Set(options.assets ?? CANONICAL_ASSETS)
     this.onRecorded = options.onRecorded
   }
@@ -156,6 +174,21 @@ export class DecisionEngine {
     return Number.isFinite(this.watermark) ? this.watermark : null
   }
 
+  /** Account event time now: the account clock, else the engine's. */
+  accountNow(): number | null {
+    return this.accountClock ? this.accountClock.now() : this.now()
+  }
+
+  /**
+   * Installs pooled parameters for an account-scoped question (every subject), e.g. fitted offline on many wallets'
+   * histories; without them each decision fits on the subject's own history. Kept in the fit store for replay.
+   */
+  setAccountFit(fitted: FittedParams): Promise<void> {
+    if (this.questions.get(fitted.question_id)?.scope !== 'account') throw new RangeError(`${fitted.question_id} is not account-scoped`)
+    this.accountFits.set(fitted.question_id, fitted)
+    return this.fits.put(fitted)
+  }
+
   /** Installs fitted parameters for one (question, asset) (and keeps them in the fit store for replay). */
   setFitted(asset: string, fitted: FittedParams): Promise<void> {
     // In force at once; the promise only reports when the fit store's file is durable.
@@ -165,6 +198,11 @@ export class DecisionEngine {
 
   fittedFor(questionId: string, asset: string): FittedParams | null {
     return this.fitted.get(`${questionId}|${asset}`) ?? null
+  }
+
+  /** Event time for a question's clocks: the account clock for account-scoped questions, else the engine's. */
+  private clockFor(questionId: string): number | null {
+    return this.questions.get(questionId)?.scope === 'account' ? this.accountNow() : this.now()
   }
 
   question(id: string): QuestionModel {
@@ -188,6 +226,7 @@ export class DecisionEngine {
     at: number,
     payment: PaymentRef | null,
     journaled?: { snapshot: FeatureSnapshot; journal: string; input_hash: string },
+    fittedOverride?: FittedParams | null,
   ): { record: LedgerDecision; isNew: boolean; snapshot: FeatureSnapshot } {
     const snapshot = journaled?.snapshot ?? this.snapshotAt(asset, at)
     const { journal, input_hash } = journaled ?? journalOf(snapshot)
@@ -195,9 +234,9 @@ export class DecisionEngine {
     const decision_id = decisionIdOf({ question_id: question.id, asset, subject, input_hash, policy_version: policy.version })
     const existing = this.ledger.findDecision(decision_id)
     if (existing) return { record: existing, isNew: false, snapshot }
-    const fitted = this.fittedFor(question.id, asset)
+    const fitted = fittedOverride !== undefined ? fittedOverride : this.fittedFor(question.id, asset)
     const out = question.evaluate(snapshot, fitted)
-    const res = policy.apply(out)
+    const res = policy.apply(out, question.id)
     let choice: LedgerDecision['choice'] = null
     if (out.kind === 'claim' && out.distribution && res.action !== 'refuse') {
       const predicted = out.conditions.predicted_class
@@ -279,13 +318,45 @@ export class DecisionEngine {
   async prepare(input: DecideInput): Promise<DecisionResult & { record_: () => Promise<DecisionResult> }> {
     const question = this.question(input.question_id)
     this.checkAsset(input.asset)
-    if (question.scope === 'account' && !this.walletProvider) {
-      throw new EngineError('PROVIDER_DOWN', `${question.id} needs a wallet provider, and none is wired on this deployment`, { reason: 'WALLET_PROVIDER_UNWIRED' })
-    }
+    if (question.scope === 'account') return this.prepareAccount(question as AccountQuestion, input)
     const at = this.now()
     if (at === null) throw new EngineError('PROVIDER_DOWN', 'no venue data has reached the engine yet', { reason: 'NO_VENUE_DATA' })
-    const subject = question.scope === 'account' ? input.subject ?? null : null
-    const { record, isNew } = this.compose(question, input.asset, subject, at, input.payment ?? null)
+    return this.prepared(this.compose(question, input.asset, null, at, input.payment ?? null))
+  }
+
+  /**
+   * An account-scoped decision (the subject is a wallet). Spec catalog: "S09..S11 Account-scoped questions: the
+   * subject is a wallet"; What the service does 4: "An unreachable provider is an error (PROVIDER_DOWN), never a
+   * decision." The subject is required (400 naming /body/subject), S11 needs its candidate (/body/candidate).
+   */
+  private async prepareAccount(question: AccountQuestion, input: DecideInput): Promise<DecisionResult & { record_: () => Promise<DecisionResult> }> {
+    if (typeof input.subject !== 'string' || !ADDRESS_PATTERN.test(input.subject)) {
+      throw new EngineError('VALIDATION', `${question.id} is account-scoped: body.subject must be the wallet address (0x + 20 bytes hex)`, {
+        reason: 'REQUEST_VALIDATION_FAILED',
+        field: '/body/subject',
+      })
+    }
+    const candidate = question.id === 'S11_risk' ? input.candidate ?? null : null
+    if (question.id === 'S11_risk' && candidate === null) {
+      throw new EngineError('VALIDATION', 'S11_risk assesses one candidate movement: body.candidate is required', { reason: 'REQUEST_VALIDATION_FAILED', field: '/body/candidate' })
+    }
+    const provider = this.walletProvider
+    if (!provider) {
+      throw new EngineError('PROVIDER_DOWN', `${question.id} needs a wallet provider, and none is wired on this deployment`, { reason: 'WALLET_PROVIDER_UNWIRED' })
+    }
+    const at = this.accountNow()
+    if (at === null) throw new EngineError('PROVIDER_DOWN', 'no event time has reached the engine yet', { reason: 'NO_VENUE_DATA' })
+    const subject = canonicalAddress(input.subject)
+    const history = await readAccountHistory(provider, subject, at - ACCOUNT_HISTORY_MS, at)
+    const snapshot = accountSnapshot(question, history, at, candidate)
+    const fitted = this.accountFits.get(question.id) ?? ownHistoryFit(question, history)
+    // Durable before the row can be: replay finds the parameters by the record's fitted_version.
+    await this.fits.put(fitted)
+    return this.prepared(this.compose(question, input.asset, subject, at, input.payment ?? null, { snapshot, ...journalOf(snapshot) }, fitted))
+  }
+
+  private async prepared(composed: { record: LedgerDecision; isNew: boolean }): Promise<DecisionResult & { record_: () => Promise<DecisionResult> }> {
+    const { record, isNew } = composed
     if (!isNew) {
       if (this.ledger.index.decision(record.decision_id) === null) await this.ledger.flush() // staged by the runner: make it durable first
       return { record, reserved: true, record_: async () => ({ record, reserved: true }) }
@@ -311,7 +382,13 @@ export class DecisionEngine {
   nextDecisionInput(previousId: string): { question_id: string; asset: string; subject: string | null } | null {
     const prev = this.ledger.index.decision(previousId)
     if (!prev) return null
-    const now = this.now()
+    if (prev.question_id === 'S11_risk') {
+      throw new EngineError('VALIDATION', 'S11_risk answers about one candidate movement; ask POST /v1/decisions with the next candidate', {
+        reason: 'REQUEST_VALIDATION_FAILED',
+        field: '/body/previous_decision_id',
+      })
+    }
+    const now = this.clockFor(prev.question_id)
     if (isClaim(prev) && (now === null || now < Date.parse(prev.horizon_end))) {
       throw new EngineError('CLOCK_OPEN', `the clock of ${previousId} is open until ${prev.horizon_end}`, { reason: 'clock_open', horizon_end: prev.horizon_end })
     }
@@ -345,7 +422,7 @@ export class DecisionEngine {
       if (!fitted) throw new EngineError('REPLAY_INPUT_LOST', `fitted parameters ${d.fitted_version} are not in the fit store`, { reason: 'fitted_state_missing' })
     }
     const snapshot = JSON.parse(d.journal) as FeatureSnapshot
-    const res = policy.apply(question.evaluate(snapshot, fitted))
+    const res = policy.apply(question.evaluate(snapshot, fitted), question.id)
     return { decision_id: d.decision_id, original_verdict: d.decision, replayed_verdict: res.decision, matched_rules: res.matched_rules, policy_version: policy.version, deterministic: true }
   }
 
@@ -365,7 +442,7 @@ export class DecisionEngine {
     if (!d) return null
     const o = this.ledger.index.outcome(decisionId)
     if (o) return { status: 'resolved', decision_id: d.decision_id, outcome: o.outcome, resolved_at: o.resolved_at, statistic: o.statistic }
-    const now = this.now()
+    const now = this.clockFor(d.question_id)
     if (!isClaim(d) && now !== null && now >= Date.parse(d.horizon_end)) {
       return { status: 'resolved', decision_id: d.decision_id, outcome: 'unresolvable', resolved_at: d.horizon_end, statistic: null }
     }

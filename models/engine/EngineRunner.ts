@@ -15,6 +15,9 @@
  * - Order per tick of asset A at time t: decisions at grid instants < t (every tick ≤ the instant is in), then clocks
  *   of A due at t are resolved, then the tick is folded in. Ticks of one asset share a partition, so the result is a
  *   function of the log's per-asset order only: both logs give the same rows.
+ * - Account-scoped questions (S09..S11) are not on the cadence (they need a subject); API asks read the wired wallet
+ *   provider (`walletProvider`, at `accountClock`), and their clocks are resolved by the AccountResolver's passes
+ *   (every `accountResolveIntervalMs` of wall time, in the account clock's time; AccountResolver.ts).
  * - Restart: the consumer never commits and re-reads the ticks topic from the beginning; the same ticks rebuild the
  *   same features and fits, cadence decisions re-derive the same ids (deduped, no new rows) and resolved clocks are
  *   skipped (deduped on decision_id).
@@ -36,6 +39,8 @@ import { DecisionLedger } from './DecisionLedger.ts'
 import { EngineError } from './EngineError.ts'
 import { FitStore } from './FitStore.ts'
 import { ResolutionEngine } from './ResolutionEngine.ts'
+import { AccountResolver } from './AccountResolver.ts'
+import type { WalletProvider } from '../account/WalletProvider.ts'
 
 const log = childLogger('engine-runner')
 const DAY_MS = 86_400_000
@@ -56,6 +61,12 @@ export interface EngineRunnerOptions {
   groupId?: string
   /** Event time of API decisions (default: the newest tick the engine has seen). */
   clock?: Clock | null
+  /** The wallet provider account-scoped questions read (default none: they answer PROVIDER_DOWN). */
+  walletProvider?: WalletProvider | null
+  /** Time of account decisions and account clock resolution (default: the engine clock; svc start: wall time). */
+  accountClock?: Clock | null
+  /** Wall-time period of the account resolution passes (default 60 000; 0: no timer, the caller runs passes). */
+  accountResolveIntervalMs?: number
 }
 
 const OPTIONS_SCHEMA = {
@@ -68,6 +79,7 @@ const OPTIONS_SCHEMA = {
     trainDays: { type: 'number', exclusiveMinimum: 0 },
     trainUntil: { type: ['number', 'null'] },
     groupId: { type: 'string', minLength: 1 },
+    accountResolveIntervalMs: { type: 'integer', minimum: 0 },
   },
 } as const
 const validateOptions = new Ajv({ allErrors: true, strict: false }).compile(OPTIONS_SCHEMA)
@@ -95,6 +107,7 @@ function gcd(a: number, b: number): number {
 export class EngineRunner {
   readonly engine: DecisionEngine
   readonly resolver: ResolutionEngine
+  readonly accountResolver: AccountResolver
   readonly ledger: DecisionLedger
   private readonly questions: readonly QuestionModel[]
   private readonly step: number
@@ -117,11 +130,25 @@ export class EngineRunner {
     this.questions = soldMarketQuestions()
     this.step = this.questions.map((q) => q.horizonMs).reduce(gcd)
     this.resolver = new ResolutionEngine({ ledger })
-    this.engine = new DecisionEngine({ ledger, fits, clock: options.clock ?? null, onRecorded: (d) => this.resolver.register(d) })
+    this.engine = new DecisionEngine({
+      ledger,
+      fits,
+      clock: options.clock ?? null,
+      walletProvider: options.walletProvider ?? null,
+      accountClock: options.accountClock ?? null,
+      onRecorded: (d) => this.register(d),
+    })
+    this.accountResolver = new AccountResolver({ ledger, provider: options.walletProvider ?? null, clock: { now: () => this.engine.accountNow() ?? -Infinity } })
+  }
+
+  /** A decision's clock goes to the resolver that can read its outcome: ticks for markets, the provider for wallets. */
+  private register(d: Parameters<ResolutionEngine['register']>[0]): void {
+    if (this.accountResolver.owns(d)) this.accountResolver.register(d)
+    else this.resolver.register(d)
   }
 
   static async start(options: EngineRunnerOptions): Promise<EngineRunner> {
-    const { log: eventLog, clock, names: givenNames, ...plain } = options
+    const { log: eventLog, clock, names: givenNames, walletProvider, accountClock, ...plain } = options
     if (!validateOptions(plain)) {
       const e = validateOptions.errors?.[0]
       throw new EngineError('VALIDATION', `invalid options: options${(e?.instancePath ?? '').replaceAll('/', '.')}: ${e?.message ?? 'is invalid'}`)
@@ -133,9 +160,9 @@ export class EngineRunner {
     try {
       const fits = await FitStore.open(options.dataDir === null ? null : join(options.dataDir, 'fits'))
       runner = new EngineRunner({ ...options, cadence: options.cadence ?? true, trainDays: options.trainDays ?? 30 }, names, ledger, fits)
-      for (const d of ledger.index.unresolvedClaims()) runner.resolver.register(d)
+      for (const d of ledger.index.unresolvedClaims()) runner.register(d)
       // Decisions other writers append later are clocks too; they resolve at the next tick of their asset past the grace.
-      ledger.onFollowed = (d) => runner.resolver.register(d)
+      ledger.onFollowed = (d) => runner.register(d)
       runner.consumer = await eventLog.createConsumer({ groupId, topics: [names.ticks], fromBeginning: true })
     } catch (err) {
       await ledger.close()
@@ -147,6 +174,10 @@ export class EngineRunner {
       log.error({ err }, 'engine consumer stopped')
     })
     void clock
+    void walletProvider
+    void accountClock
+    const every = options.accountResolveIntervalMs ?? 60_000
+    if (every > 0) runner.accountResolver.start(every)
     return runner
   }
 
@@ -244,7 +275,7 @@ export class EngineRunner {
   }
 
   stats(): EngineRunnerStats {
-    return { ...this.counters, openClocks: this.resolver.openCount(), ledger: this.ledger.index.size, fittedAssets: [...this.fittedAssets] }
+    return { ...this.counters, openClocks: this.resolver.openCount() + this.accountResolver.openCount(), ledger: this.ledger.index.size, fittedAssets: [...this.fittedAssets] }
   }
 
   get failed(): Error | undefined {
@@ -252,6 +283,7 @@ export class EngineRunner {
   }
 
   async close(): Promise<void> {
+    await this.accountResolver.close()
     await this.consumer?.stop()
     await this.running?.catch(() => undefined)
     await this.ledger.flush().catch((err: unknown) => log.error({ err }, 'final ledger flush failed'))

@@ -34,6 +34,8 @@ export const PRIMARY_STATISTIC: Readonly<Record<string, string>> = {
   S05_volatility_expansion: 'realized_vol_per_hour',
   S06_funding_anomaly: 'max_abs_deviation_per_hour',
   S07_funding_persistence: 'rate_per_hour',
+  S10_wallet_flow: 'net_flow_usd',
+  S11_risk: 'liquidations',
 }
 
 interface PendingClock {
@@ -65,8 +67,12 @@ export class ResolutionEngine {
     this.graceMs = options.graceMs ?? RESOLUTION_GRACE_MS
   }
 
-  /** Tracks a decision's clock (claims only; resolved or already tracked clocks are ignored). */
+  /**
+   * Tracks a decision's clock (claims only; resolved or already tracked clocks are ignored). Account-scoped clocks
+   * are not tick-resolvable: AccountResolver owns them.
+   */
   register(d: LedgerDecision): void {
+    if (this.questions.get(d.question_id)?.scope === 'account') return
     if (!isClaim(d) || this.registered.has(d.decision_id) || this.ledger.hasOutcome(d.decision_id)) return
     this.registered.add(d.decision_id)
     const clock = { decision: d, start: Date.parse(d.created_at), end: Date.parse(d.horizon_end) }
