@@ -1,8 +1,8 @@
 /**
  * The latest market per asset, kept by a stream processor on the ticks topic (its own consumer group, fed through
  * the EventLog interface): mid, mark, index, bar (close and 24 h volume from bars), book top, settled funding,
- * predicted funding and open interest, each with its provenance and event time; plus the last universe snapshot and
- * the hourly liquidation observations of each market.
+ * predicted funding and open interest, each with its provenance and event time; plus the last universe snapshot,
+ * the hourly liquidation observations of each market and its liquidation records of the trailing 48 h.
  *
  * Time is EVENT time: `now()` is the newest event time consumed (the virtual clock of a replay), unless a clock is
  * injected (live operation). Freshness of every input is measured against it with the published staleness budgets
@@ -68,6 +68,29 @@ export interface AssetMarket {
   open_interest: Observed<{ value: number; unit: 'base' | 'usd' | 'contracts' }> | null
 }
 
+/** One liquidation-tape record: the side of the position that was liquidated and its USD notional. */
+export interface LiquidationRecord {
+  /** Event time, epoch ms. */
+  time: number
+  side: 'long' | 'short'
+  notional_usd: number
+  provenance: Provenance
+}
+
+/** Liquidations of one market over a window (from, to], summed by the side that was liquidated. */
+export interface LiquidationWindow {
+  from: number
+  to: number
+  count: number
+  total_usd: number
+  longs_usd: number
+  shorts_usd: number
+  /** The newest record in the window, or null when it holds none. */
+  newest: LiquidationRecord | null
+  /** Distinct provenance sources of the records in the window, sorted. */
+  sources: string[]
+}
+
 export interface InputFreshness {
   input: MarketInput
   ok: boolean
@@ -117,12 +140,16 @@ interface AssetState extends AssetMarket {
   barWindow: BarWindow | null
   /** Liquidation records per clock hour (hour index → newest event time in it), trailing 48 h. */
   liqHours: Map<number, number>
+  /** Liquidation records of the trailing 48 h (before the newest), in arrival order. */
+  liquidations: LiquidationRecord[]
+  /** List length after the last prune (pruning runs when the list doubles). */
+  liqKept: number
 }
 
 function newAsset(asset: string): AssetState {
   return {
     asset, mid: null, mark: null, index: null, bar: null, book: null, funding: null, predicted_funding: null,
-    open_interest: null, barWindow: null, liqHours: new Map(),
+    open_interest: null, barWindow: null, liqHours: new Map(), liquidations: [], liqKept: 1024,
   }
 }
 
@@ -235,6 +262,12 @@ export class MarketState {
         const hour = Math.floor(time / HOUR_MS)
         s.liqHours.set(hour, Math.max(s.liqHours.get(hour) ?? time, time))
         for (const h of s.liqHours.keys()) if (h < hour - 48) s.liqHours.delete(h)
+        s.liquidations.push({ time, side: tick.side, notional_usd: tick.notional_usd, provenance: tick.provenance })
+        // Amortised pruning: drop what is more than 48 h older than this record once the list has doubled.
+        if (s.liquidations.length >= 2 * s.liqKept) {
+          s.liquidations = s.liquidations.filter((r) => r.time > time - 2 * DAY_MS)
+          s.liqKept = Math.max(1024, s.liquidations.length)
+        }
         return
       }
       case 'bar': {
@@ -279,7 +312,7 @@ export class MarketState {
   asset(symbol: string): AssetMarket | null {
     const s = this.#assets.get(symbol)
     if (!s) return null
-    const { barWindow: _w, liqHours: _l, ...market } = s
+    const { barWindow: _w, liqHours: _l, liquidations: _q, liqKept: _k, ...market } = s
     return market
   }
 
@@ -330,6 +363,33 @@ export class MarketState {
     let n = 0
     for (const newest of s.liqHours.values()) if (newest > now - DAY_MS && newest <= now) n++
     return n
+  }
+
+  /**
+   * Liquidation-tape records of `symbol` with event time in (now − windowMs, now], summed by the liquidated side
+   * (windowMs at most 48 h: older records are dropped); null when the stream never carried the asset.
+   */
+  liquidations(symbol: string, windowMs: number): LiquidationWindow | null {
+    const s = this.#assets.get(symbol)
+    if (!s) return null
+    if (!(windowMs > 0 && windowMs <= 2 * DAY_MS)) throw new RangeError(`liquidation window ${windowMs} ms: must be in (0, 48 h]`)
+    const now = this.now()
+    const to = now ?? -Infinity
+    const from = to - windowMs
+    let count = 0
+    let longs = 0
+    let shorts = 0
+    let newest: LiquidationRecord | null = null
+    const sources = new Set<string>()
+    for (const r of s.liquidations) {
+      if (r.time <= from || r.time > to) continue
+      count++
+      if (r.side === 'long') longs += r.notional_usd
+      else shorts += r.notional_usd
+      if (newest === null || r.time >= newest.time) newest = r
+      sources.add(r.provenance.source)
+    }
+    return { from, to, count, total_usd: longs + shorts, longs_usd: longs, shorts_usd: shorts, newest, sources: [...sources].sort() }
   }
 
   health(): MarketStateHealth {

@@ -243,6 +243,21 @@ export interface DecisionEngine {
   signals(): Promise<SignalCatalog>
 }
 
+/**
+ * A paid market surface (liquidation surface, funding): the data plus what meta needs. `reserved` is true when every
+ * decision in the answer re-served an already recorded one (no new row, so no charge); `refusal` when the answer
+ * carries decisions and every one is a refusal.
+ */
+export interface MarketRead<T = unknown> {
+  data: T
+  /** meta.state: 'ok', 'degraded' (an input breached its budget) or 'unavailable' (surface not available). */
+  state: string
+  freshness: Freshness[]
+  data_sources: string[]
+  reserved?: boolean
+  refusal?: boolean
+}
+
 /** Venue market data (free snapshot and universe; paid surfaces). */
 export interface MarketData {
   /** Unknown or delisted symbol → null (404 ASSET_NOT_FOUND). */
@@ -251,10 +266,10 @@ export interface MarketData {
   universe(q: { limit: number; q: string | null }): Promise<Universe>
   marketcap(): Promise<MarketCapList>
   liqHours(asset: string): Promise<LiqHours | null>
-  liquidationSurface(asset: Asset, payment: PaymentAuthorized): Promise<unknown>
-  fundingSnapshot(payment: PaymentAuthorized): Promise<unknown>
-  fundingAsset(asset: Asset, payment: PaymentAuthorized): Promise<unknown>
-  fundingOpportunities(payment: PaymentAuthorized): Promise<unknown>
+  liquidationSurface(asset: Asset, payment: PaymentAuthorized): Promise<MarketRead>
+  fundingSnapshot(payment: PaymentAuthorized): Promise<MarketRead>
+  fundingAsset(asset: Asset, payment: PaymentAuthorized): Promise<MarketRead>
+  fundingOpportunities(payment: PaymentAuthorized): Promise<MarketRead>
 }
 
 export interface WalletData {

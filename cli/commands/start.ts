@@ -116,6 +116,7 @@ export const command: Command = {
     if (!(trainDays > 0) || (trainUntil !== null && !Number.isFinite(trainUntil))) throw new UsageError('SVC_TRAIN_DAYS must be > 0 and SVC_TRAIN_UNTIL an ISO instant')
     const runner = await EngineRunner.start({ log: eventLog, dataDir, names: pipeline.names, trainDays, trainUntil })
     const engine = new EngineServices(runner.engine)
+    marketWiring.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     const payTo = process.env.SVC_PAY_TO
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock: systemClock, opsToken: process.env.SVC_OPS_TOKEN || null })

@@ -14,7 +14,7 @@ import { stalenessBudgetMs } from '../../pipeline/features/stalenessBudgets.ts'
 import type { Freshness } from '../envelope.ts'
 import type { PaymentAuthorized } from '../payments/PaymentGate.ts'
 import { ServiceError } from '../ServiceError.ts'
-import type { Asset, LiqHours, MarketCapList, MarketData, MarketSnapshot, Universe, UniverseAsset } from '../ServiceContext.ts'
+import type { Asset, LiqHours, MarketCapList, MarketData, MarketRead, MarketSnapshot, Universe, UniverseAsset } from '../ServiceContext.ts'
 import type { MarketCapSource } from './CoinGeckoMarketCapSource.ts'
 import type { UniverseSource, VenueUniverse } from './UniverseSource.ts'
 
@@ -223,19 +223,19 @@ export class MarketServices implements MarketData {
     })
   }
 
-  liquidationSurface(asset: Asset, payment: PaymentAuthorized): Promise<unknown> {
+  liquidationSurface(asset: Asset, payment: PaymentAuthorized): Promise<MarketRead> {
     return this.#needPaid().liquidationSurface(asset, payment)
   }
 
-  fundingSnapshot(payment: PaymentAuthorized): Promise<unknown> {
+  fundingSnapshot(payment: PaymentAuthorized): Promise<MarketRead> {
     return this.#needPaid().fundingSnapshot(payment)
   }
 
-  fundingAsset(asset: Asset, payment: PaymentAuthorized): Promise<unknown> {
+  fundingAsset(asset: Asset, payment: PaymentAuthorized): Promise<MarketRead> {
     return this.#needPaid().fundingAsset(asset, payment)
   }
 
-  fundingOpportunities(payment: PaymentAuthorized): Promise<unknown> {
+  fundingOpportunities(payment: PaymentAuthorized): Promise<MarketRead> {
     return this.#needPaid().fundingOpportunities(payment)
   }
 }

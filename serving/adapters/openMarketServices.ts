@@ -1,7 +1,8 @@
 /**
  * Builds the market part and the provider registry for `svc start`: the MarketState stream processor on the ticks
  * topic, the universe source (replay or live Hyperliquid), the optional CoinGecko market-cap source, and health
- * tracking of hyperliquid-info (live mode), the tick feed, coingecko and the event log (critical).
+ * tracking of hyperliquid-info (live mode), the tick feed, coingecko and the event log (critical), and the paid
+ * market surfaces (PaidMarketServices over the same state; the funding decisions need `decisions`, the engine).
  *
  * Environment: SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL,
  * SVC_COINGECKO_KEY (and SVC_COINGECKO_KEY_HEADER to override the demo/pro header choice).
@@ -13,10 +14,11 @@ import { isoMs } from '../../ingest/Tick.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
 import { FEATURE_INPUTS } from '../../pipeline/features/stalenessBudgets.ts'
 import { MarketState, type MarketInput } from '../../pipeline/MarketState.ts'
-import { systemClock, type Clock } from '../ServiceContext.ts'
+import { systemClock, type Clock, type DecisionEngine } from '../ServiceContext.ts'
 import { CoinGeckoMarketCapSource, MARKETCAP_CACHE_MS } from './CoinGeckoMarketCapSource.ts'
 import { HyperliquidUniverseSource, UNIVERSE_CACHE_MS } from './HyperliquidUniverseSource.ts'
 import { MarketServices, type PaidMarketData } from './MarketServices.ts'
+import { PaidMarketServices } from './PaidMarketServices.ts'
 import { ProviderHealth, type ComputedHealth } from './ProviderHealth.ts'
 import { ReplayUniverseSource } from './ReplayUniverseSource.ts'
 import type { UniverseSource } from './UniverseSource.ts'
@@ -69,6 +71,8 @@ export interface MarketWiring {
   state: MarketState
   market: MarketServices
   providers: ProviderHealth
+  /** Wires the engine into the default paid surfaces (funding decisions); a no-op when `paid` was given. */
+  attachDecisions(engine: DecisionEngine): void
   close(): Promise<void>
 }
 
@@ -76,7 +80,10 @@ export async function openMarketServices(opts: {
   log: EventLog
   ticksTopic: string
   options: MarketWiringOptions
+  /** Paid market surfaces; default: PaidMarketServices over this wiring's state and `decisions`. */
   paid?: PaidMarketData | null
+  /** The decision engine the funding surfaces record S06/S07 through; without it they answer 503 SERVICE_UNWIRED. */
+  decisions?: DecisionEngine | null
   /** Wall clock for caches and health (default system). */
   clock?: Clock
   /** Start periodic probes (default true). */
@@ -134,11 +141,15 @@ export async function openMarketServices(opts: {
 
   if (opts.probes ?? true) await providers.start()
   else await providers.probeAll()
-  const market = new MarketServices({ state, universe, marketcap, paid: opts.paid ?? null })
+  const defaultPaid = opts.paid === undefined ? new PaidMarketServices({ state, decisions: opts.decisions ?? null }) : null
+  const market = new MarketServices({ state, universe, marketcap, paid: defaultPaid ?? opts.paid ?? null })
   return {
     state,
     market,
     providers,
+    attachDecisions(engine) {
+      defaultPaid?.attachDecisions(engine)
+    },
     async close() {
       providers.close()
       await state.close()

@@ -6,7 +6,7 @@
  * identically on every route."
  */
 import { ServiceError } from '../ServiceError.ts'
-import type { DecisionRead, ProviderHealth, ProviderStatus } from '../ServiceContext.ts'
+import type { DecisionRead, MarketRead, ProviderHealth, ProviderStatus } from '../ServiceContext.ts'
 import {
   CREDIT_TO_USD, ENDPOINT_PRICES, JUDGMENT_FLOOR_CREDITS, PACKS, PLANNED_ADDONS, PLANS, UNMEASURED_LADDER,
   buildLadder, ladderMultiplier, priceOf, type EndpointPricingKey, type PackId, type PlanId,
@@ -21,6 +21,7 @@ import {
 import type { Asset, RiskSubjectKind } from '../ServiceContext.ts'
 import type { HandlerContext, HandlerResult, RouteDef } from './types.ts'
 import { BILLING_ROUTES } from './billingRoutes.ts'
+import { FUNDING_ASSET, FUNDING_OPPORTUNITIES, FUNDING_SNAPSHOT, LIQUIDATION_SURFACE } from './marketSchemas.ts'
 
 const FREE = { kind: 'free' } as const
 const paid = (pricingKey: EndpointPricingKey | 'billing.pack.{pack_id}' | 'billing.plan.{plan_id}') => ({ kind: 'paid', pricingKey }) as const
@@ -50,6 +51,16 @@ function decisionResult(read: DecisionRead): HandlerResult {
       freshness: read.freshness,
       data_sources: read.data_sources,
     },
+  }
+}
+
+/** A paid market surface as data, with meta stating its inputs' freshness; decisions in it follow decisionResult. */
+function marketResult(read: MarketRead): HandlerResult {
+  return {
+    ...(read.refusal ? { refusal: true } : {}),
+    ...(read.reserved ? { charge: false as const } : {}),
+    data: read.data,
+    meta: { state: read.state, freshness: read.freshness, data_sources: read.data_sources },
   }
 }
 
@@ -591,9 +602,9 @@ export const ROUTES: readonly RouteDef[] = [
     pay: paid('perp.liquidations'),
     needs: ['market'],
     request: { params: ASSET_PARAMS },
-    response: env(OBJECT),
-    errors: ['STALE_DATA'],
-    handler: async (ctx) => ({ data: await ctx.need('market').liquidationSurface(ctx.params.asset as Asset, ctx.payment!) }),
+    response: env(LIQUIDATION_SURFACE),
+    errors: ['PROVIDER_DOWN'],
+    handler: async (ctx) => marketResult(await ctx.need('market').liquidationSurface(ctx.params.asset as Asset, ctx.payment!)),
   },
   {
     id: 'funding.snapshot',
@@ -604,9 +615,9 @@ export const ROUTES: readonly RouteDef[] = [
     pay: paid('perp.funding'),
     needs: ['market'],
     request: {},
-    response: env(OBJECT),
-    errors: ['STALE_DATA'],
-    handler: async (ctx) => ({ data: await ctx.need('market').fundingSnapshot(ctx.payment!) }),
+    response: env(FUNDING_SNAPSHOT),
+    errors: ['PROVIDER_DOWN'],
+    handler: async (ctx) => marketResult(await ctx.need('market').fundingSnapshot(ctx.payment!)),
   },
   {
     id: 'funding.opportunities',
@@ -617,9 +628,9 @@ export const ROUTES: readonly RouteDef[] = [
     pay: paid('signals.evaluate'),
     needs: ['market'],
     request: {},
-    response: env(OBJECT),
-    errors: ['STALE_DATA'],
-    handler: async (ctx) => ({ data: await ctx.need('market').fundingOpportunities(ctx.payment!) }),
+    response: env(FUNDING_OPPORTUNITIES),
+    errors: ['PROVIDER_DOWN'],
+    handler: async (ctx) => marketResult(await ctx.need('market').fundingOpportunities(ctx.payment!)),
   },
   {
     id: 'funding.asset',
@@ -630,9 +641,9 @@ export const ROUTES: readonly RouteDef[] = [
     pay: paid('signals.evaluate'),
     needs: ['market'],
     request: { params: ASSET_PARAMS },
-    response: env(OBJECT),
-    errors: ['STALE_DATA'],
-    handler: async (ctx) => ({ data: await ctx.need('market').fundingAsset(ctx.params.asset as Asset, ctx.payment!) }),
+    response: env(FUNDING_ASSET),
+    errors: ['PROVIDER_DOWN'],
+    handler: async (ctx) => marketResult(await ctx.need('market').fundingAsset(ctx.params.asset as Asset, ctx.payment!)),
   },
   walletRoute('wallet.profile', '', 'Wallet profile', 'wallet.profile', 'profile'),
   walletRoute('wallet.state', '/state', 'Wallet state machine position', 'wallet.state', 'state'),

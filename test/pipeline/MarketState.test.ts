@@ -111,3 +111,26 @@ t.test('universe records are kept (newest) and undecodable records are skipped a
   t.equal(fx.state.health().rejected, 1)
   t.same(fx.state.universe()?.value, uni, 'state unchanged by the bad record')
 })
+
+t.test('liquidations(): records in (now − window, now] summed by the liquidated side', async (t) => {
+  const state = new MarketState()
+  const start = Date.parse('2026-01-01T00:00:00Z')
+  const liq = (time: number, side: 'long' | 'short', notional: number): Tick => {
+    const at = isoMs(time)
+    return {
+      v: TICK_SCHEMA_VERSION, kind: 'liquidation', asset: 'BTC', instrument: 'BTC', side, price: 100, size: notional / 100, notional_usd: notional,
+      provenance: { source: 'simulated', provider: 'svc-generator', timestamp: at, received_at: at, quality: 'simulated' },
+    }
+  }
+  t.equal(state.liquidations('BTC', DAY), null, 'an asset the stream never carried')
+  const now = start + 30 * HOUR
+  // Exactly 24 h before now is outside the window; arrival out of event-time order is allowed.
+  for (const tk of [liq(now - DAY, 'long', 1), liq(now - 2 * HOUR, 'short', 20), liq(now - DAY + 1, 'long', 300), liq(now, 'long', 4000)]) state.ingest(tk)
+  const w = state.liquidations('BTC', DAY)!
+  t.same(
+    { from: w.from, to: w.to, count: w.count, total: w.total_usd, longs: w.longs_usd, shorts: w.shorts_usd, newest: w.newest?.time, sources: w.sources },
+    { from: now - DAY, to: now, count: 3, total: 4320, longs: 4300, shorts: 20, newest: now, sources: ['simulated'] },
+  )
+  t.equal(state.liquidations('BTC', HOUR)!.total_usd, 4000, 'a shorter window')
+  t.throws(() => state.liquidations('BTC', 3 * DAY), RangeError, 'at most 48 h are kept')
+})
