@@ -6,16 +6,34 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 import { UsageError, type Command } from './Command.ts'
 
+const COMMANDS_DIR = fileURLToPath(new URL('./commands/', import.meta.url))
+
+async function loadModule(file: string): Promise<Command[]> {
+  const mod = (await import(pathToFileURL(join(COMMANDS_DIR, file)).href)) as { command?: Command; commands?: Command[] }
+  return [...(mod.command ? [mod.command] : []), ...(mod.commands ?? [])]
+}
+
+/** Every command (for --help): imports every module, so only the listing pays for all of them. */
 async function loadCommands(): Promise<Command[]> {
-  const dir = fileURLToPath(new URL('./commands/', import.meta.url))
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.ts')).sort()
+  const files = (await readdir(COMMANDS_DIR)).filter((f) => f.endsWith('.ts')).sort()
   const found: Command[] = []
-  for (const file of files) {
-    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { command?: Command; commands?: Command[] }
-    if (mod.command) found.push(mod.command)
-    if (mod.commands) found.push(...mod.commands)
-  }
+  for (const file of files) found.push(...(await loadModule(file)))
   return found.sort((a, b) => a.name.localeCompare(b.name))
+}
+
+/**
+ * The modules that may hold the command `argv` names: a command's file is its words joined by '-', or a prefix of
+ * them ('tape import' → tape-import.ts; 'docs errors' → docs.ts). Only those are imported, so a light command does
+ * not load the engine and the server just to start.
+ */
+async function candidateCommands(argv: string[]): Promise<Command[]> {
+  const files = new Set((await readdir(COMMANDS_DIR)).filter((f) => f.endsWith('.ts')))
+  const found: Command[] = []
+  for (let n = Math.min(argv.length, 3); n >= 1; n--) {
+    const file = `${argv.slice(0, n).join('-')}.ts`
+    if (files.has(file)) found.push(...(await loadModule(file)))
+  }
+  return found
 }
 
 function help(commands: Command[]): string {
@@ -31,19 +49,18 @@ function help(commands: Command[]): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const commands = await loadCommands()
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
-    process.stdout.write(help(commands) + '\n')
+    process.stdout.write(help(await loadCommands()) + '\n')
     return argv.length === 0 ? 2 : 0
   }
   // Longest match first: 'tape import' before 'tape'.
-  const byLength = [...commands].sort((a, b) => b.name.split(' ').length - a.name.split(' ').length)
-  const match = byLength.find((c) => {
-    const words = c.name.split(' ')
-    return words.every((w, i) => argv[i] === w)
-  })
+  const matches = (commands: Command[]) =>
+    [...commands]
+      .sort((a, b) => b.name.split(' ').length - a.name.split(' ').length)
+      .find((c) => c.name.split(' ').every((w, i) => argv[i] === w))
+  const match = matches(await candidateCommands(argv))
   if (!match) {
-    process.stderr.write(`svc: unknown command '${argv.join(' ')}'\n\n${help(commands)}\n`)
+    process.stderr.write(`svc: unknown command '${argv.join(' ')}'\n\n${help(await loadCommands())}\n`)
     return 2
   }
   const rest = argv.slice(match.name.split(' ').length)
