@@ -89,6 +89,9 @@ num.network.threads=2
 num.io.threads=2
 num.recovery.threads.per.data.dir=1
 log.flush.interval.messages=9223372036854775807
+# Retention is checked every second (default 5 min) so a topic created without retention.ms=-1 loses old
+# records within a test run, not silently some minutes later (test/pipeline/log/kafkaRetention.test.ts).
+log.retention.check.interval.ms=1000
 EOF
   cluster_id="$(node -e 'console.log(require("node:crypto").randomBytes(16).toString("base64url"))')"
   if ! java "${JVM_OPTS[@]}" -cp "$K/lib/*" kafka.tools.StorageTool format -t "$cluster_id" -c "$state/server.properties" --ignore-formatted >"$state/format.log" 2>&1; then

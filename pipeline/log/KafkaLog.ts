@@ -24,6 +24,19 @@ import { LogError } from './LogError.ts'
 import { assertRecords, assertTopicName, assertTopicSpecs } from './validate.ts'
 import { optionsValidator } from './validateOptions.ts'
 
+
+/**
+ * Topics are the system of record (ticks, the decision ledger, the draws journal), so nothing expires. The broker
+ * default (retention.ms = 7 days) judges age by record timestamps, and ours are event times — a replayed tape from
+ * months ago would be deleted range by range at the next retention check, silently losing records under committed
+ * offsets. No time or size retention; cleanup by deletion only, never compaction.
+ */
+const TOPIC_CONFIG = [
+  { name: 'retention.ms', value: '-1' },
+  { name: 'retention.bytes', value: '-1' },
+  { name: 'cleanup.policy', value: 'delete' },
+]
+
 export interface KafkaLogOptions {
   /** host:port list; use 127.0.0.1 rather than localhost (Node may resolve localhost to ::1 first). */
   brokers: string[]
@@ -140,7 +153,12 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
           await this.admin
             .createTopics({
               waitForLeaders: true,
-              topics: missing.map(([topic, numPartitions]) => ({ topic, numPartitions, replicationFactor: this.options.replicationFactor })),
+              topics: missing.map(([topic, numPartitions]) => ({
+                topic,
+                numPartitions,
+                replicationFactor: this.options.replicationFactor,
+                configEntries: TOPIC_CONFIG,
+              })),
             })
             .catch((err: unknown) => {
               if (errorType(err) !== 'TOPIC_ALREADY_EXISTS') throw err
