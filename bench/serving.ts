@@ -10,7 +10,8 @@
  * and indexed by the engine's ledger follower. The decision read asks for the newest resolved decision.
  * Goal (issue 4): decision reads ≥ 70 % of the bare req/s, p99 ≤ 2 ms at 64 connections.
  *
- *   node --import tsx bench/serving.ts [durationSec]
+ *   node --import tsx bench/serving.ts [durationSec] [only]    # only: measure just the routes whose name or path contains it
+ *   node --cpu-prof --import tsx bench/serving.ts 5 decision    # profile one route (the server runs on the main thread)
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -88,7 +89,7 @@ async function measure(url: string, connections: number, durationSec: number): P
   }
 }
 
-export async function benchServing(opts: { durationSec?: number; connections?: number; print?: (line: string) => void } = {}): Promise<ServingBenchResult> {
+export async function benchServing(opts: { durationSec?: number; connections?: number; only?: string; print?: (line: string) => void } = {}): Promise<ServingBenchResult> {
   const durationSec = opts.durationSec ?? 5
   const connections = opts.connections ?? 64
   const print = opts.print ?? (() => undefined)
@@ -151,6 +152,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     print(row(bare))
     const rows: ServingBenchRow[] = []
     for (const [name, path] of targets) {
+      if (opts.only && !name.includes(opts.only) && !path.includes(opts.only)) continue
       const m = await measure(base + path, connections, durationSec)
       const r = { name, path, ...m, ratio: m.reqPerSec / bare.reqPerSec }
       rows.push(r)
@@ -179,5 +181,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const durationSec = Number(process.argv[2] ?? 5)
   const print = (line: string) => process.stdout.write(line + '\n')
   print(`== serving: ${64} connections on loopback, ${durationSec} s per route, beside a bare uWS hello-world`)
-  await benchServing({ durationSec, print })
+  await benchServing({ durationSec, only: process.argv[3], print })
 }

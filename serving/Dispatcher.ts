@@ -3,26 +3,30 @@
  * handler → settle → deferred commits → envelope (the payment seam is described in payments/PaymentGate.ts). Every answer carries x-request-id and the RateLimit-* headers; every refusal is the spec's error
  * envelope; an unexpected throw becomes INTERNAL with a generic message (the real error goes to the log).
  */
-import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
-import { buildMeta, type MetaPricing } from './envelope.ts'
+import { serializeSuccess, type MetaPricing } from './envelope.ts'
 import { ServiceError } from './ServiceError.ts'
 import type { IncomingRequest } from './http/UwsAdapter.ts'
 import { JSON_TYPE, type ResponseWriter } from './http/ResponseWriter.ts'
+import { RequestIds } from './http/RequestIds.ts'
 import { priceOf, UNMEASURED_LADDER, type Price } from './pricing.ts'
 import type { CommitEffect, PaymentAuthorized, PaymentGrant, ReleaseCause, SettleOutcome } from './payments/PaymentGate.ts'
 import { pricingKeyFor } from './routes/derive.ts'
+import { RequestContext } from './RequestContext.ts'
 import { RequestValidator } from './routes/RequestValidator.ts'
 import { Router } from './routes/router.ts'
 import type { HandlerContext, HandlerResult, RouteDef } from './routes/types.ts'
 import type { StaticDocuments } from './docs/StaticDocuments.ts'
-import type { ServicePart, Services } from './ServiceContext.ts'
+import type { Services } from './ServiceContext.ts'
 import type { RateDecision } from './RateLimiter.ts'
 
 export class Dispatcher {
   private readonly router: Router
   private readonly validators = new Map<RouteDef, RequestValidator>()
   private readonly log: Logger
+  private readonly ids = new RequestIds()
+  /** JSON of the constant meta.methodology_version. */
+  private readonly methodologyJson: string
 
   constructor(
     routes: readonly RouteDef[],
@@ -32,10 +36,11 @@ export class Dispatcher {
     this.router = new Router(routes)
     for (const r of routes) this.validators.set(r, new RequestValidator(r))
     this.log = services.logger
+    this.methodologyJson = JSON.stringify(services.config.methodologyVersion)
   }
 
   readonly handle = async (req: IncomingRequest, res: ResponseWriter): Promise<void> => {
-    const requestId = randomUUID()
+    const requestId = this.ids.next()
     const now = this.services.clock.now()
     const rl = this.services.rateLimiter.takeIp(req.ip, now)
     const headers: Record<string, string> = {
@@ -59,12 +64,14 @@ export class Dispatcher {
       }
       const route = m.route
       const ctx = this.context(req, route, m.params, requestId, now)
-      this.validators.get(route)!.check(ctx as unknown as Record<'params' | 'query' | 'headers' | 'body', unknown>)
-      for (const part of route.needs ?? []) ctx.need(part)
+      const validator = this.validators.get(route)!
+      if (!validator.empty) validator.check(ctx as unknown as Record<'params' | 'query' | 'headers' | 'body', unknown>)
+      if (route.needs) for (const part of route.needs) ctx.need(part)
       const call = route.pay.kind === 'paid' ? await this.authorize(ctx, route, req, headers) : null
       let result: HandlerResult
       try {
-        result = await route.handler(ctx)
+        const out = route.handler(ctx)
+        result = out instanceof Promise ? await out : out
       } catch (err) {
         if (call) await this.release(call.grant, 'handler_failed', ctx.request_id)
         throw err
@@ -77,32 +84,19 @@ export class Dispatcher {
   }
 
   private context(req: IncomingRequest, route: RouteDef, params: Record<string, string>, requestId: string, now: number): HandlerContext {
-    const services = this.services
-    return {
-      request_id: requestId,
+    return new RequestContext(
+      requestId,
       now,
-      method: req.method,
-      path: req.path,
+      req.method,
+      req.path,
       params,
-      query: req.query ? Object.fromEntries(new URLSearchParams(req.query)) : {},
-      body: route.request.body ? parseBody(req.body) : {},
-      headers: req.headers,
-      ip: req.ip,
-      services,
-      documents: this.documents,
-      payment: null,
-      price: null,
-      need<K extends ServicePart>(part: K): NonNullable<Services[K]> {
-        const s = services[part]
-        if (s === undefined || s === null) {
-          throw new ServiceError('PROVIDER_DOWN', {
-            message: `The ${part} part of the service is not wired on this deployment.`,
-            detail: { reason: 'SERVICE_UNWIRED', missing: part },
-          })
-        }
-        return s as NonNullable<Services[K]>
-      },
-    }
+      req.query ? Object.fromEntries(new URLSearchParams(req.query)) : {},
+      route.request.body ? parseBody(req.body) : {},
+      req.headers,
+      req.ip,
+      this.services,
+      this.documents,
+    )
   }
 
   /** Step 1 of the payment seam (see PaymentGate.ts): authorize, per-payer limit, hand the handler its commit hook. */
@@ -208,11 +202,11 @@ export class Dispatcher {
       res.send(result.status ?? 302, headers, null, '')
       return
     }
-    const meta = buildMeta(ctx.request_id, ctx.now, this.services.config.methodologyVersion, metaPricing(ctx.price, ctx.payment), result.meta)
     headers['content-type'] = JSON_TYPE
     if (result.headers) Object.assign(headers, result.headers)
     if (ctx.payment) headers['cache-control'] = 'private, no-store'
-    res.send(result.status ?? 200, headers, null, JSON.stringify({ data: result.data, meta }))
+    const body = serializeSuccess(result.data, ctx.request_id, ctx.now, this.methodologyJson, metaPricing(ctx.price, ctx.payment), result.meta)
+    res.send(result.status ?? 200, headers, null, body)
   }
 
   private writeError(res: ResponseWriter, err: unknown, requestId: string, headers: Record<string, string>, req: IncomingRequest): void {
@@ -231,7 +225,7 @@ export class Dispatcher {
   /** Last resort for a throw that escaped handle() (writes only if nothing was written). */
   readonly onEscaped = (err: unknown, req: IncomingRequest, res: ResponseWriter): void => {
     this.log.error({ err, method: req.method, path: req.path }, 'error escaped the dispatcher')
-    const id = randomUUID()
+    const id = this.ids.next()
     res.send(500, { 'content-type': JSON_TYPE, 'x-request-id': id }, null, JSON.stringify(new ServiceError('INTERNAL').toEnvelope(id)))
   }
 }

@@ -45,6 +45,101 @@ export interface SuccessEnvelope<T = unknown> {
   meta: Meta
 }
 
+/**
+ * `new Date(ms).toISOString()` for instants in years 0..9999, formatting the date and time once per second and
+ * appending the milliseconds (every response carries meta.timestamp).
+ */
+let isoSecond = Number.NaN
+let isoSecondPrefix = ''
+export function isoTimestamp(ms: number): string {
+  const sec = Math.floor(ms / 1000)
+  if (sec !== isoSecond) {
+    const full = new Date(sec * 1000).toISOString()
+    if (full.length !== 24) return new Date(ms).toISOString()
+    isoSecond = sec
+    isoSecondPrefix = full.slice(0, 20)
+  }
+  const milli = ms - sec * 1000
+  return isoSecondPrefix + (milli < 10 ? '00' : milli < 100 ? '0' : '') + milli + 'Z'
+}
+
+/**
+ * JSON of a frozen object is computed once: a service that hands out the same frozen (deeply immutable) value for
+ * unchanged state, e.g. a ledger record, is serialized once rather than per request. A small plain wrapper around
+ * such values (`{ chips }`) is written around their cached JSON. Anything else is serialized every time; the text
+ * is always exactly JSON.stringify's.
+ */
+const frozenJson = new WeakMap<object, string>()
+const WRAPPER_MAX_KEYS = 4
+
+export function jsonOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value)
+  if (Object.isFrozen(value)) {
+    let s = frozenJson.get(value)
+    if (s === undefined) {
+      s = JSON.stringify(value)
+      frozenJson.set(value, s)
+    }
+    return s
+  }
+  return wrapperJson(value) ?? JSON.stringify(value)
+}
+
+/** A plain object of at most WRAPPER_MAX_KEYS keys holding a frozen value, as text; null when it is not one. */
+function wrapperJson(value: object): string | null {
+  if (Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype || 'toJSON' in value) return null
+  const keys = Object.keys(value)
+  if (keys.length === 0 || keys.length > WRAPPER_MAX_KEYS) return null
+  let anyFrozen = false
+  for (const k of keys) {
+    const v = (value as Record<string, unknown>)[k]
+    if (typeof v === 'object' && v !== null && Object.isFrozen(v)) anyFrozen = true
+  }
+  if (!anyFrozen) return null
+  let out = '{'
+  for (const k of keys) {
+    const v = (value as Record<string, unknown>)[k]
+    if (typeof v === 'object' && v !== null && 'toJSON' in v) return null
+    const j = jsonOf(v)
+    if (j === undefined) continue
+    out += (out.length === 1 ? '' : ',') + JSON.stringify(k) + ':' + j
+  }
+  return out + '}'
+}
+
+const EMPTY_LIST_JSON = '[]'
+
+/**
+ * The success envelope as text, byte for byte `JSON.stringify({ data, meta: buildMeta(...) })`, written without
+ * building the meta object: the constant parts are literals and a frozen `data` is serialized once (jsonOf).
+ */
+export function serializeSuccess(
+  data: unknown,
+  requestId: string,
+  nowMs: number,
+  methodologyVersionJson: string,
+  pricing: MetaPricing | null,
+  o: MetaOverrides | undefined,
+): string {
+  const dataJson = jsonOf(data)
+  if (dataJson === undefined) return JSON.stringify({ data, meta: buildMeta(requestId, nowMs, JSON.parse(methodologyVersionJson) as string, pricing, o) })
+  const state = o?.state ?? 'ok'
+  return (
+    '{"data":' + dataJson +
+    ',"meta":{"request_id":' + JSON.stringify(requestId) +
+    ',"timestamp":"' + isoTimestamp(nowMs) +
+    '","state":' + (state === 'ok' ? '"ok"' : JSON.stringify(state)) +
+    ',"probabilities":' + (o?.probabilities != null ? jsonOf(o.probabilities) : 'null') +
+    ',"confidence":' + (o?.confidence != null ? JSON.stringify(o.confidence) : 'null') +
+    ',"freshness":' + (o?.freshness != null ? jsonOf(o.freshness) : EMPTY_LIST_JSON) +
+    ',"horizon":' + (o?.horizon != null ? JSON.stringify(o.horizon) : 'null') +
+    ',"data_sources":' + (o?.data_sources != null ? jsonOf(o.data_sources) : EMPTY_LIST_JSON) +
+    ',"methodology_version":' + methodologyVersionJson +
+    ',"pricing":' + (pricing ? JSON.stringify(pricing) : 'null') +
+    '}}'
+  )
+}
+
 export function buildMeta(
   requestId: string,
   nowMs: number,
@@ -54,7 +149,7 @@ export function buildMeta(
 ): Meta {
   return {
     request_id: requestId,
-    timestamp: new Date(nowMs).toISOString(),
+    timestamp: isoTimestamp(nowMs),
     state: o?.state ?? 'ok',
     probabilities: o?.probabilities ?? null,
     confidence: o?.confidence ?? null,

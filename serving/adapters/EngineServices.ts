@@ -7,6 +7,7 @@
  * Spec, Decision record: the public record is the ledger row without its journal and state parts; `conditions` is the
  * list of `name=value` strings of the machine conditions; choice and payment_id appear only when present.
  */
+import { deepFreeze } from '../../common/deepFreeze.ts'
 import type { LedgerDecision } from '../../pipeline/ledger/decisionRecord.ts'
 import { conditionStrings, type DecisionEngine as Engine, type PaymentRef } from '../../models/engine/DecisionEngine.ts'
 import { EngineError, type EngineErrorCode } from '../../models/engine/EngineError.ts'
@@ -28,8 +29,7 @@ import type {
   PendingResolution,
   ReplayResult,
   ResolutionRecord,
-  SignalCatalog,
-} from '../ServiceContext.ts'
+  SignalCatalog, QuestionPrior } from '../ServiceContext.ts'
 
 const CODE_MAP: Record<EngineErrorCode, ErrorCode> = {
   VALIDATION: 'VALIDATION',
@@ -84,8 +84,16 @@ export function publicRecord(d: LedgerDecision): DecisionRecord {
   return r
 }
 
-/** The record plus meta.freshness and meta.data_sources, from its journaled snapshot. */
+/**
+ * Reads of one ledger row, computed once per row object: ledger rows are never mutated (append-only, first record
+ * wins), so the read is frozen and reused, and serving serializes a frozen value once (serving/envelope.ts jsonOf).
+ */
+const reads = new WeakMap<LedgerDecision, DecisionRead>()
+
+/** The record plus meta.freshness and meta.data_sources, from its journaled snapshot (frozen; see `reads`). */
 export function decisionRead(d: LedgerDecision): DecisionRead {
+  const known = reads.get(d)
+  if (known) return known
   let freshness: DecisionRead['freshness'] = []
   let sources: string[] = []
   if (d.journal !== null) {
@@ -97,7 +105,9 @@ export function decisionRead(d: LedgerDecision): DecisionRead {
       // A journal that does not parse shows no freshness; lineage reports it as verify false.
     }
   }
-  return { record: publicRecord(d), freshness, data_sources: sources }
+  const read = deepFreeze({ record: publicRecord(d), freshness, data_sources: sources })
+  reads.set(d, read)
+  return read
 }
 
 function paymentRef(p: PaymentAuthorized): PaymentRef {
@@ -105,6 +115,10 @@ function paymentRef(p: PaymentAuthorized): PaymentRef {
 }
 
 export class EngineServices implements LedgerReads, DecisionEngine {
+  /** Feed and open clocks are functions of the append-only ledger (and, for clocks, the engine's now): kept per state. */
+  private feedCache: { limit: number; outcomes: number; chips: FeedChip[] } | null = null
+  private clocksCache: { now: number | null; decisions: number; outcomes: number; clocks: OpenClock[] } | null = null
+
   constructor(private readonly engine: Engine) {}
 
   // ------------------------------------------------------------ LedgerReads
@@ -150,11 +164,26 @@ export class EngineServices implements LedgerReads, DecisionEngine {
   }
 
   async openClocks(): Promise<OpenClock[]> {
-    return this.engine.openClocks()
+    const now = this.engine.now()
+    const { decisions, outcomes } = this.engine.ledger.index.size
+    const c = this.clocksCache
+    if (c && c.now === now && c.decisions === decisions && c.outcomes === outcomes) return c.clocks
+    const clocks = deepFreeze(this.engine.openClocks())
+    this.clocksCache = { now, decisions, outcomes, clocks }
+    return clocks
+  }
+
+  async priors(): Promise<QuestionPrior[]> {
+    return this.engine.priors()
   }
 
   async feed(q: { limit: number }): Promise<FeedChip[]> {
-    return this.engine.feed(q.limit)
+    const outcomes = this.engine.ledger.index.size.outcomes
+    const c = this.feedCache
+    if (c && c.limit === q.limit && c.outcomes === outcomes) return c.chips
+    const chips = deepFreeze(this.engine.feed(q.limit))
+    this.feedCache = { limit: q.limit, outcomes, chips }
+    return chips
   }
 
   // ------------------------------------------------------------ DecisionEngine

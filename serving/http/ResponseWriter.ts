@@ -24,6 +24,13 @@ export const TEXT_TYPE = 'text/plain; charset=utf-8'
 
 export type HeaderList = ReadonlyArray<readonly [string, string]>
 
+// The response being written by ResponseWriter.writeCorked: one shared cork callback instead of a closure per response.
+let corked: ResponseWriter | null = null
+let corkedStatus = 0
+let corkedHeaders: Record<string, string> | null = null
+let corkedExtra: HeaderList | null = null
+let corkedBody: string | Uint8Array = ''
+
 export class ResponseWriter {
   aborted = false
   done = false
@@ -51,16 +58,52 @@ export class ResponseWriter {
   send(status: number, headers: Record<string, string>, extra: HeaderList | null, body: string | Uint8Array): boolean {
     if (this.done) return false
     this.done = true
-    const res = this.res
-    res.cork(() => {
-      res.writeStatus(statusLine(status))
-      for (const key in headers) res.writeHeader(key, headers[key] as string)
-      if (extra) for (const [k, v] of extra) res.writeHeader(k, v)
-      if (this.headOnly) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, this.closeConnection)
-      else res.end(body, this.closeConnection)
-    })
+    corked = this
+    corkedStatus = status
+    corkedHeaders = headers
+    corkedExtra = extra
+    corkedBody = body
+    try {
+      this.res.cork(ResponseWriter.writeCorked)
+    } finally {
+      corked = null
+      corkedHeaders = null
+      corkedExtra = null
+      corkedBody = ''
+    }
     this.onFinished(this)
     return true
+  }
+
+  /** The cork callback: writes the send() in progress (cork calls back synchronously). */
+  private static writeCorked(): void {
+    ;(corked as ResponseWriter).write(corkedStatus, corkedHeaders as Record<string, string>, corkedExtra, corkedBody)
+  }
+
+  private write(status: number, headers: Record<string, string>, extra: HeaderList | null, body: string | Uint8Array): void {
+    const res = this.res
+    res.writeStatus(statusLine(status))
+    // One writeHeader call for the whole block: uWS writes `key: value\r\n`, so a value carrying the following
+    // lines yields the same bytes as one call per header, with one crossing into native code instead of one each.
+    let firstKey: string | null = null
+    let block = ''
+    for (const key in headers) {
+      if (firstKey === null) {
+        firstKey = key
+        block = headers[key] as string
+      } else block += '\r\n' + key + ': ' + (headers[key] as string)
+    }
+    if (extra) {
+      for (const [k, v] of extra) {
+        if (firstKey === null) {
+          firstKey = k
+          block = v
+        } else block += '\r\n' + k + ': ' + v
+      }
+    }
+    if (firstKey !== null) res.writeHeader(firstKey, block)
+    if (this.headOnly) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, this.closeConnection)
+    else res.end(body, this.closeConnection)
   }
 
   /** Forcibly closes the connection (shutdown timeout). onAborted fires as a consequence. */

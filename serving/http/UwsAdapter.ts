@@ -82,24 +82,15 @@ export class UwsAdapter {
         adapter.inFlight.add(writer)
         if (adapter.closing) writer.closeConnection = true
       }
-      const run = (): void => {
-        if (writer.done) return
-        try {
-          const p = handler(incoming, writer)
-          if (p) p.catch((err: unknown) => opts.onHandlerError(err, incoming, writer))
-        } catch (err) {
-          opts.onHandlerError(err, incoming, writer)
-        }
-      }
       if (!BODY_METHODS.has(incoming.method)) {
-        run()
+        run(handler, incoming, writer, opts.onHandlerError)
         return
       }
       const declared = Number(incoming.headers['content-length'] ?? '')
       if (declared > maxBody) {
         incoming.bodyTooLarge = true
         writer.closeConnection = true
-        run()
+        run(handler, incoming, writer, opts.onHandlerError)
         return
       }
       readBody(res, maxBody, (body, tooLarge) => {
@@ -107,7 +98,7 @@ export class UwsAdapter {
           incoming.bodyTooLarge = true
           writer.closeConnection = true
         } else incoming.body = body
-        run()
+        run(handler, incoming, writer, opts.onHandlerError)
       })
     })
 
@@ -153,6 +144,16 @@ export class UwsAdapter {
     clearTimeout(timer)
     if (!drained) for (const w of [...this.inFlight]) w.forceClose()
     return { drained }
+  }
+}
+
+function run(handler: RequestHandler, incoming: IncomingRequest, writer: ResponseWriter, onError: UwsAdapterOptions['onHandlerError']): void {
+  if (writer.done) return
+  try {
+    const p = handler(incoming, writer)
+    if (p) p.catch((err: unknown) => onError(err, incoming, writer))
+  } catch (err) {
+    onError(err, incoming, writer)
   }
 }
 

@@ -37,6 +37,11 @@ export class RequestValidator {
     if (r.body) this.parts.push(['body', exact.compile(r.body)])
   }
 
+  /** True when the route declares no request schema: nothing to check. */
+  get empty(): boolean {
+    return this.parts.length === 0
+  }
+
   /** Validates (and coerces/defaults in place); throws 400 VALIDATION naming the first failing field. */
   check(req: Record<Part, unknown>): void {
     for (const [part, validate] of this.parts) {

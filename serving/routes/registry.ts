@@ -5,11 +5,12 @@
  * Spec (Versioning 6): "Free and paid classification is declared once in a route registry and enforced
  * identically on every route."
  */
+import { deepFreeze } from '../../common/deepFreeze.ts'
 import { ServiceError } from '../ServiceError.ts'
 import type { DecisionRead, MarketRead, ProviderHealth, ProviderStatus } from '../ServiceContext.ts'
 import {
   CREDIT_TO_USD, ENDPOINT_PRICES, JUDGMENT_FLOOR_CREDITS, PACKS, PLANNED_ADDONS, PLANS, UNMEASURED_LADDER,
-  buildLadder, ladderMultiplier, priceOf, type EndpointPricingKey, type PackId, type PlanId,
+  buildLadder, ladderMultiplier, priceOf, type EndpointPricingKey, type LadderMeasures, type PackId, type PlanId,
 } from '../pricing.ts'
 import { BASE_NETWORK, USDC_BASE } from '../payments/x402.ts'
 import {
@@ -108,8 +109,23 @@ const healthRoute = (id: string, path: string, summary: string): RouteDef => ({
   },
 })
 
+/**
+ * The price list is a pure function of the ladder measures and the deployment (payment rails, rate limits): built
+ * once per distinct measures and frozen, so it is also serialized once (serving/envelope.ts jsonOf).
+ */
+const pricingCache = new WeakMap<object, { key: string; data: ReturnType<typeof buildPricingData> }>()
+
 async function pricingData(ctx: HandlerContext) {
   const measures = ctx.services.ladder ? await ctx.services.ladder.measures() : UNMEASURED_LADDER
+  const key = JSON.stringify(measures)
+  const hit = pricingCache.get(ctx.services)
+  if (hit && hit.key === key) return hit.data
+  const data = deepFreeze(buildPricingData(ctx, measures))
+  pricingCache.set(ctx.services, { key, data })
+  return data
+}
+
+function buildPricingData(ctx: HandlerContext, measures: LadderMeasures) {
   const rung = measures.rung
   const routesByKey = new Map<string, string[]>()
   for (const r of ROUTES) {

@@ -1,0 +1,39 @@
+/**
+ * The HandlerContext of one request. A class so that need() lives on the prototype: no closure per request.
+ */
+import type { StaticDocuments } from './docs/StaticDocuments.ts'
+import type { PaymentAuthorized } from './payments/PaymentGate.ts'
+import type { Price } from './pricing.ts'
+import type { HandlerContext } from './routes/types.ts'
+import type { ServicePart, Services } from './ServiceContext.ts'
+import { ServiceError } from './ServiceError.ts'
+
+export class RequestContext implements HandlerContext {
+  payment: PaymentAuthorized | null = null
+  price: Price | null = null
+
+  constructor(
+    readonly request_id: string,
+    readonly now: number,
+    readonly method: string,
+    readonly path: string,
+    readonly params: Record<string, unknown>,
+    readonly query: Record<string, unknown>,
+    readonly body: Record<string, unknown>,
+    readonly headers: Readonly<Record<string, string>>,
+    readonly ip: string,
+    readonly services: Services,
+    readonly documents: StaticDocuments,
+  ) {}
+
+  need<K extends ServicePart>(part: K): NonNullable<Services[K]> {
+    const s = this.services[part]
+    if (s === undefined || s === null) {
+      throw new ServiceError('PROVIDER_DOWN', {
+        message: `The ${part} part of the service is not wired on this deployment.`,
+        detail: { reason: 'SERVICE_UNWIRED', missing: part },
+      })
+    }
+    return s as NonNullable<Services[K]>
+  }
+}

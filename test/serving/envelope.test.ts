@@ -1,0 +1,68 @@
+/**
+ * The success envelope is written by serializeSuccess without building meta; its text must be byte for byte what
+ * JSON.stringify({ data, meta: buildMeta(...) }) gives (spec Response envelope: every meta field present, absent
+ * values null or []). jsonOf reuses the JSON of frozen values; isoTimestamp is Date#toISOString.
+ */
+import t from 'tap'
+import { buildMeta, isoTimestamp, jsonOf, serializeSuccess, type MetaOverrides, type MetaPricing } from '../../serving/envelope.ts'
+
+const NOW = Date.parse('2026-07-01T12:34:56.789Z')
+const PRICING: MetaPricing = { key: 'decision.entry', credits: 10, usd: '0.01', rung: 0, rail: 'credits', payment_id: 'cr_1' }
+
+const overrides: Array<[string, MetaOverrides | undefined]> = [
+  ['none', undefined],
+  ['empty', {}],
+  ['all', {
+    state: 'trend_up',
+    probabilities: { trend_up: 0.55, range: 0.3, trend_down: 0.15 },
+    confidence: { value: 0.4, basis: 'jev' },
+    freshness: [{ input: 'hyperliquid:perp', ok: true, staleness_budget_ms: 60_000, age_ms: 12, last_success_at: '2026-07-01T12:34:56.000Z' }],
+    horizon: '60m',
+    data_sources: ['hyperliquid:perp'],
+  }],
+  ['empty strings and lists', { state: '', horizon: '', freshness: [], data_sources: [] }],
+  ['escapes', { state: 'a"b\\c\u2028', horizon: '\n' }],
+]
+
+const datas: Array<[string, unknown]> = [
+  ['object', { a: 1, b: [1.5, null, 'x'], c: { d: true } }],
+  ['frozen object', Object.freeze({ a: 0.1 + 0.2, s: 'é"' })],
+  ['wrapper of a frozen list', { chips: Object.freeze([Object.freeze({ p: 0.25 })]) }],
+  ['wrapper with an undefined and a function', { list: Object.freeze([1]), u: undefined, f: () => 1 }],
+  ['wrapper with a Date', { at: new Date(NOW), list: Object.freeze([]) }],
+  ['array', [1, 'two', null]],
+  ['null', null],
+  ['string', 'text'],
+  ['undefined', undefined],
+]
+
+t.test('serializeSuccess equals JSON.stringify of the built envelope', async (t) => {
+  for (const [dn, data] of datas) {
+    for (const [on, o] of overrides) {
+      for (const pricing of [null, PRICING]) {
+        const expected = JSON.stringify({ data, meta: buildMeta('req-1', NOW, '2026.07', pricing, o) })
+        t.equal(serializeSuccess(data, 'req-1', NOW, JSON.stringify('2026.07'), pricing, o), expected, `${dn}, ${on}, pricing ${pricing ? 'set' : 'null'}`)
+      }
+    }
+  }
+})
+
+t.test('jsonOf: frozen values serialized once, others every time', async (t) => {
+  const frozen = Object.freeze({ n: 1 })
+  t.equal(jsonOf(frozen), '{"n":1}')
+  t.equal(jsonOf(frozen), jsonOf(frozen))
+  const open: { n: number } = { n: 1 }
+  t.equal(jsonOf(open), '{"n":1}')
+  open.n = 2
+  t.equal(jsonOf(open), '{"n":2}', 'a mutable object is never cached')
+  const wrapper = { list: Object.freeze([1]), extra: { n: 1 } }
+  t.equal(jsonOf(wrapper), '{"list":[1],"extra":{"n":1}}')
+  wrapper.extra.n = 3
+  t.equal(jsonOf(wrapper), '{"list":[1],"extra":{"n":3}}', 'the wrapper and its mutable parts are written each time')
+})
+
+t.test('isoTimestamp equals toISOString across second and year boundaries', async (t) => {
+  const instants = [NOW, NOW + 1, NOW + 211, Date.parse('2026-12-31T23:59:59.999Z'), Date.parse('2027-01-01T00:00:00.000Z'), 0, 5, 999, 1000, Date.parse('1969-12-31T23:59:59.001Z'), Date.parse('+010000-01-01T00:00:00.000Z')]
+  for (const ms of instants) t.equal(isoTimestamp(ms), new Date(ms).toISOString(), String(ms))
+  for (let ms = NOW; ms < NOW + 3000; ms += 7) if (isoTimestamp(ms) !== new Date(ms).toISOString()) t.fail(`differs at ${ms}`)
+})
