@@ -233,7 +233,8 @@ export interface DecisionEngine {
   /** Unknown id → null; unverifiable inputs → ServiceError REPLAY_INPUT_LOST; bad pin → VALIDATION. */
   replay(decisionId: string, opts: { ruleset_version: string | null }): Promise<ReplayResult | null>
   decide(
-    input: { asset: Asset; chain: 'base'; question_id: string; subject: string | null },
+    /** subject: the wallet of an account-scoped question (S09..S11); candidate: S11's candidate movement. */
+    input: { asset: Asset; chain: 'base'; question_id: string; subject: string | null; candidate?: Record<string, unknown> | null },
     payment: PaymentAuthorized,
   ): Promise<DecisionRead>
   /** Previous clock still open → ServiceError CLOCK_OPEN; unknown previous → null. */

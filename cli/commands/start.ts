@@ -24,6 +24,7 @@ import { BillingService } from '../../serving/billing/BillingService.ts'
 import { systemClock } from '../../serving/ServiceContext.ts'
 import { EngineRunner } from '../../models/engine/EngineRunner.ts'
 import { EngineServices } from '../../serving/adapters/EngineServices.ts'
+import { openWalletWiring, walletWiringFromEnv } from '../../serving/adapters/walletWiring.ts'
 
 const log = childLogger('start')
 
@@ -42,6 +43,7 @@ except with credits, x-svc-payer); SVC_FACILITATOR_URL for x402 settlement; SVC_
 Engine: fits each question per asset on its first SVC_TRAIN_DAYS days (default 30) or up to SVC_TRAIN_UNTIL (ISO
 instant), then decides at every clock's close and resolves clocks as the tape passes them.
 Market: SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL, SVC_COINGECKO_KEY.
+Wallets: SVC_WALLET_PROVIDER=hyperliquid|none (default none: wallet/risk routes 503, S09..S11 PROVIDER_DOWN).
 `
 
 const DEFAULT_TAPE_HOURS = 45 * 24
@@ -114,7 +116,8 @@ export const command: Command = {
     const trainDays = Number(env.SVC_TRAIN_DAYS ?? 30)
     const trainUntil = env.SVC_TRAIN_UNTIL ? Date.parse(env.SVC_TRAIN_UNTIL) : null
     if (!(trainDays > 0) || (trainUntil !== null && !Number.isFinite(trainUntil))) throw new UsageError('SVC_TRAIN_DAYS must be > 0 and SVC_TRAIN_UNTIL an ISO instant')
-    const runner = await EngineRunner.start({ log: eventLog, dataDir, names: pipeline.names, trainDays, trainUntil })
+    const wallet = openWalletWiring(walletWiringFromEnv(env), { providers: marketWiring.providers, clock: systemClock })
+    const runner = await EngineRunner.start({ log: eventLog, dataDir, names: pipeline.names, trainDays, trainUntil, walletProvider: wallet.provider, accountClock: wallet.accountClock })
     const engine = new EngineServices(runner.engine)
     marketWiring.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     const payTo = process.env.SVC_PAY_TO
@@ -133,7 +136,7 @@ export const command: Command = {
       port,
       host,
       config: { payTo: payToOrNull },
-      services: { billing, paymentGate, market: marketWiring.market, providers: marketWiring.providers, ledger: engine, engine },
+      services: { billing, paymentGate, market: marketWiring.market, providers: marketWiring.providers, ledger: engine, engine, ...wallet.services },
     })
 
     process.stdout.write(

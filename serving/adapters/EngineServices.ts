@@ -13,6 +13,7 @@ import { conditionStrings, type DecisionEngine as Engine, type PaymentRef } from
 import { EngineError, type EngineErrorCode } from '../../models/engine/EngineError.ts'
 import { QUESTIONS } from '../../models/questions/index.ts'
 import type { FeatureSnapshot } from '../../models/QuestionModel.ts'
+import type { RiskCandidate } from '../../models/account/accountSnapshot.ts'
 import { ServiceError } from '../ServiceError.ts'
 import type { ErrorCode } from '../errors.ts'
 import type { PaymentAuthorized } from '../payments/PaymentGate.ts'
@@ -197,8 +198,15 @@ export class EngineServices implements LedgerReads, DecisionEngine {
    * settled (a failed settlement records nothing). A re-served repeat writes nothing and is marked `reserved`
    * so the route does not charge it as a new row.
    */
-  async decide(input: { asset: Asset; chain: 'base'; question_id: string; subject: string | null }, payment: PaymentAuthorized): Promise<DecisionRead> {
-    const prepared = await mappedAsync(() => this.engine.prepare({ question_id: input.question_id, asset: input.asset, subject: input.subject, payment: paymentRef(payment) }))
+  async decide(
+    input: { asset: Asset; chain: 'base'; question_id: string; subject: string | null; candidate?: Record<string, unknown> | null },
+    payment: PaymentAuthorized,
+  ): Promise<DecisionRead> {
+    // The candidate's shape was validated by the route schema (RISK_CANDIDATE).
+    const candidate = (input.candidate ?? null) as RiskCandidate | null
+    const prepared = await mappedAsync(() =>
+      this.engine.prepare({ question_id: input.question_id, asset: input.asset, subject: input.subject, candidate, payment: paymentRef(payment) }),
+    )
     if (!prepared.reserved) payment.commit(async () => void (await prepared.record_()))
     return { ...decisionRead(prepared.record), reserved: prepared.reserved }
   }
@@ -218,13 +226,16 @@ export class EngineServices implements LedgerReads, DecisionEngine {
     return this.decide({ asset, chain: 'base', question_id: 'S02_liquidation_risk', subject: null }, payment)
   }
 
-  /** The live available set: sold market questions fitted for at least one asset; a blocked one names why. */
+  /**
+   * The live available set: sold market questions fitted for at least one asset, and the account-scoped questions
+   * when a wallet provider is wired (they fit per subject at decision time); a blocked one names why.
+   */
   async signals(): Promise<SignalCatalog> {
     const now = this.engine.now()
     const assets = this.engine.features.assetList()
     const questions = QUESTIONS.map((q) => {
       let reason: string | null = null
-      if (q.scope === 'account') reason = 'account_scoped_needs_provider'
+      if (q.scope === 'account') reason = this.engine.walletProvider ? null : 'wallet_provider_unwired'
       else if (!q.sold) reason = 'not_sold_on_deployment'
       else if (!assets.some((a) => (this.engine.fittedFor(q.id, a)?.params as { status?: string } | undefined)?.status === 'ok')) reason = 'model_not_fitted'
       return { question_id: q.id, label: q.label, available: reason === null, reason }

@@ -510,14 +510,28 @@ export const ROUTES: readonly RouteDef[] = [
     needs: ['engine'],
     questionOf: (ctx) => String(ctx.body.question_id),
     request: {
-      body: objectOf({ asset: CANONICAL_ASSET, chain: CHAIN, question_id: QUESTION_ID, subject: ADDRESS }, ['asset', 'question_id']),
+      // Spec gap (docs/decisions.md): the account-scoped questions name their wallet in `subject` (required for
+      // S09..S11, checked before payment); S11 also takes the candidate movement it assesses (as the risk routes).
+      body: {
+        ...objectOf({ asset: CANONICAL_ASSET, chain: CHAIN, question_id: QUESTION_ID, subject: ADDRESS, candidate: RISK_CANDIDATE }, ['asset', 'question_id']),
+        allOf: [
+          { if: { properties: { question_id: { enum: ['S09_wallet_state', 'S10_wallet_flow', 'S11_risk'] } }, required: ['question_id'] }, then: { required: ['subject'] } },
+          { if: { properties: { question_id: { const: 'S11_risk' } }, required: ['question_id'] }, then: { required: ['candidate'] } },
+        ],
+      },
     },
     response: env(DECISION_RECORD),
     errors: ['STALE_DATA'],
     handler: async (ctx) => {
       const b = ctx.body
       const read = await ctx.need('engine').decide(
-        { asset: b.asset as Asset, chain: 'base', question_id: String(b.question_id), subject: typeof b.subject === 'string' ? b.subject : null },
+        {
+          asset: b.asset as Asset,
+          chain: 'base',
+          question_id: String(b.question_id),
+          subject: typeof b.subject === 'string' ? b.subject : null,
+          candidate: typeof b.candidate === 'object' && b.candidate !== null ? (b.candidate as Record<string, unknown>) : null,
+        },
         ctx.payment!,
       )
       return decisionResult(read)
