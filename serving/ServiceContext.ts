@@ -73,6 +73,24 @@ export interface PendingResolution {
   horizon_end: string
 }
 
+/** GET /v1/priors item. A prior is a base rate, not a forecast. */
+export interface QuestionPrior {
+  question_id: string
+  label: string
+  answer: 'probability' | 'choice'
+  prior: {
+    rate: number
+    interval: [number, number] | null
+    method: 'wilson-95'
+    n: number
+    successes: number
+    verdict: 'published' | 'insufficient_sample'
+    window: { start: string | null; end: string | null }
+  } | null
+  label_histogram: Record<string, { count: number; rate: number; interval: [number, number] | null }> | null
+  reason: string | null
+}
+
 export type Verified = boolean | 'unknown'
 
 export interface LineageBundle {
@@ -226,6 +244,8 @@ export interface LedgerReads {
   openClocks(): Promise<OpenClock[]>
   /** Newest resolved first. */
   feed(q: { limit: number }): Promise<FeedChip[]>
+  /** Per-question base rates from realized outcomes (spec Computation rule 5); null prior with a reason where none. */
+  priors(): Promise<QuestionPrior[]>
 }
 
 /** Decisions and replays (the decision engine). Paid operations receive the authorized payment. */

@@ -33,6 +33,7 @@ import { ACCOUNT_HISTORY_MS, accountSnapshot, ownHistoryFit, readAccountHistory 
 import { QUESTIONS } from '../questions/index.ts'
 import { JEV_VERSION } from '../version.ts'
 import { calibrationReport, type CalibrationReport } from '../verification/calibrationReport.ts'
+import { wilsonInterval } from '../verification/wilson.ts'
 import { EngineError } from './EngineError.ts'
 import type { DecisionLedger } from './DecisionLedger.ts'
 import type { FitStore } from './FitStore.ts'
@@ -51,6 +52,27 @@ export interface DecideInput {
   /** S11_risk only: the candidate movement the risk answer is about (spec, Risk assessment request `candidate`). */
   candidate?: RiskCandidate | null
   payment?: PaymentRef | null
+}
+
+/** The question calibration floor (spec Limits): a prior rests on at least this many realized outcomes to publish. */
+export const PRIOR_FLOOR = 30
+
+export interface QuestionPrior {
+  question_id: string
+  label: string
+  answer: 'probability' | 'choice'
+  prior: {
+    rate: number
+    interval: [number, number] | null
+    method: 'wilson-95'
+    n: number
+    successes: number
+    verdict: 'published' | 'insufficient_sample'
+    window: { start: string | null; end: string | null }
+  } | null
+  /** Choice questions: realized-class counts with their rates and Wilson intervals. */
+  label_histogram: Record<string, { count: number; rate: number; interval: [number, number] | null }> | null
+  reason: string | null
 }
 
 export interface DecisionResult {
@@ -545,4 +567,58 @@ export class DecisionEngine {
     }
     return calibrationReport(pairs)
   }
+
+  /**
+   * Base rates (spec, Computation rule 5: "per question the pooled rate, Wilson interval, n, successes, verdict; S01
+   * carries its label histogram; where no prior exists the field is null with the reason. A prior is a base rate,
+   * not a forecast."). Pooled over assets and subjects from realized claims in the ledger (unresolvable outcomes and
+   * refusals excluded); the verdict publishes a rate once it rests on the question calibration floor of 30.
+   */
+  priors(): QuestionPrior[] {
+    const byQuestion = new Map<string, { n: number; successes: number; labels: Map<string, number>; first: string | null; last: string | null }>()
+    for (const o of this.ledger.index.feed(Number.MAX_SAFE_INTEGER)) {
+      if (o.outcome === 'unresolvable') continue
+      const d = this.ledger.index.decision(o.decision_id)
+      if (!d || !isClaim(d)) continue
+      const acc = byQuestion.get(o.question_id) ?? { n: 0, successes: 0, labels: new Map<string, number>(), first: null, last: null }
+      acc.n++
+      if (o.outcome === 'obtains') acc.successes++
+      if (o.realized_choice) acc.labels.set(o.realized_choice, (acc.labels.get(o.realized_choice) ?? 0) + 1)
+      if (acc.first === null || o.resolved_at < acc.first) acc.first = o.resolved_at
+      if (acc.last === null || o.resolved_at > acc.last) acc.last = o.resolved_at
+      byQuestion.set(o.question_id, acc)
+    }
+    return [...this.questions.values()].map((q): QuestionPrior => {
+      const acc = byQuestion.get(q.id)
+      if (!acc || acc.n === 0) {
+        return { question_id: q.id, label: q.label, answer: q.answer, prior: null, label_histogram: null, reason: q.sold ? 'no_realized_outcomes_yet' : 'not_sold_on_deployment' }
+      }
+      const interval = wilsonInterval(acc.successes, acc.n)
+      const histogram =
+        q.answer === 'choice'
+          ? Object.fromEntries((q.classes ?? []).map((c) => {
+              const k = acc.labels.get(c) ?? 0
+              const ci = wilsonInterval(k, acc.n)
+              return [c, { count: k, rate: k / acc.n, interval: ci ? ([ci.lower, ci.upper] as [number, number]) : null }]
+            }))
+          : null
+      return {
+        question_id: q.id,
+        label: q.label,
+        answer: q.answer,
+        prior: {
+          rate: acc.successes / acc.n,
+          interval: interval ? [interval.lower, interval.upper] : null,
+          method: 'wilson-95' as const,
+          n: acc.n,
+          successes: acc.successes,
+          verdict: acc.n >= PRIOR_FLOOR ? ('published' as const) : ('insufficient_sample' as const),
+          window: { start: acc.first, end: acc.last },
+        },
+        label_histogram: histogram,
+        reason: null,
+      }
+    })
+  }
+
 }

@@ -5,6 +5,8 @@
  * Spec (Versioning 6): "Free and paid classification is declared once in a route registry and enforced
  * identically on every route."
  */
+import { activePolicy } from '../../models/policy/rulesets.ts'
+import { PRIOR_FLOOR } from '../../models/engine/DecisionEngine.ts'
 import { deepFreeze } from '../../common/deepFreeze.ts'
 import { ServiceError } from '../ServiceError.ts'
 import type { DecisionRead, MarketRead, ProviderHealth, ProviderStatus } from '../ServiceContext.ts'
@@ -14,7 +16,7 @@ import {
 } from '../pricing.ts'
 import { BASE_NETWORK, USDC_BASE } from '../payments/x402.ts'
 import {
-  ADDRESS, CALIBRATION, CANONICAL_ASSET, CHAIN, DECISION_ID_OR_PREFIX, DECISION_RECORD, FEED, HEALTH, HTTPS_URL,
+  ADDRESS, CALIBRATION, POLICY_SEAL, PRIORS, CANONICAL_ASSET, CHAIN, DECISION_ID_OR_PREFIX, DECISION_RECORD, FEED, HEALTH, HTTPS_URL,
   LIQ_HOURS, LINEAGE, MARKETCAP, MARKET_SNAPSHOT, OBJECT, OPEN_CLOCKS, PRICING, PROVIDERS, QUESTION_ID, REPLAY_RESULT,
   RESOLUTION, RISK_ASSESSMENT, RISK_CANDIDATE, SIGNALS, SYMBOL, UNIVERSE, UUID, WALLET_EVENTS, WALLET_POSITIONS, WALLET_PROFILE,
   WALLET_STATE_RESPONSE, objectOf,
@@ -23,6 +25,9 @@ import type { Asset, RiskSubjectKind } from '../ServiceContext.ts'
 import type { HandlerContext, HandlerResult, RouteDef } from './types.ts'
 import { BILLING_ROUTES } from './billingRoutes.ts'
 import { FUNDING_ASSET, FUNDING_OPPORTUNITIES, FUNDING_SNAPSHOT, LIQUIDATION_SURFACE } from './marketSchemas.ts'
+
+/** The active sealed ruleset, computed once: its checksum is recomputable from the body (JCS + SHA-256). */
+const POLICY_SEAL_BODY = activePolicy().seal()
 
 const FREE = { kind: 'free' } as const
 const paid = (pricingKey: EndpointPricingKey | 'billing.pack.{pack_id}' | 'billing.plan.{plan_id}') => ({ kind: 'paid', pricingKey }) as const
@@ -407,6 +412,37 @@ export const ROUTES: readonly RouteDef[] = [
         subject: typeof ctx.query.subject === 'string' ? ctx.query.subject : null,
       }),
     }),
+  },
+  {
+    id: 'priors',
+    method: 'GET',
+    path: '/v1/priors',
+    summary: 'Per-question base rates (pooled rate, Wilson interval, n, successes, verdict; label histogram for choice questions)',
+    tags: ['measured-record'],
+    pay: FREE,
+    needs: ['ledger'],
+    request: {},
+    response: env(PRIORS),
+    errors: [],
+    handler: async (ctx) => ({
+      data: {
+        priors: await ctx.need('ledger').priors(),
+        n_floor: PRIOR_FLOOR,
+        note: 'A prior is a base rate, not a forecast: realized claims pooled over assets (unresolvable outcomes and refusals excluded); published once n reaches the floor.',
+      },
+    }),
+  },
+  {
+    id: 'policy.seal',
+    method: 'GET',
+    path: '/v1/policy/seal',
+    summary: 'The sealed policy ruleset in force, with its JCS SHA-256 checksum (recomputable from the body)',
+    tags: ['measured-record'],
+    pay: FREE,
+    request: {},
+    response: env(POLICY_SEAL),
+    errors: [],
+    handler: () => ({ data: POLICY_SEAL_BODY }),
   },
   {
     id: 'clocks.open',

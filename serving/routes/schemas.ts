@@ -123,6 +123,58 @@ export const REPLAY_RESULT = objectOf(
   ['decision_id', 'original_verdict', 'replayed_verdict', 'matched_rules', 'policy_version', 'deterministic'],
 )
 
+const interval = { anyOf: [{ type: 'array', items: prob, minItems: 2, maxItems: 2 }, { type: 'null' }] }
+
+/** GET /v1/priors (spec Computation rule 5). */
+export const PRIORS = objectOf(
+  {
+    priors: {
+      type: 'array',
+      items: objectOf(
+        {
+          question_id: { type: 'string' },
+          label: { type: 'string' },
+          answer: { enum: ['probability', 'choice'] },
+          prior: {
+            anyOf: [
+              objectOf(
+                {
+                  rate: prob,
+                  interval,
+                  method: { const: 'wilson-95' },
+                  n: { type: 'integer', minimum: 1 },
+                  successes: { type: 'integer', minimum: 0 },
+                  verdict: { enum: ['published', 'insufficient_sample'] },
+                  window: objectOf({ start: { type: ['string', 'null'] }, end: { type: ['string', 'null'] } }, ['start', 'end']),
+                },
+                ['rate', 'interval', 'method', 'n', 'successes', 'verdict', 'window'],
+              ),
+              { type: 'null' },
+            ],
+          },
+          label_histogram: {
+            anyOf: [
+              { type: 'object', additionalProperties: objectOf({ count: { type: 'integer', minimum: 0 }, rate: prob, interval }, ['count', 'rate', 'interval']) },
+              { type: 'null' },
+            ],
+          },
+          reason: { type: ['string', 'null'] },
+        },
+        ['question_id', 'label', 'answer', 'prior', 'label_histogram', 'reason'],
+      ),
+    },
+    n_floor: { type: 'integer', minimum: 1 },
+    note: { type: 'string' },
+  },
+  ['priors', 'n_floor', 'note'],
+)
+
+/** GET /v1/policy/seal: the sealed ruleset; checksum = SHA-256 of its JCS (RFC 8785) canonical form. */
+export const POLICY_SEAL = objectOf(
+  { version: { type: 'string' }, checksum: { type: 'string', pattern: '^[0-9a-f]{64}$' }, ruleset: { type: 'object' } },
+  ['version', 'checksum', 'ruleset'],
+)
+
 export const CALIBRATION = objectOf(
   {
     question_id: { type: ['string', 'null'] },

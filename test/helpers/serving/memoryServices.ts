@@ -6,8 +6,8 @@
 import type {
   CalibrationReport, DecisionRead, DecisionRecord, FeedChip, LedgerReads, LineageBundle, LiqHours, MarketCapList,
   MarketData, MarketSnapshot, OpenClock, PendingResolution, ProviderHealth, ProviderRegistry, ResolutionRecord,
-  ServicePart, SignalCatalog, Universe, DecisionEngine, WalletData, RiskEngine, DuelAndHooks, ReplayResult,
-} from '../../../serving/ServiceContext.ts'
+  ServicePart, SignalCatalog, Universe, DecisionEngine, WalletData, RiskEngine, DuelAndHooks, ReplayResult, QuestionPrior } from '../../../serving/ServiceContext.ts'
+import { wilsonInterval } from '../../../models/verification/wilson.ts'
 import { ServiceError } from '../../../serving/ServiceError.ts'
 import type { ServiceParts } from '../../../serving/Server.ts'
 
@@ -115,6 +115,33 @@ export class MemoryLedger implements LedgerReads {
         question_id: d.question_id, asset: d.asset ?? '', question_label: 'Market regime', decision_id: d.decision_id,
         predicted: d.choice?.choice_id ?? d.probability, horizon_end: d.horizon_end,
       }))
+  }
+
+  /** Base rates over the chips this ledger holds (the same counting rule as the engine: unresolvable excluded). */
+  async priors(): Promise<QuestionPrior[]> {
+    const chips = (await this.feed({ limit: Number.MAX_SAFE_INTEGER })).filter((c) => c.status !== 'unresolvable')
+    const ids = [...new Set(chips.map((c) => c.question_id))]
+    return ids.map((question_id) => {
+      const rows = chips.filter((c) => c.question_id === question_id)
+      const successes = rows.filter((c) => (c.output === 'choice' ? c.match === true : c.observed === true)).length
+      const ci = wilsonInterval(successes, rows.length)
+      return {
+        question_id,
+        label: question_id,
+        answer: rows[0]!.output,
+        prior: {
+          rate: successes / rows.length,
+          interval: ci ? [ci.lower, ci.upper] : null,
+          method: 'wilson-95',
+          n: rows.length,
+          successes,
+          verdict: rows.length >= 30 ? 'published' : 'insufficient_sample',
+          window: { start: rows[0]!.resolved_at, end: rows[rows.length - 1]!.resolved_at },
+        },
+        label_histogram: null,
+        reason: null,
+      }
+    })
   }
 
   async feed(q: { limit: number }): Promise<FeedChip[]> {

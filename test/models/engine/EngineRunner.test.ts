@@ -11,6 +11,7 @@
  * - a restart writes no second decision or outcome.
  */
 import t from 'tap'
+import { wilsonInterval } from '../../../models/verification/wilson.ts'
 import { randomUUID } from 'node:crypto'
 import { tickTime } from '../../../ingest/Tick.ts'
 import type { EventLog } from '../../../pipeline/log/EventLog.ts'
@@ -79,6 +80,26 @@ t.test('decision engine over a real tape', async (t) => {
     t.ok(stats.decisionsStaged > 500, `cadence decisions were made (${stats.decisionsStaged})`)
     t.ok(stats.outcomesStaged > 400, `clocks were resolved (${stats.outcomesStaged})`)
     t.ok(engine().ledger.index.decision(unfitted.record.decision_id), 'the earlier refusal is in the rebuilt index')
+
+    // Priors (spec Computation rule 5): base rates counted independently from the ledger index.
+    const priors = new Map(engine().priors().map((p) => [p.question_id, p]))
+    for (const qid of ['S05_volatility_expansion', 'S01_market_regime']) {
+      const realized = engine().ledger.index.feed(Number.MAX_SAFE_INTEGER).filter((o) => {
+        const d = engine().ledger.index.decision(o.decision_id)
+        return o.question_id === qid && o.outcome !== 'unresolvable' && d !== null && d.action !== 'refuse'
+      })
+      const prior = priors.get(qid)!
+      t.ok(realized.length > 0 && prior.prior, `${qid} has a prior`)
+      t.equal(prior.prior!.n, realized.length, `${qid}: n = realized claims`)
+      t.equal(prior.prior!.successes, realized.filter((o) => o.outcome === 'obtains').length, `${qid}: successes = obtains`)
+      t.equal(prior.prior!.verdict, realized.length >= 30 ? 'published' : 'insufficient_sample')
+      const ci = wilsonInterval(prior.prior!.successes, prior.prior!.n)!
+      t.same(prior.prior!.interval, [ci.lower, ci.upper], `${qid}: Wilson 95% interval`)
+    }
+    const regime = priors.get('S01_market_regime')!
+    t.equal(Object.values(regime.label_histogram!).reduce((a, b) => a + b.count, 0), regime.prior!.n, 'S01 label histogram covers every realized outcome')
+    t.equal(priors.get('S08_basis_dislocation')!.prior, null, 'no prior without outcomes')
+    t.equal(priors.get('S08_basis_dislocation')!.reason, 'not_sold_on_deployment')
 
     // Refusal kinds.
     const suppressed = await engine().decide({ question_id: 'S02_liquidation_risk', asset: 'SOL' })
