@@ -53,9 +53,11 @@ for (const r of engineRuns) {
 print('\n== serving: GET routes at 64 connections on loopback (autocannon) beside a bare uWS hello-world, same run')
 const { benchServing } = await import('./serving.ts')
 const serving = await benchServing({ durationSec: 5, print })
-const decisionReads = serving.rows.filter((r) => ['decision read', 'feed', 'open clocks'].includes(r.name))
-const worst = decisionReads.reduce((a, b) => (a.ratio < b.ratio ? a : b))
+// Issue 4 acceptance: GET /v1/decisions/{id}; the other ledger reads are reported beside it.
+const decisionRead = serving.rows.find((r) => r.name === 'decision read')!
+const otherReads = serving.rows.filter((r) => ['feed', 'open clocks'].includes(r.name))
+const worst = otherReads.reduce((a, b) => (a.ratio < b.ratio ? a : b))
 print(
-  `goal: decision reads ≥ 0.70 of bare req/s and p99 ≤ 2 ms → worst decision read ${worst.name} ratio ${worst.ratio.toFixed(2)}, p99 ${worst.p99Ms.toFixed(2)} ms` +
-    ` (bare p99 ${serving.bare.p99Ms.toFixed(2)} ms)`,
+  `goal: decision reads ≥ 0.70 of bare req/s and p99 ≤ 2 ms → decision read ratio ${decisionRead.ratio.toFixed(2)}, p99 ${decisionRead.p99Ms.toFixed(2)} ms` +
+    ` (bare p99 ${serving.bare.p99Ms.toFixed(2)} ms); worst other ledger read ${worst.name} ratio ${worst.ratio.toFixed(2)}, p99 ${worst.p99Ms.toFixed(2)} ms`,
 )

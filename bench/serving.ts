@@ -1,6 +1,7 @@
 /**
  * Serving throughput and latency on loopback at 64 connections (autocannon, load generated in a worker thread),
- * beside a bare uWebSockets.js hello-world measured in the same run.
+ * beside a bare uWebSockets.js hello-world measured in the same run (one bare run right before each route; the
+ * route's ratio is to its own bare run).
  *
  * Routes: GET /v1/market/{asset} (real MarketState fed from a generated tape through a real EmbeddedLog), /healthz
  * (real provider health), /v1/pricing, and the free ledger reads /v1/decisions/{id}, /v1/feed, /v1/clocks/open
@@ -67,8 +68,10 @@ export interface ServingBenchRow {
   p99Ms: number
   non2xx: number
   errors: number
-  /** req/s over the bare hello-world's req/s. */
+  /** req/s over the bare hello-world's req/s in the paired run just before. */
   ratio: number
+  /** req/s of that paired bare run. */
+  bareReqPerSec?: number
 }
 
 export interface ServingBenchResult {
@@ -147,17 +150,26 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     // Warm both servers (JIT, connection setup) before measuring.
     await measure(`http://127.0.0.1:${hello.port}/`, connections, 1)
     await measure(base + targets[0]![1], connections, 1)
-    const bareRaw = await measure(`http://127.0.0.1:${hello.port}/`, connections, durationSec)
-    const bare: ServingBenchRow = { name: 'bare uWS hello', path: '/', ...bareRaw, ratio: 1 }
-    print(row(bare))
+    // Each route is measured right after its own bare run, and its ratio is to that run: on a shared machine the
+    // load drifts over a minute, and a pair of adjacent runs sees the same conditions.
     const rows: ServingBenchRow[] = []
+    const bares: Array<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> = []
     for (const [name, path] of targets) {
       if (opts.only && !name.includes(opts.only) && !path.includes(opts.only)) continue
+      const b = await measure(`http://127.0.0.1:${hello.port}/`, connections, durationSec)
+      bares.push(b)
       const m = await measure(base + path, connections, durationSec)
-      const r = { name, path, ...m, ratio: m.reqPerSec / bare.reqPerSec }
+      const r = { name, path, ...m, ratio: m.reqPerSec / b.reqPerSec, bareReqPerSec: b.reqPerSec }
       rows.push(r)
       print(row(r))
     }
+    const mean = (f: (b: (typeof bares)[number]) => number) => bares.reduce((a, b) => a + f(b), 0) / Math.max(1, bares.length)
+    const bare: ServingBenchRow = {
+      name: 'bare uWS hello', path: '/', ratio: 1,
+      reqPerSec: mean((b) => b.reqPerSec), p50Ms: mean((b) => b.p50Ms), p99Ms: mean((b) => b.p99Ms),
+      non2xx: bares.reduce((a, b) => a + b.non2xx, 0), errors: bares.reduce((a, b) => a + b.errors, 0),
+    }
+    print(`${row(bare)}  (mean of the ${bares.length} paired runs)`)
     return { connections, durationSec, bare, rows }
   } finally {
     await server?.close()
@@ -174,7 +186,8 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
 export function row(r: ServingBenchRow): string {
   const extra = r.non2xx || r.errors ? `  (non-2xx ${r.non2xx}, errors ${r.errors})` : ''
-  return `${r.name.padEnd(16)} ${r.path.padEnd(52)} ${fmt(r.reqPerSec).padStart(8)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  ratio ${r.ratio.toFixed(2)}${extra}`
+  const paired = r.bareReqPerSec === undefined ? '' : `  (bare ${fmt(r.bareReqPerSec)})`
+  return `${r.name.padEnd(16)} ${r.path.padEnd(52)} ${fmt(r.reqPerSec).padStart(8)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  ratio ${r.ratio.toFixed(2)}${paired}${extra}`
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

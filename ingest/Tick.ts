@@ -276,9 +276,20 @@ export function tickTime(tick: Tick): number {
   return Date.parse(tick.provenance.timestamp)
 }
 
+// A small direct-mapped memo: reads format the same few instants over and over (last observation per input, e.g.
+// for every health check), ingestion formats each instant once; a slot holds the last instant that hashed to it.
+const ISO_SLOTS = 64
+const isoKeys = new Float64Array(ISO_SLOTS).fill(Number.NaN)
+const isoValues: string[] = new Array<string>(ISO_SLOTS).fill('')
+
 /** Formats epoch ms as the ISO-8601 UTC instant used throughout tapes. */
 export function isoMs(ms: number): string {
-  return new Date(ms).toISOString()
+  const slot = ms & (ISO_SLOTS - 1)
+  if (isoKeys[slot] === ms) return isoValues[slot] as string
+  const s = new Date(ms).toISOString()
+  isoKeys[slot] = ms
+  isoValues[slot] = s
+  return s
 }
 
 /**

@@ -109,9 +109,40 @@ function wrapperJson(value: object): string | null {
 
 const EMPTY_LIST_JSON = '[]'
 
+/** Frozen data at least this large is written from cached UTF-8 bytes rather than re-encoded per response. */
+const LARGE_JSON_BYTES = 4096
+const frozenBytes = new WeakMap<object, Buffer>()
+
+/** `{ data` … as cached bytes when data (or the one value of a one-key wrapper) is frozen and large, else null. */
+function largeData(data: unknown): { head: string; bytes: Buffer; tail: string } | null {
+  if (typeof data !== 'object' || data === null) return null
+  let head = ''
+  let tail = ''
+  let value: object = data
+  if (!Object.isFrozen(data)) {
+    if (Array.isArray(data) || Object.getPrototypeOf(data) !== Object.prototype || 'toJSON' in data) return null
+    const keys = Object.keys(data)
+    if (keys.length !== 1) return null
+    const v = (data as Record<string, unknown>)[keys[0] as string]
+    if (typeof v !== 'object' || v === null || !Object.isFrozen(v)) return null
+    head = '{' + JSON.stringify(keys[0]) + ':'
+    tail = '}'
+    value = v
+  }
+  let bytes = frozenBytes.get(value)
+  if (bytes === undefined) {
+    const json = jsonOf(value)
+    if (json === undefined || json.length < LARGE_JSON_BYTES) return null
+    bytes = Buffer.from(json, 'utf8')
+    frozenBytes.set(value, bytes)
+  }
+  return { head, bytes, tail }
+}
+
 /**
- * The success envelope as text, byte for byte `JSON.stringify({ data, meta: buildMeta(...) })`, written without
- * building the meta object: the constant parts are literals and a frozen `data` is serialized once (jsonOf).
+ * The success envelope, byte for byte `JSON.stringify({ data, meta: buildMeta(...) })`, written without building
+ * the meta object: the constant parts are literals and a frozen `data` is serialized once (jsonOf); a large frozen
+ * one is copied from its cached UTF-8 bytes (the envelope is then a Buffer).
  */
 export function serializeSuccess(
   data: unknown,
@@ -120,12 +151,24 @@ export function serializeSuccess(
   methodologyVersionJson: string,
   pricing: MetaPricing | null,
   o: MetaOverrides | undefined,
-): string {
+): string | Buffer {
+  const large = largeData(data)
+  if (large) {
+    return Buffer.concat([
+      Buffer.from('{"data":' + large.head, 'utf8'),
+      large.bytes,
+      Buffer.from(large.tail + metaJson(requestId, nowMs, methodologyVersionJson, pricing, o) + '}', 'utf8'),
+    ])
+  }
   const dataJson = jsonOf(data)
   if (dataJson === undefined) return JSON.stringify({ data, meta: buildMeta(requestId, nowMs, JSON.parse(methodologyVersionJson) as string, pricing, o) })
+  return '{"data":' + dataJson + metaJson(requestId, nowMs, methodologyVersionJson, pricing, o) + '}'
+}
+
+/** `,"meta":{…}` of serializeSuccess. */
+function metaJson(requestId: string, nowMs: number, methodologyVersionJson: string, pricing: MetaPricing | null, o: MetaOverrides | undefined): string {
   const state = o?.state ?? 'ok'
   return (
-    '{"data":' + dataJson +
     ',"meta":{"request_id":' + JSON.stringify(requestId) +
     ',"timestamp":"' + isoTimestamp(nowMs) +
     '","state":' + (state === 'ok' ? '"ok"' : JSON.stringify(state)) +
@@ -136,7 +179,7 @@ export function serializeSuccess(
     ',"data_sources":' + (o?.data_sources != null ? jsonOf(o.data_sources) : EMPTY_LIST_JSON) +
     ',"methodology_version":' + methodologyVersionJson +
     ',"pricing":' + (pricing ? JSON.stringify(pricing) : 'null') +
-    '}}'
+    '}'
   )
 }
 

@@ -30,6 +30,8 @@ const datas: Array<[string, unknown]> = [
   ['wrapper of a frozen list', { chips: Object.freeze([Object.freeze({ p: 0.25 })]) }],
   ['wrapper with an undefined and a function', { list: Object.freeze([1]), u: undefined, f: () => 1 }],
   ['wrapper with a Date', { at: new Date(NOW), list: Object.freeze([]) }],
+  ['large frozen object', Object.freeze({ rows: Object.freeze(Array.from({ length: 300 }, (_, i) => Object.freeze({ i, p: i / 7, s: 'é' }))) })],
+  ['wrapper of a large frozen list', { chips: Object.freeze(Array.from({ length: 300 }, (_, i) => Object.freeze({ i, p: i / 7, s: '→' }))) }],
   ['array', [1, 'two', null]],
   ['null', null],
   ['string', 'text'],
@@ -41,10 +43,17 @@ t.test('serializeSuccess equals JSON.stringify of the built envelope', async (t)
     for (const [on, o] of overrides) {
       for (const pricing of [null, PRICING]) {
         const expected = JSON.stringify({ data, meta: buildMeta('req-1', NOW, '2026.07', pricing, o) })
-        t.equal(serializeSuccess(data, 'req-1', NOW, JSON.stringify('2026.07'), pricing, o), expected, `${dn}, ${on}, pricing ${pricing ? 'set' : 'null'}`)
+        t.equal(serializeSuccess(data, 'req-1', NOW, JSON.stringify('2026.07'), pricing, o).toString(), expected, `${dn}, ${on}, pricing ${pricing ? 'set' : 'null'}`)
       }
     }
   }
+})
+
+t.test('large frozen data is written from cached bytes', async (t) => {
+  const chips = Object.freeze(Array.from({ length: 1000 }, (_, i) => Object.freeze({ i })))
+  t.ok(Buffer.isBuffer(serializeSuccess({ chips }, 'a', NOW, '"v"', null, undefined)), 'one-key wrapper of a large frozen list')
+  t.ok(Buffer.isBuffer(serializeSuccess(chips, 'a', NOW, '"v"', null, undefined)), 'a large frozen list')
+  t.type(serializeSuccess({ chips: Object.freeze([1]) }, 'a', NOW, '"v"', null, undefined), 'string', 'small data stays text')
 })
 
 t.test('jsonOf: frozen values serialized once, others every time', async (t) => {
