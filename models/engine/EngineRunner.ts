@@ -282,7 +282,15 @@ export class EngineRunner {
     return this.failure
   }
 
-  async close(): Promise<void> {
+  /** Idempotent: a second call awaits the first. */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce()
+    return this.closing
+  }
+
+  private closing: Promise<void> | null = null
+
+  private async closeOnce(): Promise<void> {
     await this.accountResolver.close()
     await this.consumer?.stop()
     await this.running?.catch(() => undefined)

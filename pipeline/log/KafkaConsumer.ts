@@ -44,7 +44,24 @@ export class KafkaConsumer implements LogConsumer {
    */
   async run(handler: (batch: ConsumedBatch) => Promise<void>): Promise<void> {
     if (this.stopped) throw new LogError('LOG_CLOSED', `consumer of group ${this.groupId} was stopped`)
-    if (this.consumer) throw new LogError('LOG_INVALID_ARGUMENT', `consumer of group ${this.groupId} is already running`)
+    if (this.consumer || this.starting) throw new LogError('LOG_INVALID_ARGUMENT', `consumer of group ${this.groupId} is already running`)
+    // stop() waits for a start in progress: stopping mid-connect used to leave kafkajs connecting, joining and
+    // fetching afterwards, a live client nobody owned (it kept test processes alive).
+    this.starting = this.start(handler)
+    try {
+      await this.starting
+    } catch (err) {
+      this.starting = null
+      await this.stop()
+      throw err
+    } finally {
+      this.starting = null
+    }
+  }
+
+  private starting: Promise<void> | null = null
+
+  private async start(handler: (batch: ConsumedBatch) => Promise<void>): Promise<void> {
     if (!this.fromBeginning) await this.commitEndForUncommitted()
     const consumer = this.log.kafka.consumer({
       groupId: this.groupId,
@@ -88,9 +105,6 @@ export class KafkaConsumer implements LogConsumer {
     })
     try {
       await joined
-    } catch (err) {
-      await this.stop()
-      throw err
     } finally {
       removeListener()
     }
@@ -112,6 +126,7 @@ export class KafkaConsumer implements LogConsumer {
   /** Waits for the batch being handled, leaves the group (LeaveGroup, so the next member need not wait). */
   async stop(): Promise<void> {
     this.stopped = true
+    if (this.starting) await this.starting.catch(() => undefined)
     const consumer = this.consumer
     this.consumer = null
     if (consumer) await consumer.disconnect()

@@ -161,6 +161,8 @@ t.test('account decisions and their clocks through the engine runner', async (t)
     t.match(engine.ledger.index.outcome(s09c.decision_id), { outcome: 'unresolvable', reason: 'provider_down', statistic: null, statistic_detail: { provider_error: 'unreachable' } })
     t.same(await runner.accountResolver.resolveDue(), { resolved: 0, retrying: 0 }, 'each clock is resolved once')
     t.equal(runner.accountResolver.openCount(), 0)
+    // Closed here, before forEachLog's teardown closes the log: a runner outliving its Kafka client reconnects forever.
+    await runner.close()
   })
 })
 
@@ -176,5 +178,6 @@ t.test('no wallet provider: account questions are PROVIDER_DOWN, never a row', a
       t.match(e, { code: 'PROVIDER_DOWN', detail: { reason: 'WALLET_PROVIDER_UNWIRED' } }, q.id)
     }
     t.equal(runner.engine.ledger.index.size.decisions, 0)
+    await runner.close()
   })
 })
