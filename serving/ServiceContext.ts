@@ -73,23 +73,9 @@ export interface PendingResolution {
   horizon_end: string
 }
 
-/** GET /v1/priors item. A prior is a base rate, not a forecast. */
-export interface QuestionPrior {
-  question_id: string
-  label: string
-  answer: 'probability' | 'choice'
-  prior: {
-    rate: number
-    interval: [number, number] | null
-    method: 'wilson-95'
-    n: number
-    successes: number
-    verdict: 'published' | 'insufficient_sample'
-    window: { start: string | null; end: string | null }
-  } | null
-  label_histogram: Record<string, { count: number; rate: number; interval: [number, number] | null }> | null
-  reason: string | null
-}
+/** GET /v1/priors item (a prior is a base rate, not a forecast); the engine computes it. */
+export type { QuestionPrior } from '../models/engine/DecisionEngine.ts'
+import type { QuestionPrior } from '../models/engine/DecisionEngine.ts'
 
 export type Verified = boolean | 'unknown'
 
