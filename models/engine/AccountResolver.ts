@@ -21,7 +21,6 @@
  *   ledger's unresolved claims.
  */
 import { childLogger } from '../../common/logger.ts'
-import { isoMs } from '../../ingest/Tick.ts'
 import type { Clock } from '../../ingest/VirtualClock.ts'
 import type { LedgerDecision } from '../../pipeline/ledger/decisionRecord.ts'
 import type { LedgerOutcome } from '../../pipeline/ledger/outcomeRecord.ts'
@@ -33,7 +32,7 @@ import { ACCOUNT_HISTORY_MS, readAccountHistory } from './accountInputs.ts'
 import type { DecisionLedger } from './DecisionLedger.ts'
 import { EngineError } from './EngineError.ts'
 import { isClaim } from './LedgerIndex.ts'
-import { PRIMARY_STATISTIC } from './ResolutionEngine.ts'
+import { outcomeRecord } from './ResolutionEngine.ts'
 
 const log = childLogger('account-resolver')
 
@@ -159,22 +158,7 @@ export class AccountResolver {
   }
 
   private outcome(d: LedgerDecision, r: Resolution, now: number): LedgerOutcome {
-    const key = PRIMARY_STATISTIC[d.question_id]
-    const primary = r.statistic && key !== undefined ? r.statistic[key] : null
-    return {
-      v: 1,
-      decision_id: d.decision_id,
-      question_id: d.question_id,
-      asset: d.asset,
-      subject: d.subject,
-      outcome: r.outcome,
-      resolved_at: isoMs(now),
-      horizon_end: d.horizon_end,
-      statistic: typeof primary === 'number' && Number.isFinite(primary) ? primary : null,
-      statistic_detail: r.statistic === null ? null : Object.fromEntries(Object.entries(r.statistic).map(([k, v]) => [k, typeof v === 'number' && !Number.isFinite(v) ? null : v])),
-      realized_choice: r.realized_choice,
-      reason: r.reason,
-    }
+    return outcomeRecord(d, r, now)
   }
 
   /** Runs a pass every intervalMs (wall time) until close(); a failed pass is logged and the next one retries. */

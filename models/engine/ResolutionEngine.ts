@@ -50,6 +50,27 @@ export interface ResolutionEngineOptions {
   graceMs?: number
 }
 
+
+/** The outcome row for a decision's resolution, as both resolvers (ticks and wallet provider) write it. */
+export function outcomeRecord(d: LedgerDecision, r: Resolution, resolvedAt: number): LedgerOutcome {
+    const key = PRIMARY_STATISTIC[d.question_id]
+    const primary = r.statistic && key !== undefined ? r.statistic[key] : null
+    return {
+      v: 1,
+      decision_id: d.decision_id,
+      question_id: d.question_id,
+      asset: d.asset,
+      subject: d.subject,
+      outcome: r.outcome,
+      resolved_at: isoMs(resolvedAt),
+      horizon_end: d.horizon_end,
+      statistic: typeof primary === 'number' && Number.isFinite(primary) ? primary : null,
+      statistic_detail: r.statistic === null ? null : Object.fromEntries(Object.entries(r.statistic).map(([k, v]) => [k, typeof v === 'number' && !Number.isFinite(v) ? null : v])),
+      realized_choice: r.realized_choice,
+      reason: r.reason,
+    }
+}
+
 export class ResolutionEngine {
   readonly history = new TickHistory()
   readonly graceMs: number
@@ -135,22 +156,7 @@ export class ResolutionEngine {
         r = { outcome: 'unresolvable', statistic: null, realized_choice: null, reason: 'conditions_incomplete' }
       }
     }
-    const key = PRIMARY_STATISTIC[d.question_id]
-    const primary = r.statistic && key !== undefined ? r.statistic[key] : null
-    return {
-      v: 1,
-      decision_id: d.decision_id,
-      question_id: d.question_id,
-      asset: d.asset,
-      subject: d.subject,
-      outcome: r.outcome,
-      resolved_at: isoMs(time),
-      horizon_end: d.horizon_end,
-      statistic: typeof primary === 'number' && Number.isFinite(primary) ? primary : null,
-      statistic_detail: r.statistic === null ? null : Object.fromEntries(Object.entries(r.statistic).map(([k, v]) => [k, typeof v === 'number' && !Number.isFinite(v) ? null : v])),
-      realized_choice: r.realized_choice,
-      reason: r.reason,
-    }
+    return outcomeRecord(d, r, time)
   }
 
   /** Drops history no open clock can need: a day before the oldest open window, and never past any asset's event time. */
