@@ -217,9 +217,12 @@ export interface ProviderRegistry {
   list(): ProviderHealth[]
 }
 
+/** A value now, or later. In-memory reads answer synchronously so the hottest routes never hop through a microtask. */
+export type MaybePromise<T> = T | Promise<T>
+
 /** Free ledger reads: never call a live model. */
 export interface LedgerReads {
-  getDecision(decisionId: string): Promise<DecisionRead | null>
+  getDecision(decisionId: string): MaybePromise<DecisionRead | null>
   /** Newest per (question_id, asset) by timestamp desc then decision id; refusal rows included. */
   latestDecision(q: { question_id: string; asset: string }): Promise<DecisionRead | null>
   /** Accepts a full id or a unique prefix of 8+ characters; an ambiguous prefix throws ServiceError VALIDATION. */
@@ -227,9 +230,9 @@ export interface LedgerReads {
   resolution(decisionId: string): Promise<ResolutionRecord | PendingResolution | null>
   calibration(q: { question_id: string | null; subject: string | null }): Promise<CalibrationReport>
   /** Soonest horizon_end first; degraded upstream throws ServiceError STALE_DATA or PROVIDER_DOWN. */
-  openClocks(): Promise<OpenClock[]>
+  openClocks(): MaybePromise<OpenClock[]>
   /** Newest resolved first. */
-  feed(q: { limit: number }): Promise<FeedChip[]>
+  feed(q: { limit: number }): MaybePromise<FeedChip[]>
   /** Per-question base rates from realized outcomes (spec Computation rule 5); null prior with a reason where none. */
   priors(): Promise<QuestionPrior[]>
 }

@@ -109,40 +109,47 @@ function wrapperJson(value: object): string | null {
 
 const EMPTY_LIST_JSON = '[]'
 
-/** Frozen data at least this large is written from cached UTF-8 bytes rather than re-encoded per response. */
-const LARGE_JSON_BYTES = 4096
+/** UTF-8 bytes of frozen data, kept beside its JSON text: a response copies them instead of re-encoding a string. */
 const frozenBytes = new WeakMap<object, Buffer>()
 
-/** `{ data` … as cached bytes when data (or the one value of a one-key wrapper) is frozen and large, else null. */
-function largeData(data: unknown): { head: string; bytes: Buffer; tail: string } | null {
+/**
+ * `data` as cached bytes when it is frozen, or a one-key plain wrapper around a frozen value (`{ clocks }`);
+ * null otherwise. Only frozen values enter the cache, so a hit needs no Object.isFrozen walk.
+ */
+function frozenData(data: unknown): { head: string; bytes: Buffer; tail: string } | null {
   if (typeof data !== 'object' || data === null) return null
   let head = ''
   let tail = ''
   let value: object = data
-  if (!Object.isFrozen(data)) {
-    if (Array.isArray(data) || Object.getPrototypeOf(data) !== Object.prototype || 'toJSON' in data) return null
-    const keys = Object.keys(data)
-    if (keys.length !== 1) return null
-    const v = (data as Record<string, unknown>)[keys[0] as string]
-    if (typeof v !== 'object' || v === null || !Object.isFrozen(v)) return null
-    head = '{' + JSON.stringify(keys[0]) + ':'
-    tail = '}'
-    value = v
-  }
   let bytes = frozenBytes.get(value)
   if (bytes === undefined) {
-    const json = jsonOf(value)
-    if (json === undefined || json.length < LARGE_JSON_BYTES) return null
-    bytes = Buffer.from(json, 'utf8')
-    frozenBytes.set(value, bytes)
+    if (!Object.isFrozen(data)) {
+      if (Array.isArray(data) || Object.getPrototypeOf(data) !== Object.prototype || 'toJSON' in data) return null
+      const keys = Object.keys(data)
+      if (keys.length !== 1) return null
+      const v = (data as Record<string, unknown>)[keys[0] as string]
+      if (typeof v !== 'object' || v === null) return null
+      head = '{' + JSON.stringify(keys[0]) + ':'
+      tail = '}'
+      value = v
+      bytes = frozenBytes.get(value)
+      if (bytes === undefined && !Object.isFrozen(value)) return null
+    }
+    if (bytes === undefined) {
+      const json = jsonOf(value)
+      if (json === undefined) return null
+      bytes = Buffer.from(json, 'utf8')
+      frozenBytes.set(value, bytes)
+    }
   }
   return { head, bytes, tail }
 }
 
 /**
  * The success envelope, byte for byte `JSON.stringify({ data, meta: buildMeta(...) })`, written without building
- * the meta object: the constant parts are literals and a frozen `data` is serialized once (jsonOf); a large frozen
- * one is copied from its cached UTF-8 bytes (the envelope is then a Buffer).
+ * the meta object: the constant parts are literals, frozen `data` is copied from its cached UTF-8 bytes, and on free
+ * routes the meta after request_id and timestamp is cached per frozen overrides object (the envelope is then one
+ * Buffer, which uWS sends without converting a string).
  */
 export function serializeSuccess(
   data: unknown,
@@ -152,26 +159,38 @@ export function serializeSuccess(
   pricing: MetaPricing | null,
   o: MetaOverrides | undefined,
 ): string | Buffer {
-  const large = largeData(data)
-  if (large) {
-    return Buffer.concat([
-      Buffer.from('{"data":' + large.head, 'utf8'),
-      large.bytes,
-      Buffer.from(large.tail + metaJson(requestId, nowMs, methodologyVersionJson, pricing, o) + '}', 'utf8'),
-    ])
+  const frozen = frozenData(data)
+  if (frozen) {
+    const open = '{"data":' + frozen.head
+    const stamp = frozen.tail + metaStamp(requestId, nowMs)
+    const rest = pricing === null ? cachedMetaRest(methodologyVersionJson, o) : null
+    const restText = rest === null ? metaRest(methodologyVersionJson, pricing, o) + '}' : ''
+    const openLen = Buffer.byteLength(open, 'utf8')
+    const stampLen = Buffer.byteLength(stamp, 'utf8')
+    const restLen = rest === null ? Buffer.byteLength(restText, 'utf8') : rest.length
+    const out = Buffer.allocUnsafe(openLen + frozen.bytes.length + stampLen + restLen)
+    let at = out.write(open, 0, 'utf8')
+    at += frozen.bytes.copy(out, at)
+    at += out.write(stamp, at, 'utf8')
+    if (rest === null) out.write(restText, at, 'utf8')
+    else rest.copy(out, at)
+    return out
   }
   const dataJson = jsonOf(data)
   if (dataJson === undefined) return JSON.stringify({ data, meta: buildMeta(requestId, nowMs, JSON.parse(methodologyVersionJson) as string, pricing, o) })
-  return '{"data":' + dataJson + metaJson(requestId, nowMs, methodologyVersionJson, pricing, o) + '}'
+  return '{"data":' + dataJson + metaStamp(requestId, nowMs) + metaRest(methodologyVersionJson, pricing, o) + '}'
 }
 
-/** `,"meta":{…}` of serializeSuccess. */
-function metaJson(requestId: string, nowMs: number, methodologyVersionJson: string, pricing: MetaPricing | null, o: MetaOverrides | undefined): string {
+/** `,"meta":{"request_id":…,"timestamp":…` — the part of meta that changes per response. */
+function metaStamp(requestId: string, nowMs: number): string {
+  return ',"meta":{"request_id":' + JSON.stringify(requestId) + ',"timestamp":"' + isoTimestamp(nowMs) + '"'
+}
+
+/** `,"state":…,"pricing":…}` — the rest of meta, closing it. */
+function metaRest(methodologyVersionJson: string, pricing: MetaPricing | null, o: MetaOverrides | undefined): string {
   const state = o?.state ?? 'ok'
   return (
-    ',"meta":{"request_id":' + JSON.stringify(requestId) +
-    ',"timestamp":"' + isoTimestamp(nowMs) +
-    '","state":' + (state === 'ok' ? '"ok"' : JSON.stringify(state)) +
+    ',"state":' + (state === 'ok' ? '"ok"' : JSON.stringify(state)) +
     ',"probabilities":' + (o?.probabilities != null ? jsonOf(o.probabilities) : 'null') +
     ',"confidence":' + (o?.confidence != null ? JSON.stringify(o.confidence) : 'null') +
     ',"freshness":' + (o?.freshness != null ? jsonOf(o.freshness) : EMPTY_LIST_JSON) +
@@ -181,6 +200,32 @@ function metaJson(requestId: string, nowMs: number, methodologyVersionJson: stri
     ',"pricing":' + (pricing ? JSON.stringify(pricing) : 'null') +
     '}'
   )
+}
+
+/**
+ * metaRest plus the envelope's closing brace, as bytes, for a free response (pricing null) whose overrides are absent
+ * or a deeply frozen object (a frozen handler result re-served for the same record); null when it cannot be cached.
+ */
+const metaRestCache = new WeakMap<object, { mv: string; bytes: Buffer }>()
+let noOverridesRest: { mv: string; bytes: Buffer } | null = null
+
+function cachedMetaRest(mv: string, o: MetaOverrides | undefined): Buffer | null {
+  if (o === undefined) {
+    if (noOverridesRest?.mv !== mv) noOverridesRest = { mv, bytes: Buffer.from(metaRest(mv, null, undefined) + '}', 'utf8') }
+    return noOverridesRest.bytes
+  }
+  const hit = metaRestCache.get(o)
+  if (hit !== undefined && hit.mv === mv) return hit.bytes
+  if (!isDeepFrozen(o)) return null
+  const bytes = Buffer.from(metaRest(mv, null, o) + '}', 'utf8')
+  metaRestCache.set(o, { mv, bytes })
+  return bytes
+}
+
+function isDeepFrozen(value: object): boolean {
+  if (!Object.isFrozen(value)) return false
+  for (const v of Object.values(value)) if (typeof v === 'object' && v !== null && !isDeepFrozen(v)) return false
+  return true
 }
 
 export function buildMeta(

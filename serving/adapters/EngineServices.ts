@@ -124,7 +124,7 @@ export class EngineServices implements LedgerReads, DecisionEngine {
 
   // ------------------------------------------------------------ LedgerReads
 
-  async getDecision(decisionId: string): Promise<DecisionRead | null> {
+  getDecision(decisionId: string): DecisionRead | null {
     const d = this.engine.getDecision(decisionId.toLowerCase())
     return d ? decisionRead(d) : null
   }
@@ -164,7 +164,7 @@ export class EngineServices implements LedgerReads, DecisionEngine {
     }
   }
 
-  async openClocks(): Promise<OpenClock[]> {
+  openClocks(): OpenClock[] {
     const now = this.engine.now()
     const { decisions, outcomes } = this.engine.ledger.index.size
     const c = this.clocksCache
@@ -178,7 +178,7 @@ export class EngineServices implements LedgerReads, DecisionEngine {
     return this.engine.priors()
   }
 
-  async feed(q: { limit: number }): Promise<FeedChip[]> {
+  feed(q: { limit: number }): FeedChip[] {
     const outcomes = this.engine.ledger.index.size.outcomes
     const c = this.feedCache
     if (c && c.limit === q.limit && c.outcomes === outcomes) return c.chips

@@ -157,6 +157,13 @@ function run(handler: RequestHandler, incoming: IncomingRequest, writer: Respons
   }
 }
 
+/** uWS reports the method lower-cased; the common ones are looked up instead of upper-cased per request. */
+const UPPER_METHODS: Record<string, string> = { get: 'GET', post: 'POST', head: 'HEAD', put: 'PUT', delete: 'DELETE', patch: 'PATCH', options: 'OPTIONS' }
+
+function upperMethod(m: string): string {
+  return UPPER_METHODS[m] ?? m.toUpperCase()
+}
+
 function copyRequest(res: HttpResponse, req: HttpRequest, trustProxy: boolean): IncomingRequest {
   const headers: Record<string, string> = {}
   req.forEach((key, value) => {
@@ -170,7 +177,7 @@ function copyRequest(res: HttpResponse, req: HttpRequest, trustProxy: boolean): 
   }
   if (!ip) ip = Buffer.from(res.getRemoteAddressAsText()).toString('latin1')
   return {
-    method: req.getMethod().toUpperCase(),
+    method: upperMethod(req.getMethod()),
     path: req.getUrl(),
     query: req.getQuery() ?? '',
     headers,

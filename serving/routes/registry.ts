@@ -9,7 +9,7 @@ import { activePolicy } from '../../models/policy/rulesets.ts'
 import { PRIOR_FLOOR } from '../../models/engine/DecisionEngine.ts'
 import { deepFreeze } from '../../common/deepFreeze.ts'
 import { ServiceError } from '../ServiceError.ts'
-import type { DecisionRead, MarketRead, ProviderHealth, ProviderStatus } from '../ServiceContext.ts'
+import type { DecisionRead, MarketRead, MaybePromise, ProviderHealth, ProviderStatus } from '../ServiceContext.ts'
 import {
   CREDIT_TO_USD, ENDPOINT_PRICES, JUDGMENT_FLOOR_CREDITS, PACKS, PLANNED_ADDONS, PLANS, UNMEASURED_LADDER,
   buildLadder, ladderMultiplier, priceOf, type EndpointPricingKey, type LadderMeasures, type PackId, type PlanId,
@@ -42,9 +42,17 @@ const PAYER_HEADER = objectOf({ 'x-svc-payer': ADDRESS }, ['x-svc-payer'], true)
 /** Spec: "refusal kinds stale_input, insufficient_confidence, suppress" (probability 0, confidence 0). */
 const REFUSAL_KINDS = new Set(['stale_input', 'insufficient_confidence', 'suppress'])
 
+/**
+ * A decision read is frozen and reused per record (EngineServices), so its result is built once and frozen too:
+ * the envelope then caches the meta it implies (serving/envelope.ts) instead of writing it per response.
+ */
+const decisionResults = new WeakMap<DecisionRead, HandlerResult>()
+
 function decisionResult(read: DecisionRead): HandlerResult {
+  const known = decisionResults.get(read)
+  if (known) return known
   const r = read.record
-  return {
+  const result: HandlerResult = {
     refusal: REFUSAL_KINDS.has(r.decision),
     // Spec: "a repeat is not charged as a new decision row".
     ...(read.reserved ? { charge: false as const } : {}),
@@ -52,12 +60,17 @@ function decisionResult(read: DecisionRead): HandlerResult {
     meta: {
       state: r.decision,
       probabilities: r.choice?.distribution ?? null,
-      confidence: { value: r.confidence, basis: 'jev' },
+      confidence: Object.freeze({ value: r.confidence, basis: 'jev' as const }),
       horizon: r.horizon,
       freshness: read.freshness,
       data_sources: read.data_sources,
     },
   }
+  if (Object.isFrozen(read)) {
+    Object.freeze(result.meta)
+    decisionResults.set(read, Object.freeze(result))
+  }
+  return result
 }
 
 /** A paid market surface as data, with meta stating its inputs' freshness; decisions in it follow decisionResult. */
@@ -68,6 +81,11 @@ function marketResult(read: MarketRead): HandlerResult {
     data: read.data,
     meta: { state: read.state, freshness: read.freshness, data_sources: read.data_sources },
   }
+}
+
+/** f(value) now when the read answered synchronously, else once it resolves (the dispatcher awaits only promises). */
+function andThen<T, R>(value: MaybePromise<T>, f: (v: T) => R): R | Promise<R> {
+  return value instanceof Promise ? value.then(f) : f(value)
 }
 
 function notFound(code: 'DECISION_NOT_FOUND' | 'ASSET_NOT_FOUND', field: string, value: unknown): never {
@@ -338,10 +356,10 @@ export const ROUTES: readonly RouteDef[] = [
     request: { params: DECISION_ID_PARAMS },
     response: env(DECISION_RECORD),
     errors: ['DECISION_NOT_FOUND'],
-    handler: async (ctx) => {
-      const read = await ctx.need('ledger').getDecision(String(ctx.params.decision_id))
-      return read ? decisionResult(read) : notFound('DECISION_NOT_FOUND', '/params/decision_id', ctx.params.decision_id)
-    },
+    handler: (ctx) =>
+      andThen(ctx.need('ledger').getDecision(String(ctx.params.decision_id)), (read) =>
+        read ? decisionResult(read) : notFound('DECISION_NOT_FOUND', '/params/decision_id', ctx.params.decision_id),
+      ),
   },
   {
     id: 'decisions.replay',
@@ -455,7 +473,7 @@ export const ROUTES: readonly RouteDef[] = [
     request: {},
     response: env(OPEN_CLOCKS),
     errors: ['STALE_DATA'],
-    handler: async (ctx) => ({ data: { clocks: await ctx.need('ledger').openClocks() } }),
+    handler: (ctx) => andThen(ctx.need('ledger').openClocks(), (clocks) => ({ data: { clocks } })),
   },
   {
     id: 'feed',
@@ -468,7 +486,7 @@ export const ROUTES: readonly RouteDef[] = [
     request: { query: objectOf({ limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } }, [], true) },
     response: env(FEED),
     errors: [],
-    handler: async (ctx) => ({ data: { chips: await ctx.need('ledger').feed({ limit: Number(ctx.query.limit) }) } }),
+    handler: (ctx) => andThen(ctx.need('ledger').feed({ limit: Number(ctx.query.limit) }), (chips) => ({ data: { chips } })),
   },
 
   // ---------------------------------------------------------------- market reads (free)

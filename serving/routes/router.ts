@@ -89,11 +89,13 @@ export class Router {
             params = null
             break
           }
-          let value: string
-          try {
-            value = decodeURIComponent(part)
-          } catch {
-            return { kind: 'bad_path' }
+          let value = part
+          if (part.includes('%')) {
+            try {
+              value = decodeURIComponent(part)
+            } catch {
+              return { kind: 'bad_path' }
+            }
           }
           params[seg.param] = value
         }

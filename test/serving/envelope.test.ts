@@ -49,11 +49,14 @@ t.test('serializeSuccess equals JSON.stringify of the built envelope', async (t)
   }
 })
 
-t.test('large frozen data is written from cached bytes', async (t) => {
-  const chips = Object.freeze(Array.from({ length: 1000 }, (_, i) => Object.freeze({ i })))
-  t.ok(Buffer.isBuffer(serializeSuccess({ chips }, 'a', NOW, '"v"', null, undefined)), 'one-key wrapper of a large frozen list')
-  t.ok(Buffer.isBuffer(serializeSuccess(chips, 'a', NOW, '"v"', null, undefined)), 'a large frozen list')
-  t.type(serializeSuccess({ chips: Object.freeze([1]) }, 'a', NOW, '"v"', null, undefined), 'string', 'small data stays text')
+t.test('frozen data is written from cached bytes', async (t) => {
+  const chips = Object.freeze(Array.from({ length: 1000 }, (_, i) => Object.freeze({ i, s: 'é→' })))
+  const wrapped = serializeSuccess({ chips }, 'a', NOW, '"v"', null, undefined)
+  t.ok(Buffer.isBuffer(wrapped), 'one-key wrapper of a frozen list')
+  t.ok(Buffer.isBuffer(serializeSuccess(chips, 'a', NOW, '"v"', null, undefined)), 'a frozen list')
+  t.ok(Buffer.isBuffer(serializeSuccess({ chips: Object.freeze([1]) }, 'a', NOW, '"v"', null, undefined)), 'small frozen data too')
+  t.equal(wrapped.toString(), JSON.stringify({ data: { chips }, meta: buildMeta('a', NOW, 'v', null, undefined) }), 'multi-byte UTF-8 survives the byte copy')
+  t.type(serializeSuccess({ chips: [1] }, 'a', NOW, '"v"', null, undefined), 'string', 'unfrozen data stays text')
 })
 
 t.test('jsonOf: frozen values serialized once, others every time', async (t) => {
