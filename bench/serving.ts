@@ -18,6 +18,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { execFile, spawnSync } from 'node:child_process'
 import autocannon from 'autocannon'
 import { importFiles } from '../ingest/importers/index.ts'
 import { SyntheticMarket } from '../ingest/SyntheticMarket.ts'
@@ -75,13 +76,53 @@ export interface ServingBenchRow {
 }
 
 export interface ServingBenchResult {
+  generator: 'wrk' | 'autocannon'
   connections: number
   durationSec: number
   bare: ServingBenchRow
   rows: ServingBenchRow[]
 }
 
-async function measure(url: string, connections: number, durationSec: number): Promise<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> {
+/** Which load generator runs: wrk (C, one thread, leaves the second core to the server) when it is on PATH, else autocannon in a worker thread. BENCH_LOADGEN=autocannon|wrk forces one. */
+export function loadGenerator(): 'wrk' | 'autocannon' {
+  const forced = process.env.BENCH_LOADGEN
+  if (forced === 'wrk' || forced === 'autocannon') return forced
+  const found = spawnSync('wrk', ['--version'], { encoding: 'utf8' })
+  return found.error ? 'autocannon' : 'wrk'
+}
+
+/** wrk prints durations as 812.00us, 1.23ms or 1.02s. */
+function wrkMs(text: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(text.trim())
+  if (!m) throw new Error(`unparsed wrk duration ${JSON.stringify(text)}`)
+  const scale = { us: 1e-3, ms: 1, s: 1e3, m: 60e3 }[m[2] as 'us' | 'ms' | 's' | 'm']
+  return Number(m[1]) * scale
+}
+
+/** Parses `wrk --latency` output (wrk 4.x). Exported for its test. */
+export function parseWrk(out: string): Omit<ServingBenchRow, 'name' | 'path' | 'ratio'> {
+  const pick = (re: RegExp) => re.exec(out)?.[1]
+  const rps = pick(/Requests\/sec:\s+([\d.]+)/)
+  const p50 = pick(/^\s+50%\s+(\S+)$/m)
+  const p99 = pick(/^\s+99%\s+(\S+)$/m)
+  if (rps === undefined || p50 === undefined || p99 === undefined) throw new Error(`unparsed wrk output:\n${out}`)
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)
+  return {
+    reqPerSec: Number(rps),
+    p50Ms: wrkMs(p50),
+    p99Ms: wrkMs(p99),
+    non2xx: Number(pick(/Non-2xx or 3xx responses:\s+(\d+)/) ?? 0),
+    errors: socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
+  }
+}
+
+async function measure(url: string, connections: number, durationSec: number, generator: 'wrk' | 'autocannon'): Promise<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> {
+  if (generator === 'wrk') {
+    const out = await new Promise<string>((resolveOut, reject) => {
+      execFile('wrk', ['-t1', `-c${connections}`, `-d${durationSec}s`, '--latency', url], { encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolveOut(stdout)))
+    })
+    return parseWrk(out)
+  }
   const r = await autocannon({ url, connections, duration: durationSec, pipelining: 1, workers: 1 })
   return {
     reqPerSec: r.requests.average,
@@ -92,8 +133,9 @@ async function measure(url: string, connections: number, durationSec: number): P
   }
 }
 
-export async function benchServing(opts: { durationSec?: number; connections?: number; only?: string; print?: (line: string) => void } = {}): Promise<ServingBenchResult> {
+export async function benchServing(opts: { durationSec?: number; connections?: number; only?: string; generator?: 'wrk' | 'autocannon'; print?: (line: string) => void } = {}): Promise<ServingBenchResult> {
   const durationSec = opts.durationSec ?? 5
+  const generator = opts.generator ?? loadGenerator()
   const connections = opts.connections ?? 64
   const print = opts.print ?? (() => undefined)
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-serving-'))
@@ -148,17 +190,17 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
       if (res.status !== 200) throw new Error(`bench target ${path} answered ${res.status}: ${await res.text()}`)
     }
     // Warm both servers (JIT, connection setup) before measuring.
-    await measure(`http://127.0.0.1:${hello.port}/`, connections, 1)
-    await measure(base + targets[0]![1], connections, 1)
+    await measure(`http://127.0.0.1:${hello.port}/`, connections, 1, generator)
+    await measure(base + targets[0]![1], connections, 1, generator)
     // Each route is measured right after its own bare run, and its ratio is to that run: on a shared machine the
     // load drifts over a minute, and a pair of adjacent runs sees the same conditions.
     const rows: ServingBenchRow[] = []
     const bares: Array<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> = []
     for (const [name, path] of targets) {
       if (opts.only && !name.includes(opts.only) && !path.includes(opts.only)) continue
-      const b = await measure(`http://127.0.0.1:${hello.port}/`, connections, durationSec)
+      const b = await measure(`http://127.0.0.1:${hello.port}/`, connections, durationSec, generator)
       bares.push(b)
-      const m = await measure(base + path, connections, durationSec)
+      const m = await measure(base + path, connections, durationSec, generator)
       const r = { name, path, ...m, ratio: m.reqPerSec / b.reqPerSec, bareReqPerSec: b.reqPerSec }
       rows.push(r)
       print(row(r))
@@ -170,7 +212,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
       non2xx: bares.reduce((a, b) => a + b.non2xx, 0), errors: bares.reduce((a, b) => a + b.errors, 0),
     }
     print(`${row(bare)}  (mean of the ${bares.length} paired runs)`)
-    return { connections, durationSec, bare, rows }
+    return { generator, connections, durationSec, bare, rows }
   } finally {
     await server?.close()
     await runner?.close()
@@ -193,6 +235,6 @@ export function row(r: ServingBenchRow): string {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const durationSec = Number(process.argv[2] ?? 5)
   const print = (line: string) => process.stdout.write(line + '\n')
-  print(`== serving: ${64} connections on loopback, ${durationSec} s per route, beside a bare uWS hello-world`)
+  print(`== serving: ${64} connections on loopback (${loadGenerator()}), ${durationSec} s per route, beside a bare uWS hello-world`)
   await benchServing({ durationSec, only: process.argv[3], print })
 }

@@ -1,0 +1,53 @@
+/**
+ * The serving bench reads wrk's report. The texts below are wrk 4.1.0 (Debian 4.1.0-3+b2) output captured on this
+ * project's machine: one against a server answering 404 (non-2xx counted), one with socket errors and sub-ms
+ * percentiles in microseconds.
+ */
+import t from 'tap'
+import { parseWrk } from '../../bench/serving.ts'
+
+const NOT_FOUND = `Running 1s test @ http://127.0.0.1:9933/nope
+  1 threads and 4 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     2.54ms    2.22ms  19.83ms   86.15%
+    Req/Sec     1.76k   286.45     2.18k    80.00%
+  Latency Distribution
+     50%    1.66ms
+     75%    3.57ms
+     90%    5.21ms
+     99%   10.66ms
+  1748 requests in 1.00s, 0.87MB read
+  Non-2xx or 3xx responses: 1748
+Requests/sec:   1745.29
+Transfer/sec:      0.87MB
+`
+
+const FAST = `Running 5s test @ http://127.0.0.1:51813/
+  1 threads and 64 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   282.40us  401.15us  12.02ms   97.71%
+    Req/Sec   123.50k    10.11k  131.73k    90.00%
+  Latency Distribution
+     50%  219.00us
+     75%  255.00us
+     90%  319.00us
+     99%    1.16ms
+  614554 requests in 5.00s, 60.37MB read
+  Socket errors: connect 0, read 2, write 0, timeout 1
+Requests/sec: 122978.91
+Transfer/sec:     12.07MB
+`
+
+t.test('parseWrk reads req/s, p50/p99 in ms, non-2xx and socket errors', async (t) => {
+  t.same(parseWrk(NOT_FOUND), { reqPerSec: 1745.29, p50Ms: 1.66, p99Ms: 10.66, non2xx: 1748, errors: 0 })
+  const fast = parseWrk(FAST)
+  t.equal(fast.reqPerSec, 122978.91)
+  t.equal(fast.p50Ms, 0.219, 'microseconds become milliseconds')
+  t.equal(fast.p99Ms, 1.16)
+  t.equal(fast.non2xx, 0)
+  t.equal(fast.errors, 3, 'read 2 + timeout 1')
+})
+
+t.test('parseWrk refuses output without a latency distribution', async (t) => {
+  t.throws(() => parseWrk('Requests/sec: 10\n'), /unparsed wrk output/)
+})
