@@ -39,13 +39,17 @@ export class Dispatcher {
     this.methodologyJson = JSON.stringify(services.config.methodologyVersion)
   }
 
-  readonly handle = async (req: IncomingRequest, res: ResponseWriter): Promise<void> => {
+  /**
+   * Synchronous up to the first thing that must wait: a free route whose handler answers from memory is written
+   * before this returns (no promise, no microtask); a handler's promise or a paid call continues asynchronously.
+   */
+  readonly handle = (req: IncomingRequest, res: ResponseWriter): void | Promise<void> => {
     const requestId = this.ids.next()
     const now = this.services.clock.now()
     const rl = this.services.rateLimiter.takeIp(req.ip, now)
     const headers: Record<string, string> = {
       'x-request-id': requestId,
-      'ratelimit-limit': String(rl.limit),
+      'ratelimit-limit': rl.limit === this.limitFor ? this.limitText : this.rememberLimit(rl.limit),
       'ratelimit-remaining': String(rl.remaining),
       'ratelimit-reset': String(rl.resetSec),
     }
@@ -67,20 +71,45 @@ export class Dispatcher {
       const validator = this.validators.get(route)!
       if (!validator.empty) validator.check(ctx as unknown as Record<'params' | 'query' | 'headers' | 'body', unknown>)
       if (route.needs) for (const part of route.needs) ctx.need(part)
-      const call = route.pay.kind === 'paid' ? await this.authorize(ctx, route, req, headers) : null
+      if (route.pay.kind === 'paid') return this.paid(req, res, route, ctx, headers)
+      const out = route.handler(ctx)
+      if (out instanceof Promise) {
+        return out
+          .then((result) => this.writeResult(res, result, ctx, headers))
+          .catch((err: unknown) => this.writeError(res, err, requestId, headers, req))
+      }
+      this.writeResult(res, out, ctx, headers)
+    } catch (err) {
+      this.writeError(res, err, requestId, headers, req)
+    }
+  }
+
+  /** A paid route: authorize, handler, settle and commit (see payments/PaymentGate.ts), then the envelope. */
+  private async paid(req: IncomingRequest, res: ResponseWriter, route: RouteDef, ctx: HandlerContext, headers: Record<string, string>): Promise<void> {
+    try {
+      const call = await this.authorize(ctx, route, req, headers)
       let result: HandlerResult
       try {
         const out = route.handler(ctx)
         result = out instanceof Promise ? await out : out
       } catch (err) {
-        if (call) await this.release(call.grant, 'handler_failed', ctx.request_id)
+        await this.release(call.grant, 'handler_failed', ctx.request_id)
         throw err
       }
-      if (call) await this.capture(call, ctx.request_id, headers, result)
+      await this.capture(call, ctx.request_id, headers, result)
       this.writeResult(res, result, ctx, headers)
     } catch (err) {
-      this.writeError(res, err, requestId, headers, req)
+      this.writeError(res, err, ctx.request_id, headers, req)
     }
+  }
+
+  /** RateLimit-Limit as text, kept for the bucket size last seen (one policy per limiter, so nearly always a hit). */
+  private limitFor = Number.NaN
+  private limitText = ''
+  private rememberLimit(limit: number): string {
+    this.limitFor = limit
+    this.limitText = String(limit)
+    return this.limitText
   }
 
   private context(req: IncomingRequest, route: RouteDef, params: Record<string, string>, requestId: string, now: number): HandlerContext {

@@ -38,12 +38,20 @@ export class ResponseWriter {
   closeConnection = false
   /** Whether the body must be omitted (HEAD). */
   headOnly = false
+  /** Links of the adapter's in-flight list (intrusive: no hashing per request). */
+  prev: ResponseWriter | null = null
+  next: ResponseWriter | null = null
   private readonly res: HttpResponse
   private readonly onFinished: (w: ResponseWriter) => void
 
   constructor(res: HttpResponse, onFinished: (w: ResponseWriter) => void) {
     this.res = res
     this.onFinished = onFinished
+  }
+
+  /** Registers onAborted: needed before the uWS callback returns whenever the answer is not written yet. */
+  watchAbort(): void {
+    if (!this.done) this.res.onAborted(() => this.markAborted())
   }
 
   /** Called from the adapter's onAborted: the client went away; every later write is dropped. */

@@ -50,7 +50,9 @@ export class UwsAdapter {
   readonly port: number
   private readonly app: TemplatedApp
   private listenSocket: us_listen_socket | null
-  private readonly inFlight = new Set<ResponseWriter>()
+  /** In-flight responses: a doubly linked list through the writers, so adding and removing costs no hashing. */
+  private head: ResponseWriter | null = null
+  private count = 0
   private closing = false
   private drainWaiters: Array<() => void> = []
 
@@ -64,24 +66,29 @@ export class UwsAdapter {
   static listen(opts: UwsAdapterOptions, handler: RequestHandler): Promise<UwsAdapter> {
     const app = uWS.App()
     const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    const trustProxy = opts.trustProxy === true
     let adapter: UwsAdapter | null = null
     const finished = (w: ResponseWriter): void => {
-      if (!adapter) return
-      adapter.inFlight.delete(w)
-      if (adapter.inFlight.size === 0 && adapter.drainWaiters.length > 0) {
-        for (const wake of adapter.drainWaiters.splice(0)) wake()
-      }
+      if (adapter) adapter.remove(w)
     }
 
     app.any('/*', (res: HttpResponse, req: HttpRequest) => {
       const writer = new ResponseWriter(res, finished)
-      res.onAborted(() => writer.markAborted())
-      const incoming = copyRequest(res, req, opts.trustProxy === true)
+      const incoming = copyRequest(res, req, trustProxy)
       if (incoming.method === 'HEAD') writer.headOnly = true
       if (adapter) {
-        adapter.inFlight.add(writer)
+        adapter.add(writer)
         if (adapter.closing) writer.closeConnection = true
       }
+      // uWS counts a HEAD answer (endWithoutBody) as not responded yet forbids touching the response after it, so
+      // HEAD registers its abort watch up front like a body read does.
+      if (incoming.method === 'GET') {
+        run(handler, incoming, writer, opts.onHandlerError)
+        // A handler that answered synchronously needs no abort watch; one still working must have it before return.
+        writer.watchAbort()
+        return
+      }
+      writer.watchAbort()
       if (!BODY_METHODS.has(incoming.method)) {
         run(handler, incoming, writer, opts.onHandlerError)
         return
@@ -114,8 +121,33 @@ export class UwsAdapter {
     })
   }
 
+  private add(w: ResponseWriter): void {
+    w.next = this.head
+    if (this.head) this.head.prev = w
+    this.head = w
+    this.count++
+  }
+
+  private remove(w: ResponseWriter): void {
+    if (w.prev === null && this.head !== w) return // not listed (or already removed)
+    if (w.prev) w.prev.next = w.next
+    else this.head = w.next
+    if (w.next) w.next.prev = w.prev
+    w.prev = w.next = null
+    this.count--
+    if (this.count === 0 && this.drainWaiters.length > 0) {
+      for (const wake of this.drainWaiters.splice(0)) wake()
+    }
+  }
+
+  private listed(): ResponseWriter[] {
+    const out: ResponseWriter[] = []
+    for (let w = this.head; w; w = w.next) out.push(w)
+    return out
+  }
+
   get inFlightCount(): number {
-    return this.inFlight.size
+    return this.count
   }
 
   get isClosing(): boolean {
@@ -129,20 +161,20 @@ export class UwsAdapter {
   async close(timeoutMs = 10_000): Promise<{ drained: boolean }> {
     if (!this.closing) {
       this.closing = true
-      for (const w of this.inFlight) w.closeConnection = true
+      for (let w = this.head; w; w = w.next) w.closeConnection = true
       if (this.listenSocket) {
         uWS.us_listen_socket_close(this.listenSocket)
         this.listenSocket = null
       }
     }
-    if (this.inFlight.size === 0) return { drained: true }
+    if (this.count === 0) return { drained: true }
     let timer: NodeJS.Timeout | undefined
     const drained = await new Promise<boolean>((resolve) => {
       this.drainWaiters.push(() => resolve(true))
       timer = setTimeout(() => resolve(false), timeoutMs)
     })
     clearTimeout(timer)
-    if (!drained) for (const w of [...this.inFlight]) w.forceClose()
+    if (!drained) for (const w of this.listed()) w.forceClose()
     return { drained }
   }
 }
@@ -164,12 +196,17 @@ function upperMethod(m: string): string {
   return UPPER_METHODS[m] ?? m.toUpperCase()
 }
 
+// The headers object req.forEach is filling: one shared callback instead of a closure per request.
+let collecting: Record<string, string> = {}
+function collectHeader(key: string, value: string): void {
+  const prev = collecting[key]
+  collecting[key] = prev === undefined ? value : `${prev}, ${value}`
+}
+
 function copyRequest(res: HttpResponse, req: HttpRequest, trustProxy: boolean): IncomingRequest {
   const headers: Record<string, string> = {}
-  req.forEach((key, value) => {
-    const prev = headers[key]
-    headers[key] = prev === undefined ? value : `${prev}, ${value}`
-  })
+  collecting = headers
+  req.forEach(collectHeader)
   let ip = ''
   if (trustProxy) {
     const xff = headers['x-forwarded-for']

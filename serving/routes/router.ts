@@ -71,24 +71,29 @@ export class Router {
       const route = hit.byMethod.get(lookup)
       return route ? { kind: 'found', route, params: {} } : { kind: 'method_not_allowed', allow: hit.allow }
     }
-    const parts = path.split('/')
+    // Segments are walked in place (indexOf, startsWith) rather than split into an array per request.
+    let slashes = 0
+    for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 47) slashes++
     let allow: string | null = null
     for (const t of this.templates) {
-      if (t.segments.length !== parts.length - 1) continue
+      if (t.segments.length !== slashes) continue
       let params: Record<string, string> | null = {}
+      let pos = 1
       for (let i = 0; i < t.segments.length; i++) {
         const seg = t.segments[i] as { literal: string } | { param: string }
-        const part = parts[i + 1] as string
+        const slash = path.indexOf('/', pos)
+        const end = slash === -1 ? path.length : slash
         if ('literal' in seg) {
-          if (seg.literal !== part) {
+          if (end - pos !== seg.literal.length || !path.startsWith(seg.literal, pos)) {
             params = null
             break
           }
         } else {
-          if (part === '') {
+          if (end === pos) {
             params = null
             break
           }
+          const part = path.slice(pos, end)
           let value = part
           if (part.includes('%')) {
             try {
@@ -99,6 +104,7 @@ export class Router {
           }
           params[seg.param] = value
         }
+        pos = end + 1
       }
       if (!params) continue
       const route = t.byMethod.get(lookup)
