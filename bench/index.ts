@@ -63,6 +63,8 @@ print(
   `goal: decision reads ≥ 0.70 of bare req/s and p99 ≤ 2 ms → decision read ratio ${decisionRead.ratio.toFixed(2)}, p99 ${decisionRead.p99Ms.toFixed(2)} ms` +
     ` (bare p99 ${serving.bare.p99Ms.toFixed(2)} ms); worst other ledger read ${worst.name} ratio ${worst.ratio.toFixed(2)}, p99 ${worst.p99Ms.toFixed(2)} ms`,
 )
+const thinking = serving.thinking.find((r) => r.name.startsWith('decision read'))
+if (thinking) print(`      below saturation (${thinking.name}): ${Math.round(thinking.reqPerSec).toLocaleString('en-US')} req/s, p50 ${thinking.p50Ms.toFixed(2)} ms, p99 ${thinking.p99Ms.toFixed(2)} ms`)
 if (generator === 'wrk') {
   // The same pair under the other generator the issue allows: autocannon's own CPU caps the bare figure, so its ratio
   // reads higher; both are printed so neither flatters the result.
