@@ -109,40 +109,58 @@ function wrapperJson(value: object): string | null {
 
 const EMPTY_LIST_JSON = '[]'
 
-/** UTF-8 bytes of frozen data, kept beside its JSON text: a response copies them instead of re-encoding a string. */
-const frozenBytes = new WeakMap<object, Buffer>()
+/**
+ * The envelope's opening through frozen data — `{"data":` + (wrapper head) + data JSON + (wrapper tail) — as UTF-8
+ * bytes, cached per frozen value: a response copies them instead of re-encoding a string.
+ */
+const openedBytes = new WeakMap<object, { head: string; bytes: Buffer }>()
 
 /**
- * `data` as cached bytes when it is frozen, or a one-key plain wrapper around a frozen value (`{ clocks }`);
- * null otherwise. Only frozen values enter the cache, so a hit needs no Object.isFrozen walk.
+ * That opening for `data` when it is frozen, or a one-key plain wrapper around a frozen value (`{ clocks }`); null
+ * otherwise. Only frozen values enter the cache, so a hit needs no Object.isFrozen walk.
  */
-function frozenData(data: unknown): { head: string; bytes: Buffer; tail: string } | null {
+function openedFrozen(data: unknown): Buffer | null {
   if (typeof data !== 'object' || data === null) return null
+  const direct = openedBytes.get(data)
+  if (direct !== undefined && direct.head === '') return direct.bytes
   let head = ''
-  let tail = ''
   let value: object = data
-  let bytes = frozenBytes.get(value)
-  if (bytes === undefined) {
-    if (!Object.isFrozen(data)) {
-      if (Array.isArray(data) || Object.getPrototypeOf(data) !== Object.prototype || 'toJSON' in data) return null
-      const keys = Object.keys(data)
-      if (keys.length !== 1) return null
-      const v = (data as Record<string, unknown>)[keys[0] as string]
-      if (typeof v !== 'object' || v === null) return null
-      head = '{' + JSON.stringify(keys[0]) + ':'
-      tail = '}'
-      value = v
-      bytes = frozenBytes.get(value)
-      if (bytes === undefined && !Object.isFrozen(value)) return null
-    }
-    if (bytes === undefined) {
-      const json = jsonOf(value)
-      if (json === undefined) return null
-      bytes = Buffer.from(json, 'utf8')
-      frozenBytes.set(value, bytes)
-    }
+  if (!Object.isFrozen(data)) {
+    if (Array.isArray(data) || Object.getPrototypeOf(data) !== Object.prototype || 'toJSON' in data) return null
+    const keys = Object.keys(data)
+    if (keys.length !== 1) return null
+    const v = (data as Record<string, unknown>)[keys[0] as string]
+    if (typeof v !== 'object' || v === null) return null
+    head = '{' + JSON.stringify(keys[0]) + ':'
+    value = v
+    const wrapped = openedBytes.get(value)
+    if (wrapped !== undefined && wrapped.head === head) return wrapped.bytes
+    if (!Object.isFrozen(value)) return null
   }
-  return { head, bytes, tail }
+  const json = jsonOf(value)
+  if (json === undefined) return null
+  const bytes = Buffer.from('{"data":' + head + json + (head === '' ? '' : '}'), 'utf8')
+  openedBytes.set(value, { head, bytes })
+  return bytes
+}
+
+/**
+ * Response bodies are carved from 256 KiB slabs rather than Node's 8 KiB Buffer pool, which a 1–2 KB envelope
+ * exhausts every few responses. Slices are never reused; a slab is freed once no body cut from it is referenced.
+ */
+const SLAB_BYTES = 256 * 1024
+let slab = Buffer.allocUnsafeSlow(0)
+let slabUsed = 0
+
+function bodyBuffer(size: number): Buffer {
+  if (size > SLAB_BYTES / 8) return Buffer.allocUnsafe(size)
+  if (slabUsed + size > slab.length) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES)
+    slabUsed = 0
+  }
+  const out = slab.subarray(slabUsed, slabUsed + size)
+  slabUsed += (size + 7) & ~7
+  return out
 }
 
 /**
@@ -159,18 +177,15 @@ export function serializeSuccess(
   pricing: MetaPricing | null,
   o: MetaOverrides | undefined,
 ): string | Buffer {
-  const frozen = frozenData(data)
-  if (frozen) {
-    const open = '{"data":' + frozen.head
-    const stamp = frozen.tail + metaStamp(requestId, nowMs)
+  const opened = openedFrozen(data)
+  if (opened) {
+    const stamp = metaStamp(requestId, nowMs)
     const rest = pricing === null ? cachedMetaRest(methodologyVersionJson, o) : null
     const restText = rest === null ? metaRest(methodologyVersionJson, pricing, o) + '}' : ''
-    const openLen = Buffer.byteLength(open, 'utf8')
     const stampLen = Buffer.byteLength(stamp, 'utf8')
     const restLen = rest === null ? Buffer.byteLength(restText, 'utf8') : rest.length
-    const out = Buffer.allocUnsafe(openLen + frozen.bytes.length + stampLen + restLen)
-    let at = out.write(open, 0, 'utf8')
-    at += frozen.bytes.copy(out, at)
+    const out = bodyBuffer(opened.length + stampLen + restLen)
+    let at = opened.copy(out, 0)
     at += out.write(stamp, at, 'utf8')
     if (rest === null) out.write(restText, at, 'utf8')
     else rest.copy(out, at)

@@ -59,6 +59,26 @@ t.test('frozen data is written from cached bytes', async (t) => {
   t.type(serializeSuccess({ chips: [1] }, 'a', NOW, '"v"', null, undefined), 'string', 'unfrozen data stays text')
 })
 
+t.test('a body stays intact while later bodies are written (slab slices never overlap)', async (t) => {
+  const data = Object.freeze({ id: 'x'.repeat(900) })
+  const first = serializeSuccess(data, 'first', NOW, '"v"', null, undefined) as Buffer
+  const copy = Buffer.from(first)
+  const later: Buffer[] = []
+  for (let i = 0; i < 2000; i++) later.push(serializeSuccess(data, `r${i}`, NOW + i, '"v"', null, undefined) as Buffer)
+  t.ok(first.equals(copy), 'the first body is unchanged after 2,000 more (several slabs)')
+  t.equal(JSON.parse(later[1999]!.toString()).meta.request_id, 'r1999')
+  const offsets = new Map<ArrayBufferLike, Set<number>>()
+  let shared = 0
+  for (const b of later) {
+    const seen = offsets.get(b.buffer) ?? new Set<number>()
+    if (seen.has(b.byteOffset)) shared++
+    seen.add(b.byteOffset)
+    offsets.set(b.buffer, seen)
+  }
+  t.equal(shared, 0, 'no two bodies share memory')
+  t.ok(offsets.size > 1, 'bodies span more than one slab')
+})
+
 t.test('jsonOf: frozen values serialized once, others every time', async (t) => {
   const frozen = Object.freeze({ n: 1 })
   t.equal(jsonOf(frozen), '{"n":1}')
