@@ -265,15 +265,29 @@ function describe(err: ErrorObject | undefined): TickValidationError {
 export function validateTick(value: unknown): Tick {
   if (!validateCompiled(value)) throw describe(validateCompiled.errors?.[0])
   const tick = value as Tick
-  if (Number.isNaN(Date.parse(tick.provenance.timestamp))) {
+  if (Number.isNaN(parseInstant(tick.provenance.timestamp))) {
     throw new TickValidationError('/provenance/timestamp', 'not a valid instant')
   }
   return tick
 }
 
+// Ticks come in runs that share one instant (every kind of an asset at each minute), and each consumer parses the
+// timestamp more than once (validation, event time), so the last instant parsed is remembered.
+let lastInstant = ''
+let lastInstantMs = Number.NaN
+
+/** Date.parse, memoized on the last string: ISO-8601 instant → epoch ms (NaN when not a valid date). */
+export function parseInstant(iso: string): number {
+  if (iso === lastInstant) return lastInstantMs
+  const ms = Date.parse(iso)
+  lastInstant = iso
+  lastInstantMs = ms
+  return ms
+}
+
 /** Event time in epoch milliseconds. */
 export function tickTime(tick: Tick): number {
-  return Date.parse(tick.provenance.timestamp)
+  return parseInstant(tick.provenance.timestamp)
 }
 
 // A small direct-mapped memo: reads format the same few instants over and over (last observation per input, e.g.

@@ -18,7 +18,7 @@ import { isoMs, tickTime, type Provenance, type Tick, type UniverseTick } from '
 import { intervalMs } from './features/FeatureState.ts'
 import { stalenessBudgetMs, type FeatureInput } from './features/stalenessBudgets.ts'
 import type { EventLog, LogConsumer } from './log/EventLog.ts'
-import { decodeTickValue } from './TickEnvelope.ts'
+import { decodeTickRecord } from './TickEnvelope.ts'
 
 const log = childLogger('market-state')
 
@@ -29,6 +29,15 @@ export const LIQ_HOURS_REQUIRED = 24
 
 /** Inputs with a staleness budget; predicted funding has none (it is a forecast, not an observation). */
 export type MarketInput = Extract<FeatureInput, 'mid' | 'mark' | 'index' | 'bars' | 'book' | 'funding' | 'open_interest'>
+
+function observed<T>(value: T, time: number, provenance: Provenance): Observed<T> {
+  return { value, time, provenance }
+}
+
+/** True when an observation at `time` is at least as new as `prev`. */
+function isNewer(prev: Observed<unknown> | null, time: number): boolean {
+  return prev === null || time >= prev.time
+}
 
 export interface Observed<T> {
   value: T
@@ -190,7 +199,7 @@ export class MarketState {
     const running = consumer.run(async (batch) => {
       for (const r of batch.records) {
         try {
-          state.ingest(decodeTickValue(r.value).tick)
+          state.ingest(decodeTickRecord(r).tick)
         } catch (err) {
           state.#rejected++
           if (state.#rejected <= 10 || state.#rejected % 1000 === 0) {
@@ -231,32 +240,32 @@ export class MarketState {
       s = newAsset(tick.asset)
       this.#assets.set(tick.asset, s)
     }
-    const obs = <T>(value: T): Observed<T> => ({ value, time, provenance: tick.provenance })
-    const newer = (prev: Observed<unknown> | null) => prev === null || time >= prev.time
+    // No closures in here: this runs for every tick, and creating one costs more than the fold itself.
+    const { provenance } = tick
     switch (tick.kind) {
       case 'mid':
       case 'mark':
       case 'index':
-        if (newer(s[tick.kind])) s[tick.kind] = obs(tick.price)
+        if (isNewer(s[tick.kind], time)) s[tick.kind] = observed(tick.price, time, provenance)
         return
       case 'book_top':
-        if (newer(s.book)) {
-          s.book = obs({
+        if (isNewer(s.book, time)) {
+          s.book = observed({
             bid: tick.bid, ask: tick.ask, bid_size: tick.bid_size, ask_size: tick.ask_size,
             bid_depth_usd: tick.bid_depth_usd, ask_depth_usd: tick.ask_depth_usd,
-          })
+          }, time, provenance)
         }
         return
       case 'funding':
-        if (newer(s.funding)) s.funding = obs({ rate: tick.rate, interval_hours: tick.interval_hours, premium: tick.premium })
+        if (isNewer(s.funding, time)) s.funding = observed({ rate: tick.rate, interval_hours: tick.interval_hours, premium: tick.premium }, time, provenance)
         return
       case 'predicted_funding':
-        if (newer(s.predicted_funding)) {
-          s.predicted_funding = obs({ rate: tick.rate, interval_hours: tick.interval_hours, next_funding_at: tick.next_funding_at })
+        if (isNewer(s.predicted_funding, time)) {
+          s.predicted_funding = observed({ rate: tick.rate, interval_hours: tick.interval_hours, next_funding_at: tick.next_funding_at }, time, provenance)
         }
         return
       case 'open_interest':
-        if (newer(s.open_interest)) s.open_interest = obs({ value: tick.value, unit: tick.unit })
+        if (isNewer(s.open_interest, time)) s.open_interest = observed({ value: tick.value, unit: tick.unit }, time, provenance)
         return
       case 'liquidation': {
         const hour = Math.floor(time / HOUR_MS)
@@ -276,7 +285,7 @@ export class MarketState {
         if (s.barWindow === null) {
           s.barWindow = { key, intervalMs: intervalMs(tick.interval), firstTime: time, times: [], notionals: [], head: 0, sum: 0, unconvertible: 0 }
         } else if (s.barWindow.key !== key) return
-        if (!newer(s.bar)) return
+        if (!isNewer(s.bar, time)) return
         const w = s.barWindow
         const notional = tick.volume_unit === 'base' ? tick.volume * tick.close : tick.volume_unit === 'quote' ? tick.volume : NaN
         w.times.push(time)
@@ -297,7 +306,7 @@ export class MarketState {
         }
         // Covered when the first bar's window opened at or before time − 24 h.
         const covered = w.firstTime - w.intervalMs <= time - DAY_MS
-        s.bar = obs({ close: tick.close, interval: tick.interval, volume_24h_usd: covered && w.unconvertible === 0 ? w.sum : null })
+        s.bar = observed({ close: tick.close, interval: tick.interval, volume_24h_usd: covered && w.unconvertible === 0 ? w.sum : null }, time, provenance)
         return
       }
     }

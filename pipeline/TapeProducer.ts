@@ -111,7 +111,7 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
       // Paced replays send each event instant as it comes due; unpaced ones batch for throughput.
       if (speed > 0 && buffer.length > 0 && time !== bufferTime) await flush()
       bufferTime = time
-      buffer.push({ key: tickKey(entry.tick), value: encodeTickEnvelope({ seq: entry.line, tape: tapeId, tick: entry.tick }), timestamp: time })
+      buffer.push({ key: tickKey(entry.tick), value: encodeTickEnvelope({ seq: entry.line, tape: tapeId, tick: entry.tick }, entry.raw), timestamp: time })
       if (buffer.length >= batchSize) await flush()
     })
     await flush()

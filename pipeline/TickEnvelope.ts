@@ -29,15 +29,19 @@ export function encodeTick(tick: Tick): Buffer {
   return Buffer.from(tickLine(tick), 'utf8')
 }
 
-/** Envelope value; key order is fixed (seq, tape, tick) so one envelope always yields the same bytes. */
-export function encodeTickEnvelope(envelope: TickEnvelope): Buffer {
+/**
+ * Envelope value; key order is fixed (seq, tape, tick) so one envelope always yields the same bytes. `tickJson` is
+ * the tick's JSON text when the caller already holds it (a tape line the tape reader parsed into `tick`), which
+ * spares serializing the tick again.
+ */
+export function encodeTickEnvelope(envelope: TickEnvelope, tickJson?: string): Buffer {
   if (!Number.isSafeInteger(envelope.seq) || envelope.seq < 0) {
     throw new TickValidationError('/seq', 'must be a non-negative safe integer')
   }
   if (typeof envelope.tape !== 'string' || envelope.tape.length === 0) {
     throw new TickValidationError('/tape', 'must be a non-empty string')
   }
-  return Buffer.from(`{"seq":${envelope.seq},"tape":${JSON.stringify(envelope.tape)},"tick":${tickLine(envelope.tick)}}`, 'utf8')
+  return Buffer.from(`{"seq":${envelope.seq},"tape":${JSON.stringify(envelope.tape)},"tick":${tickJson ?? tickLine(envelope.tick)}}`, 'utf8')
 }
 
 function isEnvelope(value: unknown): value is { seq: unknown; tape: unknown; tick: unknown } {
@@ -65,4 +69,25 @@ export function decodeTickValue(value: Buffer | string): DecodedTick {
     if (err instanceof TickValidationError) throw new TickValidationError(`/tick${err.path}`, err.message.replace(/^[^:]*: /, ''))
     throw err
   }
+}
+
+// Recent decodes, one slot per (partition, offset) modulo the table size, valid only for the very value buffer they
+// were decoded from. In one process every stream processor (sink, engine, market state) reads every tick, and the
+// embedded log hands them the same record buffers, so each value is parsed and validated once while the consumers
+// stay within RECENT_SLOTS / partitions records of each other. A miss (another log, a consumer far behind) decodes.
+const RECENT_SLOTS = 1 << 15
+const recentValues: (Buffer | undefined)[] = new Array<Buffer | undefined>(RECENT_SLOTS)
+const recentDecoded: (DecodedTick | undefined)[] = new Array<DecodedTick | undefined>(RECENT_SLOTS)
+
+/**
+ * decodeTickValue of a consumed record's value. A record whose value buffer was decoded moments ago gets the same
+ * DecodedTick object: it is shared, so it is read-only (as every tick downstream is).
+ */
+export function decodeTickRecord(record: { partition: number; offset: number; value: Buffer }): DecodedTick {
+  const slot = (record.offset * 4 + record.partition) & (RECENT_SLOTS - 1)
+  if (recentValues[slot] === record.value) return recentDecoded[slot]!
+  const decoded = decodeTickValue(record.value)
+  recentValues[slot] = record.value
+  recentDecoded[slot] = decoded
+  return decoded
 }

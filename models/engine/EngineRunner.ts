@@ -29,7 +29,7 @@ import { childLogger } from '../../common/logger.ts'
 import { tickTime, type Tick } from '../../ingest/Tick.ts'
 import type { Clock } from '../../ingest/VirtualClock.ts'
 import type { ConsumedBatch, EventLog, LogConsumer } from '../../pipeline/log/EventLog.ts'
-import { decodeTickValue } from '../../pipeline/TickEnvelope.ts'
+import { decodeTickRecord } from '../../pipeline/TickEnvelope.ts'
 import { topicNames, type TopicNames } from '../../pipeline/topics.ts'
 import type { QuestionModel } from '../QuestionModel.ts'
 import { DatasetBuilder } from '../Dataset.ts'
@@ -189,7 +189,7 @@ export class EngineRunner {
       if (r.offset < next) continue
       let tick: Tick | null = null
       try {
-        tick = decodeTickValue(r.value).tick
+        tick = decodeTickRecord(r).tick
       } catch (err) {
         log.warn({ partition: r.partition, offset: r.offset, err: (err as Error).message }, 'undecodable tick skipped (the sink keeps it among the rejects)')
       }

@@ -16,6 +16,11 @@
  * crash can lose nothing that was acknowledged or delivered. Writes to one partition are serialized, so the file is
  * always a contiguous prefix of frames.
  *
+ * Reading: the newest `recentBytes` of each partition's records stay in memory as written (the role the page cache
+ * plays for Kafka), so consumers that keep up — in one process, every stream processor reads every tick — get them
+ * without a disk read and CRC check each, and all get the same record objects (read-only by contract). Older records
+ * are read from the segment files.
+ *
  * Recovery on open: the log is the longest valid prefix of each partition — the first frame that is incomplete,
  * fails its CRC, or is out of offset sequence marks a torn tail: that segment is truncated there (logged) and any
  * later segment is deleted (logged). Only unacknowledged writes can be there, because an acknowledgement needs every
@@ -31,7 +36,7 @@ import { fsyncDir, writeFileAtomic } from './atomicFile.ts'
 import { DirLock } from './DirLock.ts'
 import { EmbeddedConsumer, type EmbeddedLogInternals, type WakeSignal } from './EmbeddedConsumer.ts'
 import type { ConsumedRecord, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicSpec } from './EventLog.ts'
-import { checkFrame, decodeFrame, encodeFrame } from './frame.ts'
+import { FRAME_OVERHEAD_BYTES, checkFrame, decodeFrame, encodeFrame } from './frame.ts'
 import { GroupOffsetsFile } from './GroupOffsetsFile.ts'
 import { LogError } from './LogError.ts'
 import { assertPartitionOffset, assertRecords, assertTopicName, assertTopicSpecs } from './validate.ts'
@@ -44,6 +49,8 @@ export interface EmbeddedLogOptions {
   maxBatchRecords?: number
   /** Soft cap on bytes per delivered batch (a batch always holds at least one record). Default 1 MiB. */
   maxBatchBytes?: number
+  /** Bytes of each partition's newest records kept in memory for readers (0: every read goes to disk). Default 16 MiB. */
+  recentBytes?: number
 }
 
 type ResolvedOptions = Required<EmbeddedLogOptions>
@@ -56,6 +63,7 @@ const validateOptions = optionsValidator<EmbeddedLogOptions>(
       segmentBytes: { type: 'integer', minimum: 64, maximum: 1024 ** 3, nullable: true, default: 64 * 1024 * 1024 },
       maxBatchRecords: { type: 'integer', minimum: 1, maximum: 100000, nullable: true, default: 500 },
       maxBatchBytes: { type: 'integer', minimum: 1024, maximum: 256 * 1024 * 1024, nullable: true, default: 1024 * 1024 },
+      recentBytes: { type: 'integer', minimum: 0, maximum: 1024 ** 3, nullable: true, default: 16 * 1024 * 1024 },
     },
   } as JSONSchemaType<EmbeddedLogOptions>,
   'EmbeddedLog options',
@@ -81,6 +89,12 @@ interface PartitionState {
   /** End of fsynced records; consumers and endOffsets see only below it. */
   durableEnd: number
   writeChain: Promise<void>
+  /** The newest records written by this process, in offset order: recent[recentHead] has offset recentFirst. */
+  recent: ConsumedRecord[]
+  recentHead: number
+  recentFirst: number
+  /** Frame bytes of recent[recentHead..]. */
+  recentSize: number
 }
 
 interface TopicState {
@@ -276,6 +290,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
       }
       for (const pos of framePositions) segment.positions.push(segment.size + pos)
       segment.size += pending
+      this.remember(p, frames)
       p.nextOffset += frames.length
       this.dirtySegments.add(segment)
       this.dirtyPartitions.add(p)
@@ -295,6 +310,50 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
       offset++
     }
     await flush()
+  }
+
+  /** Keeps the frames just written (offsets p.nextOffset...) as records, dropping the oldest beyond recentBytes. */
+  private remember(p: PartitionState, frames: Buffer[]): void {
+    const cap = this.options.recentBytes
+    if (cap === 0) return
+    if (p.recentFirst + (p.recent.length - p.recentHead) !== p.nextOffset) {
+      // Not contiguous with what is held (nothing held yet): start over at this write.
+      p.recent = []
+      p.recentHead = 0
+      p.recentFirst = p.nextOffset
+      p.recentSize = 0
+    }
+    for (const frame of frames) {
+      const f = decodeFrame(frame, 0)
+      p.recent.push({ topic: p.topic, partition: p.partition, offset: f.offset, key: f.key, value: f.value, timestamp: f.timestamp })
+      p.recentSize += frame.length
+    }
+    while (p.recentSize > cap && p.recentHead < p.recent.length) {
+      const dropped = p.recent[p.recentHead]!
+      p.recentSize -= FRAME_OVERHEAD_BYTES + Buffer.byteLength(dropped.key) + dropped.value.length
+      p.recent[p.recentHead] = undefined as unknown as ConsumedRecord
+      p.recentHead++
+      p.recentFirst++
+    }
+    if (p.recentHead > 4096 && p.recentHead * 2 > p.recent.length) {
+      p.recent = p.recent.slice(p.recentHead)
+      p.recentHead = 0
+    }
+  }
+
+  /** Records from `fromOffset` (< end) held in memory, within max records and about maxBatchBytes; null if not held. */
+  private fromMemory(p: PartitionState, fromOffset: number, max: number, end: number): ConsumedRecord[] | null {
+    if (fromOffset < p.recentFirst || fromOffset >= p.recentFirst + (p.recent.length - p.recentHead)) return null
+    const first = p.recentHead + (fromOffset - p.recentFirst)
+    const stop = Math.min(p.recent.length, first + max, first + (end - fromOffset))
+    const records: ConsumedRecord[] = []
+    let bytes = 0
+    for (let i = first; i < stop && (i === first || bytes < this.options.maxBatchBytes); i++) {
+      const r = p.recent[i]!
+      records.push(r)
+      bytes += FRAME_OVERHEAD_BYTES + r.key.length + r.value.length
+    }
+    return records
   }
 
   private async createSegment(p: PartitionState, baseOffset: number): Promise<Segment> {
@@ -375,6 +434,8 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   private async readRange(p: PartitionState, fromOffset: number, max: number): Promise<ConsumedRecord[]> {
     const end = p.durableEnd
     if (fromOffset >= end) return []
+    const held = this.fromMemory(p, fromOffset, max, end)
+    if (held) return held
     const segment = this.segmentFor(p, fromOffset)
     const first = fromOffset - segment.baseOffset
     const limit = Math.min(end - segment.baseOffset, segment.positions.length, first + max)
@@ -485,7 +546,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   }
 
   private emptyPartition(topic: string, partition: number, dir: string): PartitionState {
-    return { topic, partition, dir, segments: [], nextOffset: 0, durableEnd: 0, writeChain: Promise.resolve() }
+    return { topic, partition, dir, segments: [], nextOffset: 0, durableEnd: 0, writeChain: Promise.resolve(), recent: [], recentHead: 0, recentFirst: 0, recentSize: 0 }
   }
 
   private async closeFiles(): Promise<void> {

@@ -12,6 +12,8 @@ import { crc32 } from './crc32.ts'
 export const FRAME_HEADER_BYTES = 8
 const VERSION = 1
 const BODY_FIXED_BYTES = 1 + 8 + 8 + 4 + 4
+/** Bytes of a frame besides its key and value. */
+export const FRAME_OVERHEAD_BYTES = FRAME_HEADER_BYTES + BODY_FIXED_BYTES
 /** Upper bound on a body; a length prefix beyond it is treated as corruption. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024
 

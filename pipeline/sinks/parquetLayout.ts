@@ -42,9 +42,18 @@ export function decodeHiveValue(segment: string): string {
   return decodeURIComponent(segment)
 }
 
+// Records come in event-time order, so consecutive calls almost always fall on the same day.
+let lastDay = Number.NaN
+let lastDate = ''
+
 /** The UTC day of an instant, as the `date` partition value. */
 export function utcDate(epochMs: number): string {
-  return new Date(epochMs).toISOString().slice(0, 10)
+  const day = Math.floor(epochMs / 86_400_000)
+  if (day !== lastDay) {
+    lastDate = new Date(epochMs).toISOString().slice(0, 10)
+    lastDay = day
+  }
+  return lastDate
 }
 
 export function tableRoot(dataDir: string, dir: string, root: string = PARQUET_ROOT): string {

@@ -6,8 +6,8 @@
  * (pipeline/TickEnvelope.ts) and are NULL for bare ticks.
  */
 import type { ConsumedRecord } from '../log/EventLog.ts'
-import { decodeTickValue } from '../TickEnvelope.ts'
-import { tickTime, type Tick, type TickKind } from '../../ingest/Tick.ts'
+import { decodeTickRecord } from '../TickEnvelope.ts'
+import { parseInstant, tickTime, type Tick, type TickKind } from '../../ingest/Tick.ts'
 import type { CellValue, ColumnSpec, MappedRecord, TopicTable } from './TopicTable.ts'
 
 /** The storage directory of ticks: the default topic name, whatever SVC_TOPIC_TICKS says. */
@@ -90,35 +90,60 @@ const FIELD_COLUMNS: Record<TickKind, Record<string, TicksColumn>> = {
   universe: {},
 }
 
-function set(row: CellValue[], column: TicksColumn, value: unknown): void {
+function columnIndex(column: TicksColumn): number {
   const i = COLUMN_INDEX.get(column)
   if (i === undefined) throw new Error(`unknown ticks column ${column}`)
-  if (value === null || value === undefined) row[i] = null
-  else if (TIMESTAMP_COLUMNS.has(column)) row[i] = new Date(String(value))
-  else row[i] = value as CellValue
+  return i
 }
+
+/** A cell: NULL for null/undefined, a Date for TIMESTAMP columns (ISO text parsed as Date.parse does), else the value. */
+function cell(value: unknown, timestamp: boolean): CellValue {
+  if (value === null || value === undefined) return null
+  return timestamp ? new Date(parseInstant(String(value))) : (value as CellValue)
+}
+
+const TS = columnIndex('ts')
+const RECEIVED_AT = columnIndex('received_at')
+const KIND = columnIndex('kind')
+const INSTRUMENT = columnIndex('instrument')
+const SOURCE = columnIndex('source')
+const PROVIDER = columnIndex('provider')
+const QUALITY = columnIndex('quality')
+const PAYLOAD = columnIndex('payload')
+const TAPE_SEQ = columnIndex('tape_seq')
+const TAPE_ID = columnIndex('tape_id')
+
+/** Per kind: tick field → [column index, is a TIMESTAMP column] (resolved once, not per row). */
+const FIELD_CELLS = Object.fromEntries(
+  Object.entries(FIELD_COLUMNS).map(([kind, fields]) => [
+    kind,
+    new Map(Object.entries(fields).map(([field, column]) => [field, [columnIndex(column), TIMESTAMP_COLUMNS.has(column)] as const])),
+  ]),
+) as Record<TickKind, Map<string, readonly [number, boolean]>>
 
 /** One tick (plus its envelope position) as a `ticks` row, in TICKS_COLUMNS order. */
 export function tickRow(tick: Tick, tapeSeq: number | null = null, tapeId: string | null = null): CellValue[] {
   const row: CellValue[] = new Array<CellValue>(TICKS_COLUMNS.length).fill(null)
-  set(row, 'ts', tick.provenance.timestamp)
-  set(row, 'received_at', tick.provenance.received_at)
-  set(row, 'kind', tick.kind)
-  set(row, 'instrument', tick.instrument)
-  set(row, 'source', tick.provenance.source)
-  set(row, 'provider', tick.provenance.provider)
-  set(row, 'quality', tick.provenance.quality)
-  const fields = FIELD_COLUMNS[tick.kind]
-  const rest: Record<string, unknown> = {}
-  for (const [field, value] of Object.entries(tick)) {
+  const p = tick.provenance
+  row[TS] = cell(p.timestamp, true)
+  row[RECEIVED_AT] = cell(p.received_at, true)
+  row[KIND] = cell(tick.kind, false)
+  row[INSTRUMENT] = cell(tick.instrument, false)
+  row[SOURCE] = cell(p.source, false)
+  row[PROVIDER] = cell(p.provider, false)
+  row[QUALITY] = cell(p.quality, false)
+  const fields = FIELD_CELLS[tick.kind]
+  let rest: Record<string, unknown> | null = null
+  for (const field of Object.keys(tick)) {
     if (COMMON_FIELDS.has(field)) continue
-    const column = fields[field]
-    if (column) set(row, column, value)
-    else rest[field] = value
+    const value = (tick as unknown as Record<string, unknown>)[field]
+    const target = fields.get(field)
+    if (target) row[target[0]] = cell(value, target[1])
+    else (rest ??= {})[field] = value
   }
-  set(row, 'payload', Object.keys(rest).length > 0 ? JSON.stringify(rest) : null)
-  set(row, 'tape_seq', tapeSeq)
-  set(row, 'tape_id', tapeId)
+  row[PAYLOAD] = rest === null ? null : JSON.stringify(rest)
+  row[TAPE_SEQ] = tapeSeq
+  row[TAPE_ID] = tapeId
   return row
 }
 
@@ -130,7 +155,7 @@ export function ticksTable(topic: string = TICKS_DIR): TopicTable {
     dir: TICKS_DIR,
     columns: TICKS_COLUMNS,
     map(record: ConsumedRecord): MappedRecord {
-      const { tick, seq, tape } = decodeTickValue(record.value)
+      const { tick, seq, tape } = decodeTickRecord(record)
       return { asset: tick.asset, eventTime: tickTime(tick), row: tickRow(tick, seq, tape) }
     },
   }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { decodeTickValue, encodeTick, encodeTickEnvelope } from '../../pipeline/TickEnvelope.ts'
+import { decodeTickRecord, decodeTickValue, encodeTick, encodeTickEnvelope } from '../../pipeline/TickEnvelope.ts'
 import type { Tick } from '../../ingest/Tick.ts'
 
 const tick: Tick = {
@@ -28,4 +28,27 @@ t.test('bad values name the field path', async (t) => {
   t.throws(() => decodeTickValue(JSON.stringify(noPrice)), { name: 'TickValidationError', path: '/price' })
   t.throws(() => decodeTickValue('{not json'), SyntaxError)
   t.throws(() => encodeTickEnvelope({ seq: 1.5, tape: 'x', tick }), { name: 'TickValidationError', path: '/seq' })
+})
+
+t.test('an envelope can carry the tick as the tape line text it was parsed from', async (t) => {
+  const line = JSON.stringify(tick)
+  t.same(encodeTickEnvelope({ seq: 7, tape: 'x', tick }, line), encodeTickEnvelope({ seq: 7, tape: 'x', tick }), 'same bytes as serializing the tick')
+  const spaced = ` ${JSON.stringify(tick, null, 1).replaceAll('\n', '')} `
+  t.same(decodeTickValue(encodeTickEnvelope({ seq: 7, tape: 'x', tick }, spaced)), { tick, seq: 7, tape: 'x' }, 'a non-canonical line decodes to the same tick')
+})
+
+t.test('decodeTickRecord: one decode per value buffer, shared by the readers of that record', async (t) => {
+  const value = encodeTickEnvelope({ seq: 1, tape: 'x', tick })
+  const a = decodeTickRecord({ partition: 0, offset: 5, value })
+  t.equal(decodeTickRecord({ partition: 0, offset: 5, value }), a, 'the same record buffer gives the same object')
+  const copy = Buffer.from(value)
+  const b = decodeTickRecord({ partition: 0, offset: 5, value: copy })
+  t.not(b, a, 'another buffer at the same position (another log, a disk read) is decoded afresh')
+  t.same(b, a)
+  const other = encodeTickEnvelope({ seq: 2, tape: 'x', tick: { ...tick, price: 1 } })
+  t.equal((decodeTickRecord({ partition: 1, offset: 5, value: other }).tick as { price: number }).price, 1, 'partitions do not share a slot')
+  t.equal(decodeTickRecord({ partition: 0, offset: 5, value: copy }), b)
+  const bad = Buffer.from('{"seq":1,"tape":"x","tick":{"v":1}}')
+  t.throws(() => decodeTickRecord({ partition: 0, offset: 9, value: bad }), { name: 'TickValidationError' })
+  t.throws(() => decodeTickRecord({ partition: 0, offset: 9, value: bad }), { name: 'TickValidationError' }, 'a failed decode is not remembered')
 })

@@ -164,6 +164,38 @@ t.test('segments roll and the index is rebuilt on open', async (t) => {
   }, opts)
 })
 
+t.test('the newest records are read from memory: shared objects, equal to the disk read; older ones from disk', async (t) => {
+  const dir = await makeTempDir(t, 'svc-log-recent-')
+  const sent = Array.from({ length: 300 }, (_, i) => rec(i))
+  const recentBytes = 4096
+  const inProcess = await withLog(dir, async (log) => {
+    await log.ensureTopics([{ name: 'recent', partitions: 1 }])
+    const producer = await log.createProducer()
+    for (let i = 0; i < sent.length; i += 50) await producer.send('recent', sent.slice(i, i + 50))
+    const tailA = await log.readBatch('recent', 0, 290)
+    const tailB = await log.readBatch('recent', 0, 290)
+    t.equal(tailA.length, 10)
+    t.ok(tailA.every((r, i) => r === tailB[i]), 'two readers of the tail get the very same record objects')
+    const oldA = await log.readBatch('recent', 0, 0)
+    const oldB = await log.readBatch('recent', 0, 0)
+    t.ok(oldA.length > 0 && oldA[0] !== oldB[0], 'records past the window come from disk, a fresh object per read')
+    t.same(oldA, oldB)
+    return { all: await readAll(log, 'recent'), last: await log.lastRecords('recent') }
+  }, { recentBytes, maxBatchRecords: 64 })
+  t.same(inProcess.all.map((r) => r.value.toString()), sent.map((r) => r.value.toString()), 'every record, in order, across the memory/disk boundary')
+  await withLog(dir, async (log) => {
+    t.same(await readAll(log, 'recent'), inProcess.all, 'memory reads equal the disk reads after reopen')
+    t.same(await log.lastRecords('recent'), inProcess.last)
+  })
+  await withLog(dir, async (log) => {
+    const producer = await log.createProducer()
+    await producer.send('recent', [rec(300)])
+    const [a] = await log.readBatch('recent', 0, 300)
+    const [b] = await log.readBatch('recent', 0, 300)
+    t.ok(a !== b && a!.value.equals(b!.value), 'recentBytes 0: every read goes to disk')
+  }, { recentBytes: 0 })
+})
+
 t.test('concurrent sends share fsync rounds (group commit)', async (t) => {
   const dir = await makeTempDir(t, 'svc-log-gc-')
   await withLog(dir, async (log) => {
