@@ -4,8 +4,10 @@
  * The clock moves to each record's event time just before the consumer sees it, so downstream code that reads
  * clock.now() sees the tape's time, not the machine's. `speed` is event time per wall time: 1 replays in real
  * time, 60 plays one event-minute per wall second, 0 goes as fast as the consumer allows. Pacing is scheduled
- * against the wall instant of the first emitted record (target = wallStart + Δevent / speed), so sleep overshoot
- * and consumer time do not accumulate as drift. Replay knows nothing of the event log; a consumer wires it there.
+ * against the wall instant of the first paced record (target = paceStart + Δevent / speed), so sleep overshoot
+ * and consumer time do not accumulate as drift. `paceFrom` lets a replay catch up on history at full speed and
+ * pace only from an event time on (svc start's warm-up). Replay knows nothing of the event log; a consumer wires it
+ * there.
  */
 import { Ajv } from 'ajv'
 import { openTapeStream, readTape, type TapeEntry } from './TapeReader.ts'
@@ -38,6 +40,11 @@ export interface ReplayOptions {
   tape: string
   /** Event ms per wall ms; 0 = as fast as possible (default). */
   speed?: number
+  /**
+   * Event time (epoch ms) from which `speed` applies: earlier records go as fast as the consumer allows, and pacing
+   * is anchored at the first emitted record at or after it. Default: pace from the first emitted record.
+   */
+  paceFrom?: number
   /** Resume: records with line <= fromLine are skipped. */
   fromLine?: number
   /** Resume by predicate: records for which skip(entry) is true are skipped (and do not move the clock). */
@@ -60,6 +67,7 @@ const OPTIONS_SCHEMA = {
   properties: {
     tape: { type: 'string', minLength: 1 },
     speed: { type: 'number', minimum: 0, maximum: 1e9 },
+    paceFrom: { type: 'number' },
     fromLine: { type: 'integer', minimum: 0 },
     skip: {},
     signal: {},
@@ -115,13 +123,16 @@ export class Replay {
   async run(consumer: ReplayConsumer): Promise<ReplayResult> {
     const { tape, signal, skip, onProgress } = this.#options
     const speed = this.#options.speed ?? 0
+    const paceFrom = this.#options.paceFrom ?? -Infinity
     const fromLine = this.#options.fromLine ?? 0
     const progressEvery = this.#options.progressEvery ?? 10_000
     const maxSleepMs = this.#options.maxSleepMs ?? 250
 
     const state: ReplayProgress = { emitted: 0, skipped: 0, line: 0, eventTime: null, wallElapsedMs: 0, lagMs: 0 }
     let wallStart = 0
-    let eventStart = 0
+    // Wall and event instants pacing is scheduled against; null until the first paced record.
+    let paceWall: number | null = null
+    let paceEvent = 0
     const snapshot = (): ReplayProgress => ({
       ...state,
       wallElapsedMs: state.emitted > 0 ? performance.now() - wallStart : 0,
@@ -140,11 +151,12 @@ export class Replay {
           state.skipped++
           continue
         }
-        if (state.emitted === 0) {
-          wallStart = performance.now()
-          eventStart = entry.time
-        } else if (speed > 0) {
-          const target = wallStart + (entry.time - eventStart) / speed
+        if (state.emitted === 0) wallStart = performance.now()
+        if (speed > 0 && entry.time >= paceFrom && paceWall === null) {
+          paceWall = performance.now()
+          paceEvent = entry.time
+        } else if (speed > 0 && paceWall !== null) {
+          const target = paceWall + (entry.time - paceEvent) / speed
           for (let remaining = target - performance.now(); remaining > 0; remaining = target - performance.now()) {
             await sleep(Math.min(remaining, maxSleepMs), signal)
             if (signal?.aborted) break

@@ -27,6 +27,10 @@ export interface TapeProducerOptions {
   tapeId?: string
   /** Event ms per wall ms (0 = as fast as possible). */
   speed?: number
+  /** Event time from which `speed` applies; earlier records are sent at full speed, in batches (Replay's paceFrom). */
+  paceFrom?: number
+  /** Called once, when the first paced record comes due, after every earlier record is durable in the log. */
+  onPaceStart?: (info: { produced: number; eventTime: number }) => void
   /** Records per send at speed 0 (default 1000). */
   batchSize?: number
   signal?: AbortSignal
@@ -63,6 +67,19 @@ export async function highWaterMarks(eventLog: EventLog, topic: string, tapeId: 
   })
 }
 
+/** Event time of the newest tick of `tapeId` already in the log (the last records of each partition); null if none. */
+export async function newestReplayedTime(eventLog: EventLog, topic: string, tapeId: string): Promise<number | null> {
+  let newest: number | null = null
+  for (const record of await eventLog.lastRecords(topic)) {
+    if (!record) continue
+    const decoded = decodeTickValue(record.value)
+    if (decoded.tape !== tapeId) continue
+    const time = tickTime(decoded.tick)
+    if (newest === null || time > newest) newest = time
+  }
+  return newest
+}
+
 export async function produceTape(options: TapeProducerOptions): Promise<TapeProducerResult> {
   const { log: eventLog, topic } = options
   const tapeId = options.tapeId ?? (await tapeIdOf(options.tape))
@@ -71,6 +88,8 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
   if (marks.some((m) => m > 0)) log.info({ tapeId, marks }, 'resuming replay after the records already in the log')
 
   const speed = options.speed ?? 0
+  const paceFrom = options.paceFrom ?? -Infinity
+  let paced = false
   const batchSize = options.batchSize ?? 1000
   const producer = await eventLog.createProducer()
   let buffer: LogRecord[] = []
@@ -96,6 +115,7 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
     const replay = new Replay({
       tape: options.tape,
       speed,
+      paceFrom,
       signal: stopper.signal,
       clock: options.clock,
       skip: (entry) => entry.line <= (marks[partitionForKey(tickKey(entry.tick), partitions)] ?? 0),
@@ -108,8 +128,14 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
         stopper.abort()
         return
       }
-      // Paced replays send each event instant as it comes due; unpaced ones batch for throughput.
-      if (speed > 0 && buffer.length > 0 && time !== bufferTime) await flush()
+      if (speed > 0 && !paced && time >= paceFrom) {
+        await flush()
+        paced = true
+        options.onPaceStart?.({ produced, eventTime: time })
+      }
+      // Paced replays send each event instant as it comes due; unpaced ones (and the history before paceFrom) batch
+      // for throughput.
+      if (paced && buffer.length > 0 && time !== bufferTime) await flush()
       bufferTime = time
       buffer.push({ key: tickKey(entry.tick), value: encodeTickEnvelope({ seq: entry.line, tape: tapeId, tick: entry.tick }, entry.raw), timestamp: time })
       if (buffer.length >= batchSize) await flush()

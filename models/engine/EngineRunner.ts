@@ -32,7 +32,7 @@ import type { ConsumedBatch, EventLog, LogConsumer } from '../../pipeline/log/Ev
 import { decodeTickRecord } from '../../pipeline/TickEnvelope.ts'
 import { topicNames, type TopicNames } from '../../pipeline/topics.ts'
 import type { QuestionModel } from '../QuestionModel.ts'
-import { DatasetBuilder } from '../Dataset.ts'
+import { DatasetBuilder, RESOLUTION_GRACE_MS } from '../Dataset.ts'
 import { soldMarketQuestions } from '../questions/index.ts'
 import { DecisionEngine } from './DecisionEngine.ts'
 import { DecisionLedger } from './DecisionLedger.ts'
@@ -145,6 +145,22 @@ export class EngineRunner {
   private register(d: Parameters<ResolutionEngine['register']>[0]): void {
     if (this.accountResolver.owns(d)) this.accountResolver.register(d)
     else this.resolver.register(d)
+  }
+
+  /**
+   * The first cadence instant by which every sold market question has decided its first clock after the training
+   * `cut` and resolved it (first grid instant of its horizon at or after the cut, + horizon + resolution grace), and
+   * strictly after `after` (e.g. the newest tick already replayed) when given. svc start replays the tape at full
+   * speed up to this instant: its first paced second then already has open clocks and resolved feed chips, and the
+   * next cadence decision comes due at once (its resolution a grace later).
+   */
+  static primedAt(cut: number, after: number | null = null): number {
+    const questions = soldMarketQuestions()
+    const step = questions.map((q) => q.horizonMs).reduce(gcd)
+    let resolved = cut
+    for (const q of questions) resolved = Math.max(resolved, Math.ceil(cut / q.horizonMs) * q.horizonMs + q.horizonMs + RESOLUTION_GRACE_MS)
+    const from = after === null ? resolved : Math.max(resolved, after)
+    return (Math.floor(from / step) + 1) * step
   }
 
   static async start(options: EngineRunnerOptions): Promise<EngineRunner> {

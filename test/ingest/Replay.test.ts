@@ -98,6 +98,26 @@ t.test('speed 60 paces by event time against the wall clock', async (t) => {
   t.ok(result.wallElapsedMs >= 1495)
 })
 
+t.test('paceFrom: history before it at full speed, pacing anchored at its first record', async (t) => {
+  const dir = await makeTempDir(t)
+  const file = join(dir, 'tape.ndjson')
+  // An hour of history (at speed 60 it would take a minute), then 60 paced event-seconds → ≥ 1 wall second.
+  const ticks = await writeTape(file, 3_660_000, 15_000)
+  const paceFrom = T0 + 3_600_000
+  const emittedAt: { event: number; wall: number }[] = []
+  const started = performance.now()
+  const result = await new Replay({ tape: file, speed: 60, paceFrom }).run((entry) => void emittedAt.push({ event: entry.time, wall: performance.now() - started }))
+  t.equal(result.emitted, ticks.length)
+  const firstPaced = emittedAt.find((e) => e.event >= paceFrom)!
+  t.ok(firstPaced.wall < 2_000, `an hour of history went at full speed (${firstPaced.wall.toFixed(0)} ms)`)
+  const last = emittedAt.at(-1)!
+  t.ok(last.wall - firstPaced.wall >= 1000 - 5, `then paced: 60 event-seconds took ${(last.wall - firstPaced.wall).toFixed(0)} ms at speed 60`)
+  t.ok(
+    emittedAt.filter((e) => e.event >= paceFrom).every((e) => e.wall - firstPaced.wall >= (e.event - paceFrom) / 60 - 5),
+    'no paced record before its wall time',
+  )
+})
+
 t.test('resume: fromLine and a skip predicate', async (t) => {
   const dir = await makeTempDir(t)
   const file = join(dir, 'tape.ndjson')

@@ -50,6 +50,16 @@ function refusal(t: TapTest, d: LedgerDecision, kind: string, what: string): voi
   t.equal(d.confidence, 0, `${what}: confidence 0`)
 }
 
+t.test('primedAt: the first cadence instant after every sold question resolved its first clock past the cut', async (t) => {
+  // Horizons 60 m (S01), 240 m (S03..S05), 480 m (S06, S07), grace 5 min, cadence step 1 h. A cut at 00:01 gives the
+  // first 480 m decisions at 08:00, resolved past 16:05: svc start paces from 17:00.
+  t.equal(EngineRunner.primedAt(Date.parse('2026-01-31T00:01:00Z')), Date.parse('2026-01-31T17:00:00Z'))
+  t.equal(EngineRunner.primedAt(Date.parse('2026-01-31T00:00:00Z')), Date.parse('2026-01-31T09:00:00Z'), 'a cut on the 8 h grid decides there')
+  t.equal(EngineRunner.primedAt(Date.parse('2026-01-31T00:01:00Z'), Date.parse('2026-01-31T10:00:00Z')), Date.parse('2026-01-31T17:00:00Z'), 'resuming before it changes nothing')
+  t.equal(EngineRunner.primedAt(Date.parse('2026-01-31T00:01:00Z'), Date.parse('2026-01-31T17:01:00Z')), Date.parse('2026-01-31T18:00:00Z'), 'a restart catches up to the next instant after what it holds')
+  t.equal(EngineRunner.primedAt(Date.parse('2026-01-31T00:01:00Z'), Date.parse('2026-01-31T18:00:00Z')), Date.parse('2026-01-31T19:00:00Z'), 'strictly after')
+})
+
 t.test('decision engine over a real tape', async (t) => {
   const ticks = (await solTicksBetween('2026-03-01', '2026-07-15')).filter((x) => !(x.kind === 'funding' && tickTime(x) === DROPPED_SETTLEMENT))
   const lastTick = tickTime(ticks[ticks.length - 1]!)
