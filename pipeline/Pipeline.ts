@@ -4,7 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { childLogger } from '../common/logger.ts'
-import type { EventLog } from './log/EventLog.ts'
+import type { EventLog, LogConsumer } from './log/EventLog.ts'
 import { ParquetSink, type ParquetSinkOptions } from './sinks/ParquetSink.ts'
 import { sinkTables } from './sinks/sinkTables.ts'
 import { produceTape, type TapeProducerOptions, type TapeProducerResult } from './TapeProducer.ts'
@@ -20,19 +20,25 @@ export interface PipelineOptions {
   /** Consumer group of the Parquet sink. */
   sinkGroup?: string
   sink?: Omit<ParquetSinkOptions, 'dataDir' | 'tables'>
+  /**
+   * Start the sink's consumer now (default true). False leaves it idle until startSink() (or drain()):
+   * svc start keeps the warm-up's CPU for the stream processors the API reads from, and the sink catches up after.
+   */
+  startSink?: boolean
 }
 
 export class Pipeline {
   readonly log: EventLog
   readonly names: TopicNames
   readonly sink: ParquetSink
-  readonly #running: Promise<void>
+  readonly #consumer: LogConsumer
+  #running: Promise<void> | null = null
 
-  private constructor(eventLog: EventLog, names: TopicNames, sink: ParquetSink, running: Promise<void>) {
+  private constructor(eventLog: EventLog, names: TopicNames, sink: ParquetSink, consumer: LogConsumer) {
     this.log = eventLog
     this.names = names
     this.sink = sink
-    this.#running = running
+    this.#consumer = consumer
   }
 
   static async start(options: PipelineOptions): Promise<Pipeline> {
@@ -45,9 +51,16 @@ export class Pipeline {
       topics: tables.map((t) => t.topic),
       fromBeginning: true,
     })
-    const running = sink.run(consumer)
-    running.catch((err: unknown) => log.error({ err }, 'parquet sink consumer stopped'))
-    return new Pipeline(options.log, names, sink, running)
+    const pipeline = new Pipeline(options.log, names, sink, consumer)
+    if (options.startSink ?? true) pipeline.startSink()
+    return pipeline
+  }
+
+  /** Starts the sink's consumer (once; later calls do nothing). */
+  startSink(): void {
+    if (this.#running) return
+    this.#running = this.sink.run(this.#consumer)
+    this.#running.catch((err: unknown) => log.error({ err }, 'parquet sink consumer stopped'))
   }
 
   /** Replays a tape into the ticks topic (resuming after what the log already holds). */
@@ -57,6 +70,7 @@ export class Pipeline {
 
   /** Seals buffered rows and waits until the sink has committed every record of `topic` currently in the log. */
   async drain(topic: string = this.names.ticks, timeoutMs = 120_000): Promise<void> {
+    this.startSink()
     const deadline = Date.now() + timeoutMs
     const end = await this.log.endOffsets(topic)
     for (;;) {
@@ -71,6 +85,7 @@ export class Pipeline {
 
   async close(): Promise<void> {
     await this.sink.close()
-    await this.#running.catch(() => undefined)
+    if (this.#running) await this.#running.catch(() => undefined)
+    else await this.#consumer.stop()
   }
 }

@@ -14,6 +14,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { SyntheticMarket } from '../../ingest/SyntheticMarket.ts'
 import { TapeWriter } from '../../ingest/TapeWriter.ts'
 import { withCatalog } from '../../sql/Catalog.ts'
+import { EmbeddedLog } from '../../pipeline/log/EmbeddedLog.ts'
+import { Pipeline } from '../../pipeline/Pipeline.ts'
 import { kafkaBrokers, kafkaSkipReason } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
@@ -179,3 +181,28 @@ for (const kind of ['embedded', 'kafka'] as const) {
     })
   })
 }
+
+t.test('startSink false: the sink stays idle until startSink() or drain(), then catches up', async (t) => {
+  const dataDir = await makeTempDir(t, 'svc-pipeline-deferred-')
+  const small = join(dataDir, 'small.ndjson')
+  const w = TapeWriter.open(small)
+  const n = await new SyntheticMarket({ seed: 5, hours: 1, assets: ['BTC', 'ETH'] }).writeTo(w)
+  await w.close()
+  const log = await EmbeddedLog.open(join(dataDir, 'log'))
+  t.teardown(() => log.close())
+
+  const idle = await Pipeline.start({ dataDir, log, startSink: false, sinkGroup: 'never-started' })
+  await idle.close()
+  t.pass('a pipeline whose sink never started closes')
+
+  const pipeline = await Pipeline.start({ dataDir, log, startSink: false, sink: { maxAgeMs: 0, checkIntervalMs: 0 } })
+  await pipeline.replay({ tape: small })
+  await sleep(300)
+  t.equal(pipeline.sink.stats().received, 0, 'nothing consumed while idle')
+  t.equal(await sealedDataFiles(dataDir), 0, 'nothing sealed')
+  pipeline.startSink()
+  pipeline.startSink()
+  await pipeline.drain()
+  t.equal(pipeline.sink.stats().rowsWritten, n, 'then every record is sealed')
+  await pipeline.close()
+})
