@@ -193,6 +193,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   }
 
   async lastRecords(topic: string): Promise<(ConsumedRecord | null)[]> {
+    this.assertOpen()
     const t = this.topic(topic)
     return Promise.all(
       t.partitions.map(async (p) => {
@@ -551,7 +552,12 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
 
   private async closeFiles(): Promise<void> {
     for (const t of this.topics.values()) {
-      for (const p of t.partitions) for (const s of p.segments) await s.fh.close().catch(() => {})
+      for (const p of t.partitions) {
+        for (const s of p.segments) await s.fh.close().catch(() => {})
+        p.recent = []
+        p.recentHead = 0
+        p.recentSize = 0
+      }
     }
   }
 

@@ -194,6 +194,11 @@ t.test('the newest records are read from memory: shared objects, equal to the di
     const [b] = await log.readBatch('recent', 0, 300)
     t.ok(a !== b && a!.value.equals(b!.value), 'recentBytes 0: every read goes to disk')
   }, { recentBytes: 0 })
+  const closed = await EmbeddedLog.open(dir)
+  await (await closed.createProducer()).send('recent', [rec(301)])
+  await closed.close()
+  await t.rejects(closed.lastRecords('recent'), { code: 'LOG_CLOSED' }, 'a closed log reads nothing, not even what it holds in memory')
+  await t.rejects(closed.readBatch('recent', 0, 301), { code: 'LOG_CLOSED' })
 })
 
 t.test('concurrent sends share fsync rounds (group commit)', async (t) => {
