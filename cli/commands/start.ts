@@ -1,7 +1,8 @@
 /**
  * `svc start` (what `npm start` runs): the whole service in one process. It generates a seeded synthetic tape on
- * first start (or takes SVC_TAPE), replays it at an accelerated speed through the event log into Parquet and the
- * DuckDB catalog, and serves the API. SIGTERM/SIGINT stop the replay, drain in-flight requests, seal what the sink
+ * first start (or takes SVC_TAPE), warms up at full speed until the models are fitted and every sold question has a
+ * resolved clock, replays the rest at an accelerated speed through the event log into Parquet and the DuckDB
+ * catalog, and serves the API. SIGTERM/SIGINT stop the replay, drain in-flight requests, seal what the sink
  * buffers and commit.
  */
 import { parseArgs } from 'node:util'
@@ -14,6 +15,7 @@ import { TapeWriter } from '../../ingest/TapeWriter.ts'
 import { readTape } from '../../ingest/TapeReader.ts'
 import { openEventLog, eventLogConfig } from '../../pipeline/log/openEventLog.ts'
 import { Pipeline } from '../../pipeline/Pipeline.ts'
+import { newestReplayedTime, tapeIdOf } from '../../pipeline/TapeProducer.ts'
 import { Catalog } from '../../sql/Catalog.ts'
 import { Server } from '../../serving/Server.ts'
 import { marketWiringFromEnv, openMarketServices } from '../../serving/adapters/openMarketServices.ts'
@@ -37,11 +39,15 @@ Options (environment in brackets):
   --host H        listen address (HOST, default 127.0.0.1)
   --data-dir DIR  data folder (SVC_DATA_DIR, default ./data)
   --tape TAPE     tape to replay (SVC_TAPE); default: a seeded 45-day BTC/ETH/SOL tape generated on first start
-  --speed S       replay speed, event time per wall time (SVC_REPLAY_SPEED, default 60: a minute per second)
+  --speed S       replay speed after the warm-up, event time per wall time (SVC_REPLAY_SPEED, default 60: a minute
+                  per second)
 Also: SVC_LOG=kafka with KAFKA_BROKERS to run on Kafka; SVC_PAY_TO to accept payments (unset: paid routes 503
 except with credits, x-svc-payer); SVC_FACILITATOR_URL for x402 settlement; SVC_OPS_TOKEN to enable operator routes (grants, rate-lock issue, surge).
 Engine: fits each question per asset on its first SVC_TRAIN_DAYS days (default 30) or up to SVC_TRAIN_UNTIL (ISO
 instant), then decides at every clock's close and resolves clocks as the tape passes them.
+Warm-up: the tape up to the training cut, and on until every sold question has resolved a clock, replays at full
+speed (a restart: up to the next cadence hour after what the log holds), then at --speed; the Parquet sink starts
+when the warm-up ends and catches up in the background.
 Market: SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL, SVC_COINGECKO_KEY.
 Wallets: SVC_WALLET_PROVIDER=hyperliquid|none (default none: wallet/risk routes 503, S09..S11 PROVIDER_DOWN).
 `
@@ -55,7 +61,7 @@ async function exists(path: string): Promise<boolean> {
   )
 }
 
-/** The default tape: seed 1, 7 days, BTC/ETH/SOL; generated once into the data folder. */
+/** Event time of the tape's first record. */
 async function firstEventTime(tape: string): Promise<number> {
   for await (const entry of readTape(tape)) return entry.time
   throw new UsageError(`tape ${tape} is empty`)
@@ -69,7 +75,9 @@ async function defaultTape(dataDir: string): Promise<string> {
   const tape = join(dataDir, 'tapes', `synthetic-seed1-${DEFAULT_TAPE_HOURS}h.ndjson.gz`)
   if (await exists(tape)) return tape
   await mkdir(join(dataDir, 'tapes'), { recursive: true })
-  const writer = TapeWriter.open(tape)
+  process.stdout.write(`svc: first start in ${dataDir}: generating the default ${DEFAULT_TAPE_HOURS / 24}-day tape ${tape}\n`)
+  // Level 1: compressing is what bounds writing this tape, and the file is written once and read at every start.
+  const writer = TapeWriter.open(tape, { gzipLevel: 1 })
   try {
     const n = await new SyntheticMarket({ seed: 1, hours: DEFAULT_TAPE_HOURS, assets: ['BTC', 'ETH', 'SOL'] }).writeTo(writer)
     await writer.close()
@@ -110,8 +118,10 @@ export const command: Command = {
     const tape = resolve(values.tape ?? process.env.SVC_TAPE ?? (await defaultTape(dataDir)))
     await Catalog.apply(dataDir)
     const eventLog = await openEventLog(env)
-    // Short sink age so data lands in Parquet within seconds of being replayed.
-    const pipeline = await Pipeline.start({ dataDir, log: eventLog, sink: { maxAgeMs: 5_000 } })
+    // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts when the warm-up ends:
+    // no API read comes from Parquet, and in this one process it would take a third of the warm-up's CPU; it then
+    // catches up on the history in the background.
+    const pipeline = await Pipeline.start({ dataDir, log: eventLog, sink: { maxAgeMs: 5_000 }, startSink: false })
     const marketWiring = await openMarketServices({ log: eventLog, ticksTopic: pipeline.names.ticks, options: marketWiringFromEnv(env) })
     const trainDays = Number(env.SVC_TRAIN_DAYS ?? 30)
     const trainUntil = env.SVC_TRAIN_UNTIL ? Date.parse(env.SVC_TRAIN_UNTIL) : null
@@ -163,15 +173,42 @@ export const command: Command = {
     process.once('SIGTERM', stop)
 
     try {
-      // Warm-up: the history up to the training cut goes through at full speed, so models are fitted within
-      // seconds; the rest of the tape then plays at the paced speed (the producer resumes exactly where it stopped).
+      // Warm-up: the history up to the training cut, and past it until every sold question has resolved a clock,
+      // goes through at full speed, so models are fitted and the API shows open clocks and feed chips within seconds;
+      // the rest of the tape then plays at the paced speed. A restart also catches up at full speed to the next
+      // cadence instant after what the log already holds (the producer resumes exactly where it stopped).
       const cut = trainUntil ?? (await firstEventTime(tape)) + trainDays * 86_400_000
-      process.stdout.write(`svc: warming up: replaying history up to the training cut ${new Date(cut).toISOString()} at full speed\n`)
-      const warm = await pipeline.replay({ tape, speed: 0, until: cut, signal: abort.signal })
-      if (!warm.aborted && warm.reachedUntil) process.stdout.write(`svc: warm-up done (${warm.produced} records); now replaying at speed ${speed}\n`)
-      const result = warm.aborted || !warm.reachedUntil ? warm : await pipeline.replay({ tape, speed, signal: abort.signal })
+      const tapeId = await tapeIdOf(tape)
+      const resumedAt = await newestReplayedTime(eventLog, pipeline.names.ticks, tapeId)
+      const paceFrom = EngineRunner.primedAt(cut, resumedAt)
+      process.stdout.write(
+        `svc: warming up: replaying at full speed past the training cut ${new Date(cut).toISOString()} up to ${new Date(paceFrom).toISOString()}${resumedAt === null ? '' : ` (resuming after ${new Date(resumedAt).toISOString()})`}\n`,
+      )
+      const result = await pipeline.replay({
+        tape,
+        tapeId,
+        speed,
+        paceFrom,
+        signal: abort.signal,
+        onPaceStart: ({ produced }) => {
+          process.stdout.write(`svc: warm-up done (${produced} records); now replaying at speed ${speed}\n`)
+          pipeline.startSink()
+          // Tell the newcomer when the engine has caught up with the warm-up and the API shows it.
+          runner.waitForTicks(120_000, abort.signal).then(
+            () => {
+              const stats = runner.stats()
+              process.stdout.write(
+                `svc: ready: ${stats.openClocks} open clocks, ${stats.ledger.outcomes} resolved decisions (curl ${server.url}/v1/clocks/open, ${server.url}/v1/feed?limit=5)\n`,
+              )
+            },
+            (err: unknown) => {
+              if (!abort.signal.aborted) log.warn({ err }, 'the engine did not catch up with the warm-up')
+            },
+          )
+        },
+      })
       if (!result.aborted) {
-        await pipeline.drain()
+        await pipeline.drain() // starts the sink if the replay never paced (speed 0, or a tape ending before paceFrom)
         process.stdout.write(`svc: replay finished (${result.produced} records produced, ${result.skipped} already in the log); still serving\n`)
         await new Promise<void>((resolveStop) => abort.signal.addEventListener('abort', () => resolveStop(), { once: true }))
       }

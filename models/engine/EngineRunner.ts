@@ -276,12 +276,16 @@ export class EngineRunner {
     }
   }
 
-  /** Resolves once the engine has handled every tick the log held when called, and its ledger writes are durable. */
-  async waitForTicks(timeoutMs = 120_000): Promise<void> {
+  /**
+   * Resolves once the engine has handled every tick the log held when called, and its ledger writes are durable.
+   * Rejects after `timeoutMs`, or as soon as `signal` aborts (e.g. the process is stopping).
+   */
+  async waitForTicks(timeoutMs = 120_000, signal?: AbortSignal): Promise<void> {
     const ends = await this.ledger.log.endOffsets(this.names.ticks)
     const deadline = Date.now() + timeoutMs
     for (;;) {
       if (this.failure) throw this.failure
+      signal?.throwIfAborted()
       if (ends.every((e, p) => (this.processed.get(p) ?? 0) >= e)) break
       if (Date.now() > deadline) throw new Error(`engine did not catch up with ${this.names.ticks} within ${timeoutMs} ms`)
       await sleep(20)
