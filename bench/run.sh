@@ -9,4 +9,5 @@ if [ -z "${KAFKA_BROKERS:-}" ] && [ "${SVC_SKIP_KAFKA:-}" != "1" ]; then
   KAFKA_BROKERS="$(bash scripts/kafka-broker.sh start "$KAFKA_STATE_DIR" | sed -n 's/^KAFKA_BROKERS=//p')"
   export KAFKA_BROKERS
 fi
-LOG_LEVEL="${LOG_LEVEL:-warn}" node --import tsx bench/index.ts
+# The same young-generation size as `npm start` (docs/decisions.md), so the serving figures are what it serves.
+LOG_LEVEL="${LOG_LEVEL:-warn}" node --max-semi-space-size=32 --import tsx bench/index.ts
