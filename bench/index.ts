@@ -1,6 +1,8 @@
 /**
- * `npm run bench`: every benchmark, each printed beside a baseline measured in the same run (ratios, because this
- * machine is shared and noisy). Kafka figures need KAFKA_BROKERS (bench/run.sh starts a broker).
+ * `npm run bench`, part 1: the log, pipeline, payments and engine benchmarks, each printed beside a baseline measured in
+ * the same run (ratios, because this machine is shared and noisy). Kafka figures need KAFKA_BROKERS (bench/run.sh
+ * starts a broker, and stops it before part 2, bench/serving-report.ts, so the broker's JVM does not share the two
+ * cores with the latency measurements).
  */
 import { benchLogs } from './logs.ts'
 import { benchPipeline } from './pipeline.ts'
@@ -48,26 +50,4 @@ const engineRuns = await benchEngine({ kafkaBrokers: brokers })
 const modelOnly = engineRuns[0]!
 for (const r of engineRuns) {
   print(`${r.name.padEnd(44)} ${fmt(r.decisionsPerSec)} decisions/s (${r.decisions})   ratio to model only ${(r.decisionsPerSec / modelOnly.decisionsPerSec).toFixed(2)}`)
-}
-
-const { benchServing, loadGenerator } = await import('./serving.ts')
-const generator = loadGenerator()
-print(`\n== serving: GET routes at 64 connections on loopback (${generator}) beside a bare uWS hello-world, same run`)
-if (generator === 'autocannon') print('   (wrk not on PATH: autocannon in a worker thread shares the two cores with the server and caps the bare figure; apt-get install wrk)')
-const serving = await benchServing({ durationSec: 5, print })
-// Issue 4 acceptance: GET /v1/decisions/{id}; the other ledger reads are reported beside it.
-const decisionRead = serving.rows.find((r) => r.name === 'decision read')!
-const otherReads = serving.rows.filter((r) => ['feed', 'open clocks'].includes(r.name))
-const worst = otherReads.reduce((a, b) => (a.ratio < b.ratio ? a : b))
-print(
-  `goal: decision reads ≥ 0.70 of bare req/s and p99 ≤ 2 ms → decision read ratio ${decisionRead.ratio.toFixed(2)}, p99 ${decisionRead.p99Ms.toFixed(2)} ms` +
-    ` (bare p99 ${serving.bare.p99Ms.toFixed(2)} ms); worst other ledger read ${worst.name} ratio ${worst.ratio.toFixed(2)}, p99 ${worst.p99Ms.toFixed(2)} ms`,
-)
-const thinking = serving.thinking.find((r) => r.name.startsWith('decision read'))
-if (thinking) print(`      below saturation (${thinking.name}): ${Math.round(thinking.reqPerSec).toLocaleString('en-US')} req/s, p50 ${thinking.p50Ms.toFixed(2)} ms, p99 ${thinking.p99Ms.toFixed(2)} ms`)
-if (generator === 'wrk') {
-  // The same pair under the other generator the issue allows: autocannon's own CPU caps the bare figure, so its ratio
-  // reads higher; both are printed so neither flatters the result.
-  print('   decision read again under autocannon (worker thread), for comparison:')
-  await benchServing({ durationSec: 5, only: 'decision', generator: 'autocannon', print: (line) => print('   ' + line) })
 }

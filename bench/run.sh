@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
-# `npm run bench`: starts a real Kafka broker (unless KAFKA_BROKERS is set or SVC_SKIP_KAFKA=1), runs every bench.
+# `npm run bench`: starts a real Kafka broker (unless KAFKA_BROKERS is set or SVC_SKIP_KAFKA=1) for the log, pipeline,
+# payments and engine benchmarks (bench/index.ts), stops it, then runs the serving benchmark (bench/serving-report.ts)
+# with nothing else on the two cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The same young-generation size as `npm start` (docs/decisions.md), so the serving figures are what it serves.
+NODE_FLAGS=(--max-semi-space-size=32 --import tsx)
+export LOG_LEVEL="${LOG_LEVEL:-warn}"
+KAFKA_STATE_DIR=""
+stop_broker() {
+  if [ -n "$KAFKA_STATE_DIR" ]; then
+    bash scripts/kafka-broker.sh stop "$KAFKA_STATE_DIR"
+    rm -rf "$KAFKA_STATE_DIR"
+    KAFKA_STATE_DIR=""
+  fi
+}
+trap stop_broker EXIT
 if [ -z "${KAFKA_BROKERS:-}" ] && [ "${SVC_SKIP_KAFKA:-}" != "1" ]; then
   bash scripts/kafka-broker.sh fetch
   KAFKA_STATE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/svc-kafka-bench.XXXXXX")"
-  trap 'bash scripts/kafka-broker.sh stop "$KAFKA_STATE_DIR"; rm -rf "$KAFKA_STATE_DIR"' EXIT
   KAFKA_BROKERS="$(bash scripts/kafka-broker.sh start "$KAFKA_STATE_DIR" | sed -n 's/^KAFKA_BROKERS=//p')"
   export KAFKA_BROKERS
 fi
-# The same young-generation size as `npm start` (docs/decisions.md), so the serving figures are what it serves.
-LOG_LEVEL="${LOG_LEVEL:-warn}" node --max-semi-space-size=32 --import tsx bench/index.ts
+node "${NODE_FLAGS[@]}" bench/index.ts
+stop_broker
+node "${NODE_FLAGS[@]}" bench/serving-report.ts

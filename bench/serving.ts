@@ -1,9 +1,7 @@
 /**
  * Serving throughput and latency on loopback at 64 connections, beside a bare uWebSockets.js hello-world measured in
  * the same run (one bare run right before each route; the route's ratio is to its own bare run). Load comes from wrk
- * (one thread) when it is on PATH, else autocannon in a worker thread (BENCH_LOADGEN forces one). With wrk, the
- * decision read is also measured below saturation: the same 64 connections, each pausing 2 ms between a response and
- * its next request (bench/wrk-think.lua), so its latency is service time rather than the queue of a saturated loop.
+ * (one thread) when it is on PATH, else autocannon in a worker thread (BENCH_LOADGEN forces one).
  *
  * Routes: GET /v1/market/{asset} (real MarketState fed from a generated tape through a real EmbeddedLog), /healthz
  * (real provider health), /v1/pricing, and the free ledger reads /v1/decisions/{id}, /v1/feed, /v1/clocks/open
@@ -84,8 +82,6 @@ export interface ServingBenchResult {
   durationSec: number
   bare: ServingBenchRow
   rows: ServingBenchRow[]
-  /** wrk only: the bare and the decision read at 64 connections with think time (below saturation). */
-  thinking: ServingBenchRow[]
 }
 
 /** Which load generator runs: wrk (C, one thread, leaves the second core to the server) when it is on PATH, else autocannon in a worker thread. BENCH_LOADGEN=autocannon|wrk forces one. */
@@ -121,18 +117,14 @@ export function parseWrk(out: string): Omit<ServingBenchRow, 'name' | 'path' | '
   }
 }
 
-const THINK_SCRIPT = new URL('./wrk-think.lua', import.meta.url).pathname
-
-/** thinkMs (wrk only): each connection pauses that long between a response and its next request (bench/wrk-think.lua). */
-async function measure(url: string, connections: number, durationSec: number, generator: 'wrk' | 'autocannon', thinkMs = 0): Promise<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> {
+async function measure(url: string, connections: number, durationSec: number, generator: 'wrk' | 'autocannon'): Promise<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> {
   if (generator === 'wrk') {
-    const args = ['-t1', `-c${connections}`, `-d${durationSec}s`, '--latency', ...(thinkMs > 0 ? ['-s', THINK_SCRIPT] : []), url]
+    const args = ['-t1', `-c${connections}`, `-d${durationSec}s`, '--latency', url]
     const out = await new Promise<string>((resolveOut, reject) => {
-      execFile('wrk', args, { encoding: 'utf8', env: { ...process.env, WRK_THINK_MS: String(thinkMs) } }, (err, stdout) => (err ? reject(err) : resolveOut(stdout)))
+      execFile('wrk', args, { encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolveOut(stdout)))
     })
     return parseWrk(out)
   }
-  if (thinkMs > 0) throw new Error('think time needs wrk')
   const r = await autocannon({ url, connections, duration: durationSec, pipelining: 1, workers: 1 })
   return {
     reqPerSec: r.requests.average,
@@ -143,10 +135,9 @@ async function measure(url: string, connections: number, durationSec: number, ge
   }
 }
 
-export async function benchServing(opts: { durationSec?: number; connections?: number; only?: string; generator?: 'wrk' | 'autocannon'; thinkMs?: number; print?: (line: string) => void } = {}): Promise<ServingBenchResult> {
+export async function benchServing(opts: { durationSec?: number; connections?: number; only?: string; generator?: 'wrk' | 'autocannon'; print?: (line: string) => void } = {}): Promise<ServingBenchResult> {
   const durationSec = opts.durationSec ?? 5
   const generator = opts.generator ?? loadGenerator()
-  const thinkMs = opts.thinkMs ?? 2
   const connections = opts.connections ?? 64
   const print = opts.print ?? (() => undefined)
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-serving-'))
@@ -223,18 +214,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
       non2xx: bares.reduce((a, b) => a + b.non2xx, 0), errors: bares.reduce((a, b) => a + b.errors, 0),
     }
     print(`${row(bare)}  (mean of the ${bares.length} paired runs)`)
-    // Below saturation: the same 64 connections, each pausing thinkMs between a response and its next request.
-    const thinking: ServingBenchRow[] = []
-    const decisionPath = targets.find(([name]) => name === 'decision read')![1]
-    if (generator === 'wrk' && thinkMs > 0 && (!opts.only || 'decision read'.includes(opts.only) || decisionPath.includes(opts.only))) {
-      const b = await measure(`http://127.0.0.1:${hello.port}/`, connections, durationSec, generator, thinkMs)
-      const m = await measure(base + decisionPath, connections, durationSec, generator, thinkMs)
-      const think = ` ${thinkMs} ms think`
-      thinking.push({ name: 'bare uWS hello' + think, path: '/', ...b, ratio: 1 })
-      thinking.push({ name: 'decision read' + think, path: decisionPath, ...m, ratio: m.reqPerSec / b.reqPerSec, bareReqPerSec: b.reqPerSec })
-      for (const r of thinking) print(row(r))
-    }
-    return { generator, connections, durationSec, bare, rows, thinking }
+    return { generator, connections, durationSec, bare, rows }
   } finally {
     await server?.close()
     await runner?.close()
@@ -251,7 +231,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 export function row(r: ServingBenchRow): string {
   const extra = r.non2xx || r.errors ? `  (non-2xx ${r.non2xx}, errors ${r.errors})` : ''
   const paired = r.bareReqPerSec === undefined ? '' : `  (bare ${fmt(r.bareReqPerSec)})`
-  return `${r.name.padEnd(28)} ${r.path.padEnd(52)} ${fmt(r.reqPerSec).padStart(8)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  ratio ${r.ratio.toFixed(2)}${paired}${extra}`
+  return `${r.name.padEnd(16)} ${r.path.padEnd(52)} ${fmt(r.reqPerSec).padStart(8)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  ratio ${r.ratio.toFixed(2)}${paired}${extra}`
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
