@@ -93,3 +93,16 @@ export function mergeTicks(...lists: Tick[][]): Tick[] {
   all.sort((a, b) => a.t - b.t || a.i - b.i)
   return all.map((x) => x.tick)
 }
+
+/** A simulated mid at `ms` (source 'simulated'), as the replay and tape-producer tests write to their tapes. */
+export function simulatedMid(asset: string, ms: number, p: number): Tick {
+  const ts = isoMs(ms)
+  return {
+    v: TICK_SCHEMA_VERSION,
+    kind: 'mid',
+    asset,
+    instrument: asset,
+    provenance: { source: 'simulated', provider: 'test', timestamp: ts, received_at: ts, quality: 'simulated' },
+    price: p,
+  }
+}

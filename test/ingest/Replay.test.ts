@@ -12,25 +12,16 @@ import { Replay } from '../../ingest/Replay.ts'
 import { VirtualClock } from '../../ingest/VirtualClock.ts'
 import { TapeWriter } from '../../ingest/TapeWriter.ts'
 import { SyntheticMarket } from '../../ingest/SyntheticMarket.ts'
-import { TICK_SCHEMA_VERSION, isoMs, type Tick } from '../../ingest/Tick.ts'
+import type { Tick } from '../../ingest/Tick.ts'
 import type { TapeEntry } from '../../ingest/TapeReader.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { simulatedMid } from '../helpers/ticks.ts'
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const run = promisify(execFile)
 const T0 = Date.parse('2026-01-01T00:00:00Z')
 
-function mid(asset: string, ms: number, price: number): Tick {
-  const ts = isoMs(ms)
-  return {
-    v: TICK_SCHEMA_VERSION,
-    kind: 'mid',
-    asset,
-    instrument: asset,
-    provenance: { source: 'simulated', provider: 'test', timestamp: ts, received_at: ts, quality: 'simulated' },
-    price,
-  }
-}
+const mid = simulatedMid
 
 /** BTC and ETH mids every `stepMs` of event time over `spanMs`, two records per instant. */
 async function writeTape(file: string, spanMs: number, stepMs: number): Promise<Tick[]> {

@@ -5,27 +5,18 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import { TICK_SCHEMA_VERSION, isoMs, tickLine, type Tick } from '../../ingest/Tick.ts'
+import { tickLine, type Tick } from '../../ingest/Tick.ts'
 import { TapeWriter } from '../../ingest/TapeWriter.ts'
 import { decodeTickValue } from '../../pipeline/TickEnvelope.ts'
 import { newestReplayedTime, produceTape, tapeIdOf } from '../../pipeline/TapeProducer.ts'
 import { forEachLog, readAll } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { simulatedMid } from '../helpers/ticks.ts'
 
 const T0 = Date.parse('2026-01-01T00:00:00Z')
 const MINUTE = 60_000
 
-function mid(asset: string, ms: number, price: number): Tick {
-  const ts = isoMs(ms)
-  return {
-    v: TICK_SCHEMA_VERSION,
-    kind: 'mid',
-    asset,
-    instrument: asset,
-    provenance: { source: 'simulated', provider: 'test', timestamp: ts, received_at: ts, quality: 'simulated' },
-    price,
-  }
-}
+const mid = simulatedMid
 
 t.test('paceFrom: full-speed history, then paced; resume after the newest tick without duplicates', async (t) => {
   const dir = await makeTempDir(t)
