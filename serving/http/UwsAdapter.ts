@@ -4,7 +4,8 @@
  * The uWS discipline lives here and nowhere else:
  *  - the request (method, path, query, lower-cased headers, remote address) is copied into a plain object
  *    synchronously, because HttpRequest is stack-allocated and dies at the first await or return;
- *  - onAborted is registered before any async work; after an abort nothing is written;
+ *  - onAborted is registered before the uWS callback returns whenever the answer is still pending (a GET answered
+ *    synchronously needs none; HEAD and body methods register up front); after an abort nothing is written;
  *  - the body is read with a size limit (oversized → the handler is told, reading stops, the connection closes);
  *  - every write is corked (ResponseWriter);
  *  - the listen socket is kept so close() can stop accepting, drain in-flight requests (with a timeout), then return.
