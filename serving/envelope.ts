@@ -137,7 +137,8 @@ function openedFrozen(data: unknown): Buffer | null {
     if (wrapped !== undefined && wrapped.head === head) return wrapped.bytes
     if (!Object.isFrozen(value)) return null
   }
-  const json = jsonOf(value)
+  // Serialized here rather than through jsonOf, whose cache would keep the same text a second time beside the bytes.
+  const json = JSON.stringify(value)
   if (json === undefined) return null
   const bytes = Buffer.from('{"data":' + head + json + (head === '' ? '' : '}'), 'utf8')
   openedBytes.set(value, { head, bytes })
