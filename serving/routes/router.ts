@@ -11,8 +11,18 @@ export type RouteMatch =
   | { kind: 'not_found' }
   | { kind: 'bad_path' }
 
+/** One segment after a template's prefix: a literal (param null) or a parameter (literal ''). One shape for all. */
+interface Step {
+  literal: string
+  param: string | null
+}
+
 interface Template {
   segments: Array<{ literal: string } | { param: string }>
+  /** The literal text up to the first parameter ('/v1/decisions/'): most templates are ruled out by it alone. */
+  prefix: string
+  /** The segments from the first parameter on. */
+  steps: Step[]
   byMethod: Map<string, RouteDef>
   allow: string
 }
@@ -45,8 +55,10 @@ export class Router {
         const m = /^\{([a-z_]+)\}$/.exec(s)
         if (s.includes('{') && !m) throw new Error(`bad template segment '${s}' in ${path}`)
         return m ? { param: m[1] as string } : { literal: s }
-      })
-      this.templates.push({ segments, byMethod, allow })
+      }) as Array<{ literal: string } | { param: string }>
+      const firstParam = segments.findIndex((x) => 'param' in x)
+      const steps = segments.slice(firstParam).map((x): Step => ('param' in x ? { literal: '', param: x.param } : { literal: (x as { literal: string }).literal, param: null }))
+      this.templates.push({ segments, prefix: path.slice(0, path.indexOf('{')), steps, byMethod, allow })
     }
     // Most specific first: compare segment-wise, literal before parameter.
     this.templates.sort((a, b) => {
@@ -71,20 +83,26 @@ export class Router {
       const route = hit.byMethod.get(lookup)
       return route ? { kind: 'found', route, params: {} } : { kind: 'method_not_allowed', allow: hit.allow }
     }
-    // Segments are walked in place (indexOf, startsWith) rather than split into an array per request.
-    let slashes = 0
-    for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 47) slashes++
+    // Segments are walked in place (startsWith, indexOf) rather than split into an array per request; the literal
+    // prefix rules most templates out before any segment is looked at.
     let allow: string | null = null
     for (const t of this.templates) {
-      if (t.segments.length !== slashes) continue
+      if (!path.startsWith(t.prefix)) continue
       let params: Record<string, string> | null = {}
-      let pos = 1
-      for (let i = 0; i < t.segments.length; i++) {
-        const seg = t.segments[i] as { literal: string } | { param: string }
+      let pos = t.prefix.length
+      const steps = t.steps
+      for (let i = 0; i < steps.length; i++) {
+        const step = steps[i] as Step
+        const last = i === steps.length - 1
         const slash = path.indexOf('/', pos)
-        const end = slash === -1 ? path.length : slash
-        if ('literal' in seg) {
-          if (end - pos !== seg.literal.length || !path.startsWith(seg.literal, pos)) {
+        // The last segment runs to the end of the path; every other one ends at a slash.
+        if (last !== (slash === -1)) {
+          params = null
+          break
+        }
+        const end = last ? path.length : slash
+        if (step.param === null) {
+          if (end - pos !== step.literal.length || !path.startsWith(step.literal, pos)) {
             params = null
             break
           }
@@ -102,7 +120,7 @@ export class Router {
               return { kind: 'bad_path' }
             }
           }
-          params[seg.param] = value
+          params[step.param] = value
         }
         pos = end + 1
       }

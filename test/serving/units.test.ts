@@ -92,6 +92,59 @@ t.test('router: static beats parameter, 405 vs 404, decoding', async (t) => {
   t.same(enc.kind === 'found' && enc.params, { asset: 'BTC' })
   t.same(r.match('GET', '/v1/market/%E0%A4%A'), { kind: 'bad_path' })
   t.throws(() => new Router([...ROUTES, ROUTES[0]!]), /duplicate route/)
+  t.same(r.match('GET', '/v1/market//regime'), { kind: 'not_found' }, 'an empty parameter segment matches nothing')
+  t.same(r.match('GET', '/v1/decisionsX/abc'), { kind: 'not_found' })
+})
+
+/**
+ * The matcher's rule written the plain way: an exact static path wins outright (GET /v1/decisions/next is 405, not
+ * a decision id); otherwise split into segments, literal segments before parameters.
+ */
+function referenceMatch(method: string, rawPath: string): string {
+  const path = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath
+  const lookup = method === 'HEAD' ? 'GET' : method
+  const statics = ROUTES.filter((x) => x.path === path)
+  if (statics.length > 0) {
+    const hit = statics.find((x) => x.method === lookup)
+    return hit ? `found ${hit.id}` : 'method_not_allowed'
+  }
+  const parts = path.split('/').slice(1)
+  const candidates = ROUTES.filter((x) => {
+    const segs = x.path.split('/').slice(1)
+    return segs.length === parts.length && segs.every((seg, i) => (seg.startsWith('{') ? parts[i] !== '' : seg === parts[i]))
+  })
+  const score = (p: string) => p.split('/').map((seg) => (seg.startsWith('{') ? '1' : '0')).join('')
+  const byTemplate = new Map<string, string[]>()
+  for (const c of candidates) byTemplate.set(c.path, [...(byTemplate.get(c.path) ?? []), c.method])
+  const ordered = [...byTemplate.keys()].sort((a, b) => (score(a) < score(b) ? -1 : score(a) > score(b) ? 1 : 0))
+  for (const p of ordered) {
+    const hit = ROUTES.find((x) => x.path === p && x.method === lookup)
+    if (hit) return `found ${hit.id}`
+  }
+  return ordered.length > 0 ? 'method_not_allowed' : 'not_found'
+}
+
+t.test('router agrees with the plain split-based rule on every template and its near misses', async (t) => {
+  const r = new Router(ROUTES)
+  const fills = ['x', 'latest', 'BTC', 'e4178ea9-4fc5-8949-9f24-30ccd6fad9a9', 'open', '']
+  const paths = new Set<string>()
+  for (const route of ROUTES) {
+    for (const fill of fills) {
+      const p = route.path.replace(/\{[a-z_]+\}/g, fill)
+      for (const variant of [p, p + '/', p + '/extra', p.slice(0, p.lastIndexOf('/')), p + '//', p.replace('/v1/', '/v2/')]) paths.add(variant)
+    }
+  }
+  let compared = 0
+  for (const path of paths) {
+    for (const method of ['GET', 'POST', 'HEAD', 'DELETE']) {
+      const got = r.match(method, path)
+      const want = referenceMatch(method, path)
+      const gotText = got.kind === 'found' ? `found ${got.route.id}` : got.kind
+      if (gotText !== want) t.fail(`${method} ${path}: router ${gotText}, reference ${want}`)
+      compared++
+    }
+  }
+  t.ok(compared > 1000, `compared ${compared} method/path pairs`)
 })
 
 t.test('provider rollup', async (t) => {
