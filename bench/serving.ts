@@ -14,6 +14,7 @@
  *   node --import tsx bench/serving.ts [durationSec] [only]    # only: measure just the routes whose name or path contains it
  *   node --cpu-prof --import tsx bench/serving.ts 5 decision    # profile one route (the server runs on the main thread)
  *   perf record -g -p <pid>  with node --perf-basic-prof          # where the native and kernel time goes
+ *   BENCH_HOLD=1 node --perf-basic-prof --import tsx bench/serving.ts   # start both servers, print their URLs, keep them up
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -190,6 +191,11 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     for (const [, path] of targets) {
       const res = await fetch(base + path)
       if (res.status !== 200) throw new Error(`bench target ${path} answered ${res.status}: ${await res.text()}`)
+    }
+    if (process.env.BENCH_HOLD) {
+      // Profiling by hand: both servers stay up until the process is killed.
+      print(`HOLD hello=http://127.0.0.1:${hello.port}/ base=${base} ${targets.map(([name, path]) => `${name.replace(/ /g, '_')}=${path}`).join(' ')}`)
+      await new Promise(() => undefined)
     }
     // Warm both servers (JIT, connection setup) before measuring.
     await measure(`http://127.0.0.1:${hello.port}/`, connections, 1, generator)

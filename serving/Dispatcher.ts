@@ -223,19 +223,19 @@ export class Dispatcher {
       const r = result.raw
       headers['content-type'] = r.contentType
       if (r.headers) Object.assign(headers, r.headers)
-      res.send(r.status ?? 200, headers, null, r.body)
+      res.send(r.status ?? 200, headers, r.body)
       return
     }
     if ('redirect' in result) {
       headers.location = result.redirect
-      res.send(result.status ?? 302, headers, null, '')
+      res.send(result.status ?? 302, headers, '')
       return
     }
     headers['content-type'] = JSON_TYPE
     if (result.headers) Object.assign(headers, result.headers)
     if (ctx.payment) headers['cache-control'] = 'private, no-store'
     const body = serializeSuccess(result.data, ctx.request_id, ctx.now, this.methodologyJson, metaPricing(ctx.price, ctx.payment), result.meta)
-    res.send(result.status ?? 200, headers, null, body)
+    res.send(result.status ?? 200, headers, body)
   }
 
   private writeError(res: ResponseWriter, err: unknown, requestId: string, headers: Record<string, string>, req: IncomingRequest): void {
@@ -248,14 +248,14 @@ export class Dispatcher {
     headers['content-type'] = JSON_TYPE
     Object.assign(headers, se.headers)
     if (se.retryAfterMs !== null) headers['retry-after'] = String(Math.max(1, Math.ceil(se.retryAfterMs / 1000)))
-    res.send(se.status, headers, null, JSON.stringify(se.toEnvelope(requestId)))
+    res.send(se.status, headers, JSON.stringify(se.toEnvelope(requestId)))
   }
 
   /** Last resort for a throw that escaped handle() (writes only if nothing was written). */
   readonly onEscaped = (err: unknown, req: IncomingRequest, res: ResponseWriter): void => {
     this.log.error({ err, method: req.method, path: req.path }, 'error escaped the dispatcher')
     const id = this.ids.next()
-    res.send(500, { 'content-type': JSON_TYPE, 'x-request-id': id }, null, JSON.stringify(new ServiceError('INTERNAL').toEnvelope(id)))
+    res.send(500, { 'content-type': JSON_TYPE, 'x-request-id': id }, JSON.stringify(new ServiceError('INTERNAL').toEnvelope(id)))
   }
 }
 

@@ -5,6 +5,7 @@
  * runs inside res.cork() (mandatory after an await, and packs status, headers and body into one syscall).
  */
 import type { HttpResponse } from 'uWebSockets.js'
+import { slabBytes, slabUtf8 } from './byteSlab.ts'
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 301: '301 Moved Permanently', 302: '302 Found',
@@ -19,17 +20,97 @@ export function statusLine(status: number): string {
   return STATUS_TEXT[status] ?? String(status)
 }
 
+// uWS converts every string argument to UTF-8 in a malloc'd copy; constant ones are handed over as bytes made once.
+const statusBytes = new Map<number, Buffer>()
+function statusLineBytes(status: number): Buffer {
+  let b = statusBytes.get(status)
+  if (b === undefined) statusBytes.set(status, (b = Buffer.from(statusLine(status), 'latin1')))
+  return b
+}
+
+const headerNameBytes = new Map<string, Buffer>()
+function headerNameOf(name: string): Buffer {
+  let b = headerNameBytes.get(name)
+  if (b === undefined) {
+    b = Buffer.from(name, 'utf8')
+    // Names come from code, not from requests; the bound only guards against a caller that builds them.
+    if (headerNameBytes.size < 256) headerNameBytes.set(name, b)
+  }
+  return b
+}
+
 export const JSON_TYPE = 'application/json; charset=utf-8'
 export const TEXT_TYPE = 'text/plain; charset=utf-8'
-
-export type HeaderList = ReadonlyArray<readonly [string, string]>
 
 // The response being written by ResponseWriter.writeCorked: one shared cork callback instead of a closure per response.
 let corked: ResponseWriter | null = null
 let corkedStatus = 0
 let corkedHeaders: Record<string, string> | null = null
-let corkedExtra: HeaderList | null = null
 let corkedBody: string | Uint8Array = ''
+
+/**
+ * The writer whose uWS request callback is running right now (set by the adapter around the synchronous part of a
+ * request, cleared before the callback returns): its writes are inside uWS's own cork and need no cork() of their own.
+ */
+let answeringInCallback: ResponseWriter | null = null
+
+export function enterCallback(w: ResponseWriter): void {
+  answeringInCallback = w
+}
+
+export function leaveCallback(): void {
+  answeringInCallback = null
+}
+
+/**
+ * Every header after the first, as the value bytes of one writeHeader(firstName, …) call: uWS writes
+ * `name: value\r\n`, so a value carrying the following lines yields the same bytes as one call per header, with one
+ * crossing into native code instead of one each. ASCII (every header we write) is stored a byte at a time; anything
+ * else goes through a UTF-8 write, as uWS would have converted it.
+ */
+export function headerBlockBytes(headers: Record<string, string>): Buffer {
+  // value1, then "\r\n" name ": " value for each later header.
+  let size = 0
+  let isFirst = true
+  for (const key in headers) {
+    size += (isFirst ? 0 : key.length + 4) + (headers[key] as string).length
+    isFirst = false
+  }
+  const out = slabBytes(size)
+  let at = 0
+  isFirst = true
+  for (const key in headers) {
+    if (isFirst) isFirst = false
+    else {
+      out[at++] = 13
+      out[at++] = 10
+      for (let i = 0; i < key.length; i++) {
+        const c = key.charCodeAt(i)
+        if (c > 0x7f) return utf8Block(headers)
+        out[at++] = c
+      }
+      out[at++] = 58
+      out[at++] = 32
+    }
+    const value = headers[key] as string
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i)
+      if (c > 0x7f) return utf8Block(headers)
+      out[at++] = c
+    }
+  }
+  return out
+}
+
+function utf8Block(headers: Record<string, string>): Buffer {
+  let block = ''
+  let isFirst = true
+  for (const key in headers) {
+    block += isFirst ? (headers[key] as string) : '\r\n' + key + ': ' + (headers[key] as string)
+    isFirst = false
+  }
+  return slabUtf8(block)
+}
 
 export class ResponseWriter {
   aborted = false
@@ -63,21 +144,24 @@ export class ResponseWriter {
   }
 
   /** Writes status, headers and body in one corked operation. Returns false when the response was already gone. */
-  send(status: number, headers: Record<string, string>, extra: HeaderList | null, body: string | Uint8Array): boolean {
+  send(status: number, headers: Record<string, string>, body: string | Uint8Array): boolean {
     if (this.done) return false
     this.done = true
-    corked = this
-    corkedStatus = status
-    corkedHeaders = headers
-    corkedExtra = extra
-    corkedBody = body
-    try {
-      this.res.cork(ResponseWriter.writeCorked)
-    } finally {
-      corked = null
-      corkedHeaders = null
-      corkedExtra = null
-      corkedBody = ''
+    if (answeringInCallback === this) {
+      // uWS corks the socket for the whole of its request callback: a synchronous answer is already corked.
+      this.write(status, headers, body)
+    } else {
+      corked = this
+      corkedStatus = status
+      corkedHeaders = headers
+      corkedBody = body
+      try {
+        this.res.cork(ResponseWriter.writeCorked)
+      } finally {
+        corked = null
+        corkedHeaders = null
+        corkedBody = ''
+      }
     }
     this.onFinished(this)
     return true
@@ -85,31 +169,19 @@ export class ResponseWriter {
 
   /** The cork callback: writes the send() in progress (cork calls back synchronously). */
   private static writeCorked(): void {
-    ;(corked as ResponseWriter).write(corkedStatus, corkedHeaders as Record<string, string>, corkedExtra, corkedBody)
+    ;(corked as ResponseWriter).write(corkedStatus, corkedHeaders as Record<string, string>, corkedBody)
   }
 
-  private write(status: number, headers: Record<string, string>, extra: HeaderList | null, body: string | Uint8Array): void {
+  private write(status: number, headers: Record<string, string>, body: string | Uint8Array): void {
     const res = this.res
-    res.writeStatus(statusLine(status))
-    // One writeHeader call for the whole block: uWS writes `key: value\r\n`, so a value carrying the following
-    // lines yields the same bytes as one call per header, with one crossing into native code instead of one each.
+    // uWS writes "200 OK" itself when no status was written.
+    if (status !== 200) res.writeStatus(statusLineBytes(status))
     let firstKey: string | null = null
-    let block = ''
     for (const key in headers) {
-      if (firstKey === null) {
-        firstKey = key
-        block = headers[key] as string
-      } else block += '\r\n' + key + ': ' + (headers[key] as string)
+      firstKey = key
+      break
     }
-    if (extra) {
-      for (const [k, v] of extra) {
-        if (firstKey === null) {
-          firstKey = k
-          block = v
-        } else block += '\r\n' + k + ': ' + v
-      }
-    }
-    if (firstKey !== null) res.writeHeader(firstKey, block)
+    if (firstKey !== null) res.writeHeader(headerNameOf(firstKey), headerBlockBytes(headers))
     if (this.headOnly) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, this.closeConnection)
     else res.end(body, this.closeConnection)
   }
