@@ -8,13 +8,14 @@ const { benchServing, loadGenerator } = await import('./serving.ts')
 const generator = loadGenerator()
 print(`\n== serving: GET routes at 64 connections on loopback (${generator}) beside a bare uWS hello-world, same run`)
 if (generator === 'autocannon') print('   (wrk not on PATH: autocannon in a worker thread shares the two cores with the server and caps the bare figure; apt-get install wrk)')
-const serving = await benchServing({ durationSec: 5, print })
+// The goal's route is measured in five pairs and judged on their medians (see medianRow in bench/serving.ts).
+const serving = await benchServing({ durationSec: 5, pairs: { 'decision read': 5 }, print })
 // Issue 4 acceptance: GET /v1/decisions/{id}; the other ledger reads are reported beside it.
 const decisionRead = serving.rows.find((r) => r.name === 'decision read')!
 const otherReads = serving.rows.filter((r) => ['feed', 'open clocks'].includes(r.name))
 const worst = otherReads.reduce((a, b) => (a.ratio < b.ratio ? a : b))
 print(
-  `goal: decision reads ≥ 0.70 of bare req/s and p99 ≤ 2 ms → decision read ratio ${decisionRead.ratio.toFixed(2)}, p99 ${decisionRead.p99Ms.toFixed(2)} ms` +
+  `goal: decision reads ≥ 0.70 of bare req/s and p99 ≤ 2 ms → decision read ratio ${decisionRead.ratio.toFixed(2)}, p99 ${decisionRead.p99Ms.toFixed(2)} ms (medians of 5 pairs)` +
     ` (bare p99 ${serving.bare.p99Ms.toFixed(2)} ms); worst other ledger read ${worst.name} ratio ${worst.ratio.toFixed(2)}, p99 ${worst.p99Ms.toFixed(2)} ms`,
 )
 if (generator === 'wrk') {

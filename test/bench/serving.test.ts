@@ -4,7 +4,7 @@
  * percentiles in microseconds.
  */
 import t from 'tap'
-import { parseWrk } from '../../bench/serving.ts'
+import { medianRow, parseWrk } from '../../bench/serving.ts'
 
 const NOT_FOUND = `Running 1s test @ http://127.0.0.1:9933/nope
   1 threads and 4 connections
@@ -50,4 +50,18 @@ t.test('parseWrk reads req/s, p50/p99 in ms, non-2xx and socket errors', async (
 
 t.test('parseWrk refuses output without a latency distribution', async (t) => {
   t.throws(() => parseWrk('Requests/sec: 10\n'), /unparsed wrk output/)
+})
+
+t.test('medianRow takes each figure’s median over the pairs and sums the failures', async (t) => {
+  const pair = (reqPerSec: number, p99Ms: number, bare: number, non2xx = 0) =>
+    ({ name: 'decision read', path: '/v1/decisions/x', reqPerSec, p50Ms: p99Ms / 3, p99Ms, non2xx, errors: 0, ratio: reqPerSec / bare, bareReqPerSec: bare })
+  const m = medianRow([pair(70_000, 2.4, 140_000), pair(80_000, 1.9, 112_000, 2), pair(75_000, 2.1, 130_000)])
+  t.equal(m.reqPerSec, 75_000)
+  t.equal(m.p99Ms, 2.1)
+  t.equal(m.ratio, 75_000 / 130_000, 'the median ratio, not the ratio of medians')
+  t.equal(m.bareReqPerSec, 130_000)
+  t.equal(m.non2xx, 2)
+  const even = medianRow([pair(60_000, 2, 100_000), pair(80_000, 4, 100_000)])
+  t.equal(even.reqPerSec, 70_000, 'an even count averages the middle two')
+  t.equal(even.p99Ms, 3)
 })
