@@ -234,7 +234,8 @@ export class Dispatcher {
     headers['content-type'] = JSON_TYPE
     if (result.headers) Object.assign(headers, result.headers)
     if (ctx.payment) headers['cache-control'] = 'private, no-store'
-    const body = serializeSuccess(result.data, ctx.request_id, ctx.now, this.methodologyJson, metaPricing(ctx.price, ctx.payment), result.meta)
+    // RequestIds are hex digits and dashes, so their JSON is the id in quotes.
+    const body = serializeSuccess(result.data, '"' + ctx.request_id + '"', ctx.now, this.methodologyJson, metaPricing(ctx.price, ctx.payment), result.meta)
     res.send(result.status ?? 200, headers, body)
   }
 

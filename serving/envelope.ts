@@ -5,7 +5,7 @@
  * null (typed, present)." Every meta field below is always present; absent values are null or [] (never omitted).
  */
 import { ERROR_CODES } from './errors.ts'
-import { slabBytes } from './http/byteSlab.ts'
+import { slabConcat } from './http/byteSlab.ts'
 
 export interface Freshness {
   /** Input name, e.g. 'hyperliquid:perp'. */
@@ -150,11 +150,12 @@ function openedFrozen(data: unknown): Buffer | null {
  * The success envelope, byte for byte `JSON.stringify({ data, meta: buildMeta(...) })`, written without building
  * the meta object: the constant parts are literals, frozen `data` is copied from its cached UTF-8 bytes, and on free
  * routes the meta after request_id and timestamp is cached per frozen overrides object (the envelope is then one
- * Buffer, which uWS sends without converting a string).
+ * Buffer, which uWS sends without converting a string). requestIdJson is the id as JSON text (the caller knows
+ * whether its ids need escaping), like methodologyVersionJson.
  */
 export function serializeSuccess(
   data: unknown,
-  requestId: string,
+  requestIdJson: string,
   nowMs: number,
   methodologyVersionJson: string,
   pricing: MetaPricing | null,
@@ -162,60 +163,23 @@ export function serializeSuccess(
 ): string | Buffer {
   const opened = openedFrozen(data)
   if (opened) {
-    const cachedRest = pricing === null ? cachedMetaRest(methodologyVersionJson, o) : null
-    if (cachedRest !== null && needsNoEscape(requestId)) return asciiStamped(opened, requestId, isoTimestamp(nowMs), cachedRest)
-    const stamp = metaStamp(requestId, nowMs)
     const rest = pricing === null ? cachedMetaRest(methodologyVersionJson, o) : null
-    const restText = rest === null ? metaRest(methodologyVersionJson, pricing, o) + '}' : ''
-    const stampLen = Buffer.byteLength(stamp, 'utf8')
-    const restLen = rest === null ? Buffer.byteLength(restText, 'utf8') : rest.length
-    const out = slabBytes(opened.length + stampLen + restLen)
-    let at = opened.copy(out, 0)
-    at += out.write(stamp, at, 'utf8')
-    if (rest === null) out.write(restText, at, 'utf8')
-    else rest.copy(out, at)
-    return out
+    if (rest !== null) return slabConcat(opened, metaStamp(requestIdJson, nowMs), rest)
+    return slabConcat(opened, metaStamp(requestIdJson, nowMs) + metaRest(methodologyVersionJson, pricing, o) + '}', EMPTY_BYTES)
   }
   const dataJson = jsonOf(data)
-  if (dataJson === undefined) return JSON.stringify({ data, meta: buildMeta(requestId, nowMs, JSON.parse(methodologyVersionJson) as string, pricing, o) })
-  return '{"data":' + dataJson + metaStamp(requestId, nowMs) + metaRest(methodologyVersionJson, pricing, o) + '}'
+  if (dataJson === undefined) {
+    const meta = buildMeta(JSON.parse(requestIdJson) as string, nowMs, JSON.parse(methodologyVersionJson) as string, pricing, o)
+    return JSON.stringify({ data, meta })
+  }
+  return '{"data":' + dataJson + metaStamp(requestIdJson, nowMs) + metaRest(methodologyVersionJson, pricing, o) + '}'
 }
 
-const STAMP_HEAD = Buffer.from(',"meta":{"request_id":"', 'latin1')
-const STAMP_MID = Buffer.from('","timestamp":"', 'latin1')
-
-/**
- * opened + metaStamp + rest in one slab slice, for an id and timestamp that are plain ASCII: the two strings are
- * stored a byte at a time, which beats a Buffer.write call for a few dozen characters.
- */
-function asciiStamped(opened: Buffer, requestId: string, timestamp: string, rest: Buffer): Buffer {
-  const out = slabBytes(opened.length + STAMP_HEAD.length + requestId.length + STAMP_MID.length + timestamp.length + 1 + rest.length)
-  out.set(opened, 0)
-  let at = opened.length
-  out.set(STAMP_HEAD, at)
-  at += STAMP_HEAD.length
-  for (let i = 0; i < requestId.length; i++) out[at++] = requestId.charCodeAt(i)
-  out.set(STAMP_MID, at)
-  at += STAMP_MID.length
-  for (let i = 0; i < timestamp.length; i++) out[at++] = timestamp.charCodeAt(i)
-  out[at++] = 0x22
-  out.set(rest, at)
-  return out
-}
+const EMPTY_BYTES = new Uint8Array(0)
 
 /** `,"meta":{"request_id":…,"timestamp":…` — the part of meta that changes per response. */
-function metaStamp(requestId: string, nowMs: number): string {
-  const id = needsNoEscape(requestId) ? '"' + requestId + '"' : JSON.stringify(requestId)
-  return ',"meta":{"request_id":' + id + ',"timestamp":"' + isoTimestamp(nowMs) + '"'
-}
-
-/** True when JSON.stringify(text) is just text in quotes (no quote, backslash, control or non-ASCII character). */
-function needsNoEscape(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7e) return false
-  }
-  return true
+function metaStamp(requestIdJson: string, nowMs: number): string {
+  return ',"meta":{"request_id":' + requestIdJson + ',"timestamp":"' + isoTimestamp(nowMs) + '"'
 }
 
 /** `,"state":…,"pricing":…}` — the rest of meta, closing it. */

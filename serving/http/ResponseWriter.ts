@@ -5,7 +5,7 @@
  * runs inside res.cork() (mandatory after an await, and packs status, headers and body into one syscall).
  */
 import type { HttpResponse } from 'uWebSockets.js'
-import { slabBytes, slabUtf8 } from './byteSlab.ts'
+import { slabUtf8 } from './byteSlab.ts'
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 301: '301 Moved Permanently', 302: '302 Found',
@@ -65,44 +65,10 @@ export function leaveCallback(): void {
 /**
  * Every header after the first, as the value bytes of one writeHeader(firstName, …) call: uWS writes
  * `name: value\r\n`, so a value carrying the following lines yields the same bytes as one call per header, with one
- * crossing into native code instead of one each. ASCII (every header we write) is stored a byte at a time; anything
- * else goes through a UTF-8 write, as uWS would have converted it.
+ * crossing into native code instead of one each. One string, one UTF-8 write into the slab (cheaper than storing the
+ * bytes one at a time in JS).
  */
 export function headerBlockBytes(headers: Record<string, string>): Buffer {
-  // value1, then "\r\n" name ": " value for each later header.
-  let size = 0
-  let isFirst = true
-  for (const key in headers) {
-    size += (isFirst ? 0 : key.length + 4) + (headers[key] as string).length
-    isFirst = false
-  }
-  const out = slabBytes(size)
-  let at = 0
-  isFirst = true
-  for (const key in headers) {
-    if (isFirst) isFirst = false
-    else {
-      out[at++] = 13
-      out[at++] = 10
-      for (let i = 0; i < key.length; i++) {
-        const c = key.charCodeAt(i)
-        if (c > 0x7f) return utf8Block(headers)
-        out[at++] = c
-      }
-      out[at++] = 58
-      out[at++] = 32
-    }
-    const value = headers[key] as string
-    for (let i = 0; i < value.length; i++) {
-      const c = value.charCodeAt(i)
-      if (c > 0x7f) return utf8Block(headers)
-      out[at++] = c
-    }
-  }
-  return out
-}
-
-function utf8Block(headers: Record<string, string>): Buffer {
   let block = ''
   let isFirst = true
   for (const key in headers) {

@@ -18,15 +18,6 @@ function reserve(size: number): void {
   }
 }
 
-/** A writable slice of exactly size bytes. */
-export function slabBytes(size: number): Buffer {
-  if (size > SLAB_MAX_PIECE) return Buffer.allocUnsafe(size)
-  reserve(size)
-  const out = slab.subarray(slabUsed, slabUsed + size)
-  slabUsed += (size + 7) & ~7
-  return out
-}
-
 /** text as UTF-8 bytes in a slab slice (written once, without measuring it first). */
 export function slabUtf8(text: string): Buffer {
   // A UTF-16 code unit never takes more than 3 UTF-8 bytes.
@@ -37,4 +28,21 @@ export function slabUtf8(text: string): Buffer {
   const out = slab.subarray(slabUsed, slabUsed + written)
   slabUsed += (written + 7) & ~7
   return out
+}
+
+/**
+ * head + UTF-8 of middle + tail in one slab slice: the envelope's cached opening, its per-response stamp and its
+ * cached closing, with one string write (a Buffer write beats storing a string's bytes one at a time in JS).
+ */
+export function slabConcat(head: Uint8Array, middle: string, tail: Uint8Array): Buffer {
+  const most = head.length + middle.length * 3 + tail.length
+  if (most > SLAB_MAX_PIECE) return Buffer.concat([head, Buffer.from(middle, 'utf8'), tail])
+  reserve(most)
+  const start = slabUsed
+  slab.set(head, start)
+  const written = slab.write(middle, start + head.length, 'utf8')
+  slab.set(tail, start + head.length + written)
+  const size = head.length + written + tail.length
+  slabUsed += (size + 7) & ~7
+  return slab.subarray(start, start + size)
 }

@@ -42,8 +42,11 @@ t.test('serializeSuccess equals JSON.stringify of the built envelope', async (t)
   for (const [dn, data] of datas) {
     for (const [on, o] of overrides) {
       for (const pricing of [null, PRICING]) {
-        const expected = JSON.stringify({ data, meta: buildMeta('req-1', NOW, '2026.07', pricing, o) })
-        t.equal(serializeSuccess(data, 'req-1', NOW, JSON.stringify('2026.07'), pricing, o).toString(), expected, `${dn}, ${on}, pricing ${pricing ? 'set' : 'null'}`)
+        // A second id with characters JSON escapes and multi-byte ones: the stamp is written as UTF-8, not Latin-1.
+        for (const id of ['req-1', 'ré"q\n→']) {
+          const expected = JSON.stringify({ data, meta: buildMeta(id, NOW, '2026.07', pricing, o) })
+          t.equal(serializeSuccess(data, JSON.stringify(id), NOW, JSON.stringify('2026.07'), pricing, o).toString(), expected, `${dn}, ${on}, pricing ${pricing ? 'set' : 'null'}, id ${JSON.stringify(id)}`)
+        }
       }
     }
   }
@@ -51,20 +54,20 @@ t.test('serializeSuccess equals JSON.stringify of the built envelope', async (t)
 
 t.test('frozen data is written from cached bytes', async (t) => {
   const chips = Object.freeze(Array.from({ length: 1000 }, (_, i) => Object.freeze({ i, s: 'é→' })))
-  const wrapped = serializeSuccess({ chips }, 'a', NOW, '"v"', null, undefined)
+  const wrapped = serializeSuccess({ chips }, '"a"', NOW, '"v"', null, undefined)
   t.ok(Buffer.isBuffer(wrapped), 'one-key wrapper of a frozen list')
-  t.ok(Buffer.isBuffer(serializeSuccess(chips, 'a', NOW, '"v"', null, undefined)), 'a frozen list')
-  t.ok(Buffer.isBuffer(serializeSuccess({ chips: Object.freeze([1]) }, 'a', NOW, '"v"', null, undefined)), 'small frozen data too')
+  t.ok(Buffer.isBuffer(serializeSuccess(chips, '"a"', NOW, '"v"', null, undefined)), 'a frozen list')
+  t.ok(Buffer.isBuffer(serializeSuccess({ chips: Object.freeze([1]) }, '"a"', NOW, '"v"', null, undefined)), 'small frozen data too')
   t.equal(wrapped.toString(), JSON.stringify({ data: { chips }, meta: buildMeta('a', NOW, 'v', null, undefined) }), 'multi-byte UTF-8 survives the byte copy')
-  t.type(serializeSuccess({ chips: [1] }, 'a', NOW, '"v"', null, undefined), 'string', 'unfrozen data stays text')
+  t.type(serializeSuccess({ chips: [1] }, '"a"', NOW, '"v"', null, undefined), 'string', 'unfrozen data stays text')
 })
 
 t.test('a body stays intact while later bodies are written (slab slices never overlap)', async (t) => {
   const data = Object.freeze({ id: 'x'.repeat(900) })
-  const first = serializeSuccess(data, 'first', NOW, '"v"', null, undefined) as Buffer
+  const first = serializeSuccess(data, '"first"', NOW, '"v"', null, undefined) as Buffer
   const copy = Buffer.from(first)
   const later: Buffer[] = []
-  for (let i = 0; i < 2000; i++) later.push(serializeSuccess(data, `r${i}`, NOW + i, '"v"', null, undefined) as Buffer)
+  for (let i = 0; i < 2000; i++) later.push(serializeSuccess(data, `"r${i}"`, NOW + i, '"v"', null, undefined) as Buffer)
   t.ok(first.equals(copy), 'the first body is unchanged after 2,000 more (several slabs)')
   t.equal(JSON.parse(later[1999]!.toString()).meta.request_id, 'r1999')
   const offsets = new Map<ArrayBufferLike, Set<number>>()
