@@ -218,7 +218,8 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
       if (res.status !== 200) throw new Error(`bench target ${path} answered ${res.status}: ${await res.text()}`)
     }
     if (process.env.BENCH_HOLD) {
-      // Profiling by hand: both servers stay up until the process is killed.
+      // Profiling by hand: both servers stay up until SIGTERM, which exits normally so --cpu-prof/--heap-prof write.
+      process.once('SIGTERM', () => process.exit(0))
       print(`HOLD hello=http://127.0.0.1:${hello.port}/ base=${base} ${targets.map(([name, path]) => `${name.replace(/ /g, '_')}=${path}`).join(' ')}`)
       await new Promise(() => undefined)
     }
