@@ -401,6 +401,11 @@ export class MarketState {
     return { from, to, count, total_usd: longs + shorts, longs_usd: longs, shorts_usd: shorts, newest, sources: [...sources].sort() }
   }
 
+  /** Ticks folded in so far: it changes whenever anything a read could return may have changed. */
+  get consumedCount(): number {
+    return this.#consumed
+  }
+
   health(): MarketStateHealth {
     return {
       consumed: this.#consumed,

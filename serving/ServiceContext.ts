@@ -220,6 +220,12 @@ export interface ProviderRegistry {
 /** A value now, or later. In-memory reads answer synchronously so the hottest routes never hop through a microtask. */
 export type MaybePromise<T> = T | Promise<T>
 
+/** A market snapshot with its inputs' freshness (GET /v1/market/{asset}). */
+export interface SnapshotRead {
+  snapshot: MarketSnapshot
+  freshness: Freshness[]
+}
+
 /** Free ledger reads: never call a live model. */
 export interface LedgerReads {
   getDecision(decisionId: string): MaybePromise<DecisionRead | null>
@@ -271,7 +277,7 @@ export interface MarketRead<T = unknown> {
 /** Venue market data (free snapshot and universe; paid surfaces). */
 export interface MarketData {
   /** Unknown or delisted symbol → null (404 ASSET_NOT_FOUND). */
-  snapshot(symbol: string): Promise<{ snapshot: MarketSnapshot; freshness: Freshness[] } | null>
+  snapshot(symbol: string): MaybePromise<SnapshotRead | null>
   /** Read failure with no prior snapshot → ServiceError PROVIDER_DOWN. */
   universe(q: { limit: number; q: string | null }): Promise<Universe>
   marketcap(): Promise<MarketCapList>

@@ -8,13 +8,14 @@
  * exactly when it is listed and not delisted". Canonical assets (BTC, ETH, SOL) are legal unless the known universe
  * lists them as delisted.
  */
+import { deepFreeze } from '../../common/deepFreeze.ts'
 import { CANONICAL_ASSETS, isoMs, type UniverseAsset as TickUniverseAsset } from '../../ingest/Tick.ts'
 import { LIQ_HOURS_REQUIRED, type MarketInput, type MarketState, type Observed } from '../../pipeline/MarketState.ts'
 import { stalenessBudgetMs } from '../../pipeline/features/stalenessBudgets.ts'
 import type { Freshness } from '../envelope.ts'
 import type { PaymentAuthorized } from '../payments/PaymentGate.ts'
 import { ServiceError } from '../ServiceError.ts'
-import type { Asset, LiqHours, MarketCapList, MarketData, MarketRead, MarketSnapshot, Universe, UniverseAsset } from '../ServiceContext.ts'
+import type { Asset, LiqHours, MarketCapList, MarketData, MarketRead, MarketSnapshot, MaybePromise, SnapshotRead, Universe, UniverseAsset } from '../ServiceContext.ts'
 import type { MarketCapSource } from './CoinGeckoMarketCapSource.ts'
 import type { UniverseSource, VenueUniverse } from './UniverseSource.ts'
 
@@ -34,11 +35,31 @@ export interface MarketServicesOptions {
 
 type Legal = { legal: true; row: TickUniverseAsset | null; universe: VenueUniverse | null } | { legal: false }
 
+/** What a kept snapshot answer was built from; the answer is reused only while all of it is unchanged. */
+interface KeptAnswer {
+  consumed: number
+  now: number | null
+  assets: readonly TickUniverseAsset[]
+  asOf: number
+  quality: string
+  venue: string
+  universeNow: number | null
+  answer: SnapshotRead | null
+}
+
+/** Symbols whose last answer is kept; past this (a caller walking unknown symbols) the memory starts over. */
+const ANSWERS_KEPT = 4096
+
 export class MarketServices implements MarketData {
   readonly #state: MarketState
   readonly #universe: UniverseSource
   readonly #marketcap: MarketCapSource | null
   readonly #paid: PaidMarketData | null
+  /**
+   * The last snapshot answer per symbol. Between ticks (and universe updates) every request would build the same
+   * answer, so it is built once and frozen (the envelope then serializes it once too).
+   */
+  readonly #answers = new Map<string, KeptAnswer>()
 
   constructor(options: MarketServicesOptions) {
     this.#state = options.state
@@ -61,7 +82,10 @@ export class MarketServices implements MarketData {
 
   /** Legal = canonical or listed, and not delisted in the known universe. Unknown universe + other symbol → 503. */
   async #legal(symbol: string): Promise<Legal> {
-    const universe = await this.#knownUniverse()
+    return this.#legalIn(symbol, await this.#knownUniverse())
+  }
+
+  #legalIn(symbol: string, universe: VenueUniverse | null): Legal {
     const row = universe?.assets.find((a) => a.symbol.toUpperCase() === symbol) ?? null
     if (row?.delisted) return { legal: false }
     if ((CANONICAL_ASSETS as readonly string[]).includes(symbol)) return { legal: true, row, universe }
@@ -81,9 +105,30 @@ export class MarketServices implements MarketData {
    * provenance describes the price input; quality 'degraded' when any quote input breached its budget or arrived
    * degraded, else the input's own quality ('real' or 'simulated').
    */
-  async snapshot(symbol: string): Promise<{ snapshot: MarketSnapshot; freshness: Freshness[] } | null> {
+  snapshot(symbol: string): MaybePromise<SnapshotRead | null> {
     const sym = symbol.toUpperCase()
-    const legal = await this.#legal(sym)
+    const universe = this.#universe.peek()
+    if (universe === null) return this.#legal(sym).then((legal) => this.#answer(sym, legal))
+    const consumed = this.#state.consumedCount
+    const now = this.#state.now()
+    const hit = this.#answers.get(sym)
+    if (
+      hit !== undefined && hit.consumed === consumed && hit.now === now && hit.assets === universe.assets &&
+      hit.asOf === universe.asOf && hit.quality === universe.quality && hit.venue === universe.venue &&
+      (hit.universeNow === null || hit.universeNow === this.#universe.now())
+    ) return hit.answer
+    const answer = deepFreeze(this.#answer(sym, this.#legalIn(sym, universe)))
+    if (this.#answers.size >= ANSWERS_KEPT) this.#answers.clear()
+    this.#answers.set(sym, {
+      consumed, now, assets: universe.assets, asOf: universe.asOf, quality: universe.quality, venue: universe.venue,
+      // Only an answer built from the universe row ages with the universe's own clock.
+      universeNow: answer !== null && answer.freshness[0]?.input === 'universe' ? this.#universe.now() : null,
+      answer,
+    })
+    return answer
+  }
+
+  #answer(sym: string, legal: Legal): SnapshotRead | null {
     if (!legal.legal) return null
     const m = this.#state.asset(sym)
     if (m) {
@@ -131,7 +176,7 @@ export class MarketServices implements MarketData {
   }
 
   /** A listed symbol the tick stream does not carry: its universe row (no book, so no bid/ask/spread). */
-  #fromUniverseRow(sym: string, row: TickUniverseAsset, u: VenueUniverse): { snapshot: MarketSnapshot; freshness: Freshness[] } | null {
+  #fromUniverseRow(sym: string, row: TickUniverseAsset, u: VenueUniverse): SnapshotRead | null {
     const price = row.mid ?? row.mark
     if (price === null) return null
     const age = Math.max(0, this.#universe.now() - u.asOf)

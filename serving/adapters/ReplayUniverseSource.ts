@@ -5,6 +5,7 @@
  * replay can serve: its universe is then derived from the assets the tape carries, each row built from that
  * asset's latest records (docs/decisions.md). Nothing consumed yet → 503 PROVIDER_DOWN.
  */
+import { deepFreeze } from '../../common/deepFreeze.ts'
 import type { MarketState } from '../../pipeline/MarketState.ts'
 import type { UniverseAsset as TickUniverseAsset } from '../../ingest/Tick.ts'
 import { ServiceError } from '../ServiceError.ts'
@@ -17,6 +18,8 @@ export function venueOfSource(source: string): string {
 
 export class ReplayUniverseSource implements UniverseSource {
   readonly mode = 'replay' as const
+  /** The derived universe, kept until the state consumes another tick (readers get the same frozen rows meanwhile). */
+  private kept: { consumed: number; universe: VenueUniverse | null } | null = null
   constructor(private readonly state: MarketState) {}
 
   async read(): Promise<VenueUniverse> {
@@ -49,6 +52,12 @@ export class ReplayUniverseSource implements UniverseSource {
 
   /** One row per asset the tape carries, from its latest records. */
   private derived(): VenueUniverse | null {
+    const consumed = this.state.consumedCount
+    if (this.kept?.consumed !== consumed) this.kept = { consumed, universe: this.derive() }
+    return this.kept.universe === null ? null : { ...this.kept.universe }
+  }
+
+  private derive(): VenueUniverse | null {
     const symbols = this.state.assets()
     if (symbols.length === 0) return null
     let asOf = -Infinity
@@ -83,6 +92,6 @@ export class ReplayUniverseSource implements UniverseSource {
         delisted: false,
       })
     }
-    return { venue: venueOfSource(source ?? 'unknown'), asOf, quality: degraded ? 'degraded' : 'real', assets }
+    return { venue: venueOfSource(source ?? 'unknown'), asOf, quality: degraded ? 'degraded' : 'real', assets: deepFreeze(assets) }
   }
 }

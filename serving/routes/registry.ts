@@ -9,7 +9,7 @@ import { activePolicy } from '../../models/policy/rulesets.ts'
 import { PRIOR_FLOOR } from '../../models/engine/DecisionEngine.ts'
 import { deepFreeze } from '../../common/deepFreeze.ts'
 import { ServiceError } from '../ServiceError.ts'
-import type { DecisionRead, MarketRead, MaybePromise, ProviderHealth, ProviderStatus } from '../ServiceContext.ts'
+import type { DecisionRead, MarketRead, MaybePromise, ProviderHealth, ProviderStatus, SnapshotRead } from '../ServiceContext.ts'
 import {
   CREDIT_TO_USD, ENDPOINT_PRICES, JUDGMENT_FLOOR_CREDITS, PACKS, PLANNED_ADDONS, PLANS, UNMEASURED_LADDER,
   buildLadder, ladderMultiplier, priceOf, type EndpointPricingKey, type LadderMeasures, type PackId, type PlanId,
@@ -70,6 +70,21 @@ function decisionResult(read: DecisionRead): HandlerResult {
     Object.freeze(result.meta)
     decisionResults.set(read, Object.freeze(result))
   }
+  return result
+}
+
+/** A snapshot answer as a result; built once per frozen answer (MarketServices keeps one per symbol between ticks). */
+const snapshotResults = new WeakMap<SnapshotRead, HandlerResult>()
+
+function snapshotResult(r: SnapshotRead): HandlerResult {
+  const known = snapshotResults.get(r)
+  if (known) return known
+  const degraded = r.freshness.some((f) => !f.ok)
+  const result: HandlerResult = {
+    data: r.snapshot,
+    meta: { state: degraded ? 'degraded' : 'ok', freshness: r.freshness, data_sources: [r.snapshot.provenance.source] },
+  }
+  if (Object.isFrozen(r)) snapshotResults.set(r, deepFreeze(result))
   return result
 }
 
@@ -501,15 +516,10 @@ export const ROUTES: readonly RouteDef[] = [
     request: { params: objectOf({ asset: SYMBOL }, ['asset']) },
     response: env(MARKET_SNAPSHOT),
     errors: ['ASSET_NOT_FOUND', 'STALE_DATA'],
-    handler: async (ctx) => {
-      const r = await ctx.need('market').snapshot(String(ctx.params.asset))
-      if (!r) return notFound('ASSET_NOT_FOUND', '/params/asset', ctx.params.asset)
-      const degraded = r.freshness.some((f) => !f.ok)
-      return {
-        data: r.snapshot,
-        meta: { state: degraded ? 'degraded' : 'ok', freshness: r.freshness, data_sources: [r.snapshot.provenance.source] },
-      }
-    },
+    handler: (ctx) =>
+      andThen(ctx.need('market').snapshot(String(ctx.params.asset)), (r) =>
+        r ? snapshotResult(r) : notFound('ASSET_NOT_FOUND', '/params/asset', ctx.params.asset),
+      ),
   },
   {
     id: 'universe',

@@ -4,6 +4,7 @@
  */
 import t from 'tap'
 import { isoMs, tickTime, TICK_SCHEMA_VERSION, type UniverseTick } from '../../../ingest/Tick.ts'
+import { MarketState } from '../../../pipeline/MarketState.ts'
 import { stalenessBudgetMs } from '../../../pipeline/features/stalenessBudgets.ts'
 import { MarketServices } from '../../../serving/adapters/MarketServices.ts'
 import { ReplayUniverseSource } from '../../../serving/adapters/ReplayUniverseSource.ts'
@@ -145,6 +146,23 @@ t.test('free market routes on a replayed tape', async (t) => {
     t.equal(doge.status, 404, 'absent from the known universe → 404')
   })
 
+  t.test('a snapshot is built once between ticks and rebuilt by the next one', async (t) => {
+    const first = await market.snapshot('BTC')
+    const again = await market.snapshot('BTC')
+    t.equal(again, first, 'nothing consumed since: the same answer object')
+    t.ok(Object.isFrozen(first) && Object.isFrozen(first!.snapshot.quote), 'kept answers are deeply frozen')
+    const mid = lastTick(fx.ticks, 'BTC', 'mid')!
+    const at = fx.endMs + 60_000
+    await fx.append([{ ...mid, price: mid.price * 1.01, provenance: { ...mid.provenance, timestamp: isoMs(at), received_at: isoMs(at) } }])
+    const after = await market.snapshot('BTC')
+    t.not(after, first, 'a consumed tick invalidates the kept answer')
+    t.equal(after!.snapshot.quote.price, mid.price * 1.01)
+    t.equal(after!.snapshot.provenance.timestamp, isoMs(at))
+    const served = await getJson(`${server.url}/v1/market/BTC`)
+    t.equal(served.body.data.quote.price, mid.price * 1.01, 'and the route serves the new one')
+    t.equal(served.body.data.provenance.age_ms, 0)
+  })
+
   t.test('marketcap with no provider configured → 503 PROVIDER_DOWN SERVICE_UNWIRED', async (t) => {
     const { status, body } = await getJson(`${server.url}/v1/marketcap`)
     t.equal(status, 503)
@@ -152,6 +170,28 @@ t.test('free market routes on a replayed tape', async (t) => {
     t.equal(body.error.detail.reason, 'SERVICE_UNWIRED')
     t.equal(body.error.detail.missing, 'coingecko')
   })
+})
+
+t.test('against a wall clock (live) a kept snapshot lasts only while the clock reads the same', async (t) => {
+  const fx = await marketFixture(t, { seed: 22, hours: 2, assets: ['BTC'] })
+  let wall = fx.endMs + 5_000
+  const state = new MarketState({ clock: { now: () => wall } })
+  for (const tk of fx.ticks) state.ingest(tk)
+  const at = isoMs(fx.endMs)
+  // Answers are kept only once a universe is known (the synthetic tape carries none).
+  state.ingest({
+    v: TICK_SCHEMA_VERSION, kind: 'universe', asset: '*', instrument: '*',
+    provenance: { source: 'hyperliquid:perp', provider: 'hyperliquid-info', timestamp: at, received_at: at, quality: 'real' },
+    assets: [{ symbol: 'BTC', mark: 10, mid: 10, oracle: 10, funding: 0, open_interest: 1, day_volume_usd: 1, prev_day_price: 9, max_leverage: 40, delisted: false }],
+  })
+  const market = new MarketServices({ state, universe: new ReplayUniverseSource(state) })
+  const first = await market.snapshot('BTC')
+  t.equal(await market.snapshot('BTC'), first, 'same millisecond: the same answer')
+  const age = first!.snapshot.provenance.age_ms
+  wall += 1_000
+  const later = await market.snapshot('BTC')
+  t.not(later, first)
+  t.equal(later!.snapshot.provenance.age_ms, age + 1_000, 'the age moves with the clock')
 })
 
 t.test('nothing consumed yet: universe 503 PROVIDER_DOWN, canonical snapshot 503 STALE_DATA', async (t) => {
