@@ -2,7 +2,8 @@
  * Abort-safe, corked writes to one uWS HttpResponse.
  *
  * uWS rules held here: a response is written at most once; nothing is written after onAborted fired; every write
- * runs inside res.cork() (mandatory after an await, and packs status, headers and body into one syscall).
+ * is corked (mandatory after an await, and packs status, headers and body into one syscall): an answer written
+ * during its own uWS request callback is inside the cork uWS holds for that callback, any later one calls res.cork().
  */
 import type { HttpResponse } from 'uWebSockets.js'
 import { slabUtf8 } from './byteSlab.ts'
