@@ -153,8 +153,12 @@ const healthRoute = (id: string, path: string, summary: string): RouteDef => ({
  */
 const pricingCache = new WeakMap<object, { key: string; data: ReturnType<typeof buildPricingData> }>()
 
-async function pricingData(ctx: HandlerContext) {
-  const measures = ctx.services.ladder ? await ctx.services.ladder.measures() : UNMEASURED_LADDER
+/** Synchronous when no ladder is wired (the unmeasured rung 0), so the route then answers without a promise. */
+function pricingData(ctx: HandlerContext): MaybePromise<ReturnType<typeof buildPricingData>> {
+  return ctx.services.ladder ? ctx.services.ladder.measures().then((m) => pricingFor(ctx, m)) : pricingFor(ctx, UNMEASURED_LADDER)
+}
+
+function pricingFor(ctx: HandlerContext, measures: LadderMeasures) {
   const key = JSON.stringify(measures)
   const hit = pricingCache.get(ctx.services)
   if (hit && hit.key === key) return hit.data
@@ -279,7 +283,7 @@ export const ROUTES: readonly RouteDef[] = [
     request: {},
     response: env(PRICING),
     errors: [],
-    handler: async (ctx) => ({ data: await pricingData(ctx) }),
+    handler: (ctx) => andThen(pricingData(ctx), (data) => ({ data })),
   },
   doc('openapi', '/openapi.json', 'OpenAPI 3.1 document', (c) => c.documents.openapi, { kind: 'json', schema: JSON_DOC }),
   doc('openapi.v1', '/v1/openapi.json', 'OpenAPI 3.1 document (versioned path)', (c) => c.documents.openapi, { kind: 'json', schema: JSON_DOC }),
