@@ -97,7 +97,10 @@ t.test('server drop → reconnect with backoff and re-subscribe', async (t) => {
   t.equal(attempt, 1)
   t.ok(delayMs >= 50 && delayMs <= 100, `first delay within [base/2, base]: ${delayMs}`)
   await until('reconnected', () => stream.stats.connects === 2)
-  const second = server.wsSubscriptions.filter((s) => s.connection === 2).map((s) => s.subscription)
+  // The client counts the connection on open and then sends its subscribe messages: wait for the server to read them.
+  const onSecond = () => server.wsSubscriptions.filter((s) => s.connection === 2)
+  await until('the re-subscriptions on the second connection', () => onSecond().length >= 3)
+  const second = onSecond().map((s) => s.subscription)
   t.same(second, [
     { type: 'trades', coin: 'SOL' },
     { type: 'l2Book', coin: 'SOL' },
