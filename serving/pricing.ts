@@ -186,10 +186,10 @@ export function buildLadder(m: LadderMeasures): Ladder {
 }
 
 /** Ladder measures when no ladder source is wired: rung 0, nothing measured. */
-export const UNMEASURED_LADDER: LadderMeasures = {
+export const UNMEASURED_LADDER: LadderMeasures = Object.freeze({
   rung: 0,
   effective_at: null,
   realized_outcomes: null,
-  gate_values: {},
+  gate_values: Object.freeze({}),
   pending: null,
-}
+})

@@ -151,7 +151,7 @@ const healthRoute = (id: string, path: string, summary: string): RouteDef => ({
  * The price list is a pure function of the ladder measures and the deployment (payment rails, rate limits): built
  * once per distinct measures and frozen, so it is also serialized once (serving/envelope.ts jsonOf).
  */
-const pricingCache = new WeakMap<object, { key: string; data: ReturnType<typeof buildPricingData> }>()
+const pricingCache = new WeakMap<object, { measures: LadderMeasures; key: string; data: ReturnType<typeof buildPricingData> }>()
 
 /** Synchronous when no ladder is wired (the unmeasured rung 0), so the route then answers without a promise. */
 function pricingData(ctx: HandlerContext): MaybePromise<ReturnType<typeof buildPricingData>> {
@@ -159,11 +159,13 @@ function pricingData(ctx: HandlerContext): MaybePromise<ReturnType<typeof buildP
 }
 
 function pricingFor(ctx: HandlerContext, measures: LadderMeasures) {
-  const key = JSON.stringify(measures)
   const hit = pricingCache.get(ctx.services)
+  // The same frozen measures object (always, with no ladder wired) needs no serialization to compare.
+  if (hit && hit.measures === measures && Object.isFrozen(measures)) return hit.data
+  const key = JSON.stringify(measures)
   if (hit && hit.key === key) return hit.data
   const data = deepFreeze(buildPricingData(ctx, measures))
-  pricingCache.set(ctx.services, { key, data })
+  pricingCache.set(ctx.services, { measures, key, data })
   return data
 }
 
