@@ -121,7 +121,7 @@ export class Dispatcher {
       params,
       req.query ? Object.fromEntries(new URLSearchParams(req.query)) : {},
       route.request.body ? parseBody(req.body) : {},
-      req.headers,
+      req,
       req.ip,
       this.services,
       this.documents,

@@ -20,11 +20,16 @@ export class RequestContext implements HandlerContext {
     readonly params: Record<string, unknown>,
     readonly query: Record<string, unknown>,
     readonly body: Record<string, unknown>,
-    readonly headers: Readonly<Record<string, string>>,
+    private readonly request: { readonly headers: Readonly<Record<string, string>> },
     readonly ip: string,
     readonly services: Services,
     readonly documents: StaticDocuments,
   ) {}
+
+  /** Read through to the request, so a route that never looks at its headers never has them copied out of uWS. */
+  get headers(): Readonly<Record<string, string>> {
+    return this.request.headers
+  }
 
   need<K extends ServicePart>(part: K): NonNullable<Services[K]> {
     const s = this.services[part]

@@ -2,8 +2,10 @@
  * The one place that talks to uWebSockets.js.
  *
  * The uWS discipline lives here and nowhere else:
- *  - the request (method, path, query, lower-cased headers, remote address) is copied into a plain object
- *    synchronously, because HttpRequest is stack-allocated and dies at the first await or return;
+ *  - the request (method, path, query, remote address) is copied synchronously, because HttpRequest is
+ *    stack-allocated and dies at the first await or return; the headers are copied on first read, and always before
+ *    the uWS callback returns with the answer still pending, so only a request answered synchronously without a look
+ *    at its headers skips the copy (one native call back into JS per header, the dearest part of a small request);
  *  - onAborted is registered before the uWS callback returns whenever the answer is still pending (a GET answered
  *    synchronously needs none; HEAD and body methods register up front); after an abort nothing is written;
  *  - the body is read with a size limit (oversized → the handler is told, reading stops, the connection closes);
@@ -16,18 +18,54 @@ import { enterCallback, leaveCallback, ResponseWriter } from './ResponseWriter.t
 
 export interface IncomingRequest {
   /** Upper-case method. HEAD arrives as HEAD; the writer omits the body. */
-  method: string
+  readonly method: string
   /** Path without the query string, as sent (not decoded). */
-  path: string
+  readonly path: string
   /** Raw query string without '?', or ''. */
-  query: string
+  readonly query: string
   /** Lower-cased header names; repeated headers joined with ', '. */
-  headers: Record<string, string>
-  ip: string
+  readonly headers: Record<string, string>
+  readonly ip: string
   /** Complete body (null for methods without one or an empty body). */
   body: Buffer | null
   /** True when the body exceeded the limit; reading stopped and body is null. */
   bodyTooLarge: boolean
+}
+
+/**
+ * A request copied from uWS. The headers stay in the live HttpRequest until first read or until the adapter seals the
+ * request at the end of its uWS callback; reading them after an unsealed callback returned is a discipline bug and
+ * throws rather than touching a dead HttpRequest.
+ */
+class CopiedRequest implements IncomingRequest {
+  body: Buffer | null = null
+  bodyTooLarge = false
+  private live: HttpRequest | null
+  private copied: Record<string, string> | null = null
+
+  constructor(
+    req: HttpRequest,
+    readonly method: string,
+    readonly path: string,
+    readonly query: string,
+    readonly ip: string,
+  ) {
+    this.live = req
+  }
+
+  get headers(): Record<string, string> {
+    if (this.copied === null) {
+      if (this.live === null) throw new Error('request headers read after the uWS callback returned without copying them')
+      this.copied = copyHeaders(this.live)
+    }
+    return this.copied
+  }
+
+  /** End of the uWS callback: copy the headers if anything may still read them (pending), then drop the handle. */
+  seal(pending: boolean): void {
+    if (pending && this.copied === null && this.live !== null) this.copied = copyHeaders(this.live)
+    this.live = null
+  }
 }
 
 export type RequestHandler = (req: IncomingRequest, res: ResponseWriter) => void | Promise<void>
@@ -72,7 +110,7 @@ export class UwsAdapter {
       if (adapter) adapter.remove(w)
     }
 
-    const accept = (res: HttpResponse, req: HttpRequest, method: string | null): { writer: ResponseWriter; incoming: IncomingRequest } => {
+    const accept = (res: HttpResponse, req: HttpRequest, method: string | null): { writer: ResponseWriter; incoming: CopiedRequest } => {
       const writer = new ResponseWriter(res, finished)
       const incoming = copyRequest(res, req, method, trustProxy)
       if (adapter) {
@@ -85,7 +123,8 @@ export class UwsAdapter {
     // GET has its own uWS route (uWS prefers it over any), so the hottest method needs no getMethod() call.
     app.get('/*', (res: HttpResponse, req: HttpRequest) => {
       const { writer, incoming } = accept(res, req, 'GET')
-      run(handler, incoming, writer, opts.onHandlerError)
+      const pending = run(handler, incoming, writer, opts.onHandlerError)
+      incoming.seal(pending)
       // A handler that answered synchronously needs no abort watch; one still working must have it before return.
       writer.watchAbort()
     })
@@ -97,16 +136,18 @@ export class UwsAdapter {
       if (incoming.method === 'HEAD') writer.headOnly = true
       writer.watchAbort()
       if (!BODY_METHODS.has(incoming.method)) {
-        run(handler, incoming, writer, opts.onHandlerError)
+        incoming.seal(run(handler, incoming, writer, opts.onHandlerError))
         return
       }
       const declared = Number(incoming.headers['content-length'] ?? '')
       if (declared > maxBody) {
         incoming.bodyTooLarge = true
         writer.closeConnection = true
-        run(handler, incoming, writer, opts.onHandlerError)
+        incoming.seal(run(handler, incoming, writer, opts.onHandlerError))
         return
       }
+      // The body arrives after this callback returns: the headers were copied just above.
+      incoming.seal(true)
       readBody(res, maxBody, (body, tooLarge) => {
         if (tooLarge) {
           incoming.bodyTooLarge = true
@@ -188,19 +229,25 @@ export class UwsAdapter {
 
 /**
  * Runs the handler. From the request callback (inUwsCallback) whatever it writes before returning is inside uWS's own
- * cork; from a body-chunk callback the writer corks for itself.
+ * cork; from a body-chunk callback the writer corks for itself. Returns whether work is still pending: a promise, or
+ * no answer written yet.
  */
-function run(handler: RequestHandler, incoming: IncomingRequest, writer: ResponseWriter, onError: UwsAdapterOptions['onHandlerError'], inUwsCallback = true): void {
-  if (writer.done) return
+function run(handler: RequestHandler, incoming: IncomingRequest, writer: ResponseWriter, onError: UwsAdapterOptions['onHandlerError'], inUwsCallback = true): boolean {
+  if (writer.done) return false
   if (inUwsCallback) enterCallback(writer)
+  let pending = false
   try {
     const p = handler(incoming, writer)
-    if (p) p.catch((err: unknown) => onError(err, incoming, writer))
+    if (p) {
+      pending = true
+      p.catch((err: unknown) => onError(err, incoming, writer))
+    }
   } catch (err) {
     onError(err, incoming, writer)
   } finally {
     leaveCallback()
   }
+  return pending || !writer.done
 }
 
 /** uWS reports the method lower-cased; the common ones are looked up instead of upper-cased per request. */
@@ -217,26 +264,23 @@ function collectHeader(key: string, value: string): void {
   collecting[key] = prev === undefined ? value : `${prev}, ${value}`
 }
 
-/** method: known from the uWS route (GET), or null to ask the request. */
-function copyRequest(res: HttpResponse, req: HttpRequest, method: string | null, trustProxy: boolean): IncomingRequest {
+function copyHeaders(req: HttpRequest): Record<string, string> {
   const headers: Record<string, string> = {}
   collecting = headers
   req.forEach(collectHeader)
+  return headers
+}
+
+/** method: known from the uWS route (GET), or null to ask the request. */
+function copyRequest(res: HttpResponse, req: HttpRequest, method: string | null, trustProxy: boolean): CopiedRequest {
   let ip = ''
   if (trustProxy) {
-    const xff = headers['x-forwarded-for']
+    // The first hop of the first x-forwarded-for header (the same hop the joined copy of repeated ones starts with).
+    const xff = req.getHeader('x-forwarded-for')
     if (xff) ip = (xff.split(',')[0] ?? '').trim()
   }
   if (!ip) ip = remoteAddressText(res.getRemoteAddress())
-  return {
-    method: method ?? upperMethod(req.getMethod()),
-    path: req.getUrl(),
-    query: req.getQuery() ?? '',
-    headers,
-    ip,
-    body: null,
-    bodyTooLarge: false,
-  }
+  return new CopiedRequest(req, method ?? upperMethod(req.getMethod()), req.getUrl(), req.getQuery() ?? '', ip)
 }
 
 /**

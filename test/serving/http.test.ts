@@ -53,6 +53,40 @@ t.test('HEAD is served as GET without a body', async (t) => {
   t.equal(res.headers.get('content-length'), String('User-agent: *\nAllow: /\nDisallow: /v1/admin/\n'.length))
 })
 
+
+t.test('headers are read from a synchronous handler, and after an await (copied before the uWS callback returned)', async (t) => {
+  const route = (id: string, path: string, handler: RouteDef['handler']): RouteDef => ({
+    id, method: 'GET', path, summary: id, tags: ['test'], pay: { kind: 'free' },
+    request: {}, response: { kind: 'envelope', schema: { type: 'object' } }, errors: [], handler,
+  })
+  const routes = [
+    ...ROUTES,
+    route('test.sync', '/test/header-now', (ctx) => ({ data: { seen: ctx.headers['x-probe'] ?? null } })),
+    route('test.later', '/test/header-later', async (ctx) => {
+      await new Promise((r) => setTimeout(r, 20))
+      return { data: { seen: ctx.headers['x-probe'] ?? null, repeated: ctx.headers['x-twice'] ?? null } }
+    }),
+    // Never looks at its headers: answered synchronously without copying them.
+    route('test.blind', '/test/header-blind', () => ({ data: { ok: true } })),
+  ]
+  const s = await withServer(t, { routes })
+  const now = await call(`${s.url}/test/header-now`, { headers: { 'x-probe': 'sync' } })
+  t.same(now.body.data, { seen: 'sync' })
+  const later = await new Promise<any>((resolve, reject) => {
+    // node:http keeps repeated headers as sent (fetch would join them before the wire).
+    const req = httpRequest(`${s.url}/test/header-later`, { headers: { 'x-probe': 'async', 'x-twice': ['a', 'b'] } }, (res) => {
+      let text = ''
+      res.on('data', (c: Buffer) => (text += c.toString()))
+      res.on('end', () => resolve(JSON.parse(text)))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+  t.same(later.data, { seen: 'async', repeated: 'a, b' })
+  const blind = await call(`${s.url}/test/header-blind`, { headers: { 'x-probe': 'unread' } })
+  t.equal(blind.res.status, 200)
+  t.same(blind.body.data, { ok: true })
+})
 t.test('malformed JSON: 400 VALIDATION MALFORMED_JSON', async (t) => {
   const { parts } = memoryServices()
   const s = await withServer(t, { services: parts })
