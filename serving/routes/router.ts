@@ -35,6 +35,8 @@ function allowOf(methods: Iterable<string>): string {
 
 export class Router {
   private readonly statics = new Map<string, { byMethod: Map<string, RouteDef>; allow: string }>()
+  /** Lengths of the static paths: a path of any other length skips the Map lookup and the hashing of its text. */
+  private readonly staticLengths = new Set<number>()
   private readonly templates: Template[] = []
 
   constructor(routes: readonly RouteDef[]) {
@@ -49,6 +51,7 @@ export class Router {
       const allow = allowOf(byMethod.keys())
       if (!path.includes('{')) {
         this.statics.set(path, { byMethod, allow })
+        this.staticLengths.add(path.length)
         continue
       }
       const segments = path.split('/').slice(1).map((s) => {
@@ -78,7 +81,7 @@ export class Router {
   match(method: string, rawPath: string): RouteMatch {
     const path = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath
     const lookup = method === 'HEAD' ? 'GET' : method
-    const hit = this.statics.get(path)
+    const hit = this.staticLengths.has(path.length) ? this.statics.get(path) : undefined
     if (hit) {
       const route = hit.byMethod.get(lookup)
       return route ? { kind: 'found', route, params: {} } : { kind: 'method_not_allowed', allow: hit.allow }
