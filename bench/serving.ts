@@ -35,6 +35,7 @@ import { EngineServices } from '../serving/adapters/EngineServices.ts'
 import { openMarketServices } from '../serving/adapters/openMarketServices.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
+import { startFloorServer, type FloorServer } from './serving-floor.ts'
 import { startHelloServer } from './serving-hello.ts'
 
 const OKX = new URL('../../shared/tapes/okx_swap_1h_2023_2026/', import.meta.url).pathname
@@ -42,7 +43,7 @@ const ENGINE_FROM = Date.parse('2026-03-01T00:00:00Z')
 const ENGINE_CUT = Date.parse('2026-06-20T00:00:00Z')
 
 /** The engine `svc start` runs, over the recorded SOL tape on its own log; resolves once it consumed all of it. */
-async function startEngine(dir: string): Promise<{ log: EmbeddedLog; runner: EngineRunner; ticks: number }> {
+export async function startEngine(dir: string): Promise<{ log: EmbeddedLog; runner: EngineRunner; ticks: number }> {
   const all = (await importFiles([join(OKX, 'SOL-USDT-SWAP_1H.csv'), join(OKX, 'SOL-USDT-SWAP_funding_8h.csv')])).ticks
   const ticks = all.filter((x) => tickTime(x) >= ENGINE_FROM)
   const names = topicNames({})
@@ -83,6 +84,8 @@ export interface ServingBenchResult {
   durationSec: number
   bare: ServingBenchRow
   rows: ServingBenchRow[]
+  /** The floor under the route named in opts.floor (bench/serving-floor.ts), measured in the same pairs. */
+  floor: ServingBenchRow | null
 }
 
 /** Which load generator runs: wrk (C, one thread, leaves the second core to the server) when it is on PATH, else autocannon in a worker thread. BENCH_LOADGEN=autocannon|wrk forces one. */
@@ -160,14 +163,19 @@ export function medianRow(pairs: ServingBenchRow[]): ServingBenchRow {
   }
 }
 
-/** pairs: how many (bare, route) pairs to measure per route name (default 1); with more, the row holds their medians. */
-export async function benchServing(opts: { durationSec?: number; connections?: number; only?: string; pairs?: Record<string, number>; generator?: 'wrk' | 'autocannon'; print?: (line: string) => void } = {}): Promise<ServingBenchResult> {
+/**
+ * pairs: how many (bare, route) pairs to measure per route name (default 1); with more, the row holds their medians.
+ * floor: a route name whose pairs become (bare, floor, route) triples, the floor serving that route's own answer with
+ * none of the service's work (bench/serving-floor.ts).
+ */
+export async function benchServing(opts: { durationSec?: number; connections?: number; only?: string; pairs?: Record<string, number>; floor?: string; generator?: 'wrk' | 'autocannon'; print?: (line: string) => void } = {}): Promise<ServingBenchResult> {
   const durationSec = opts.durationSec ?? 5
   const generator = opts.generator ?? loadGenerator()
   const connections = opts.connections ?? 64
   const print = opts.print ?? (() => undefined)
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-serving-'))
   const hello = await startHelloServer()
+  let floorServer: FloorServer | null = null
   let log: EmbeddedLog | null = null
   let server: Server | null = null
   let wiring: Awaited<ReturnType<typeof openMarketServices>> | null = null
@@ -213,14 +221,17 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
       ['feed', '/v1/feed'],
       ['open clocks', '/v1/clocks/open'],
     ]
-    for (const [, path] of targets) {
+    for (const [name, path] of targets) {
       const res = await fetch(base + path)
-      if (res.status !== 200) throw new Error(`bench target ${path} answered ${res.status}: ${await res.text()}`)
+      const body = await res.text()
+      if (res.status !== 200) throw new Error(`bench target ${path} answered ${res.status}: ${body}`)
+      if (name === opts.floor) floorServer = await startFloorServer({ body, headers: res.headers })
     }
+    const floorUrl = floorServer ? `http://127.0.0.1:${floorServer.port}/` : null
     if (process.env.BENCH_HOLD) {
-      // Profiling by hand: both servers stay up until SIGTERM, which exits normally so --cpu-prof/--heap-prof write.
+      // Profiling by hand: the servers stay up until SIGTERM, which exits normally so --cpu-prof/--heap-prof write.
       process.once('SIGTERM', () => process.exit(0))
-      print(`HOLD hello=http://127.0.0.1:${hello.port}/ base=${base} ${targets.map(([name, path]) => `${name.replace(/ /g, '_')}=${path}`).join(' ')}`)
+      print(`HOLD hello=http://127.0.0.1:${hello.port}/ base=${base}${floorUrl ? ` floor=${floorUrl}` : ''} ${targets.map(([name, path]) => `${name.replace(/ /g, '_')}=${path}`).join(' ')}`)
       await new Promise(() => undefined)
     }
     // Warm both servers (JIT, connection setup) before measuring.
@@ -230,17 +241,29 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     // load drifts over a minute, and a pair of adjacent runs sees the same conditions.
     const rows: ServingBenchRow[] = []
     const bares: Array<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> = []
+    let floor: ServingBenchRow | null = null
     for (const [name, path] of targets) {
       if (opts.only && !name.includes(opts.only) && !path.includes(opts.only)) continue
       const n = Math.max(1, opts.pairs?.[name] ?? 1)
+      const withFloor = name === opts.floor && floorUrl !== null
       const pairs: ServingBenchRow[] = []
+      const floors: ServingBenchRow[] = []
       for (let i = 0; i < n; i++) {
         const b = await measure(`http://127.0.0.1:${hello.port}/`, connections, durationSec, generator)
         bares.push(b)
+        if (withFloor) {
+          const f = await measure(floorUrl, connections, durationSec, generator)
+          floors.push({ name: `floor of ${name}`, path: '(bench/serving-floor.ts)', ...f, ratio: f.reqPerSec / b.reqPerSec, bareReqPerSec: b.reqPerSec })
+          if (n > 1) print(`  pair ${i + 1}/${n}: ${row(floors[i] as ServingBenchRow)}`)
+        }
         const m = await measure(base + path, connections, durationSec, generator)
         const r = { name, path, ...m, ratio: m.reqPerSec / b.reqPerSec, bareReqPerSec: b.reqPerSec }
         pairs.push(r)
         if (n > 1) print(`  pair ${i + 1}/${n}: ${row(r)}`)
+      }
+      if (withFloor) {
+        floor = n === 1 ? (floors[0] as ServingBenchRow) : medianRow(floors)
+        print(n === 1 ? row(floor) : `${row(floor)}  (median of ${n} pairs)`)
       }
       const r = n === 1 ? (pairs[0] as ServingBenchRow) : medianRow(pairs)
       rows.push(r)
@@ -253,7 +276,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
       non2xx: bares.reduce((a, b) => a + b.non2xx, 0), errors: bares.reduce((a, b) => a + b.errors, 0),
     }
     print(`${row(bare)}  (mean of the ${bares.length} paired runs)`)
-    return { generator, connections, durationSec, bare, rows }
+    return { generator, connections, durationSec, bare, rows, floor }
   } finally {
     await server?.close()
     await runner?.close()
@@ -261,6 +284,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     await wiring?.close()
     await log?.close()
     hello.close()
+    floorServer?.close()
     await rm(dir, { recursive: true, force: true })
   }
 }
@@ -277,5 +301,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const durationSec = Number(process.argv[2] ?? 5)
   const print = (line: string) => process.stdout.write(line + '\n')
   print(`== serving: ${64} connections on loopback (${loadGenerator()}), ${durationSec} s per route, beside a bare uWS hello-world`)
-  await benchServing({ durationSec, only: process.argv[3], print })
+  await benchServing({ durationSec, only: process.argv[3], floor: 'decision read', print })
 }

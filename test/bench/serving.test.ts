@@ -5,6 +5,7 @@
  */
 import t from 'tap'
 import { medianRow, parseWrk } from '../../bench/serving.ts'
+import { splitEnvelope, startFloorServer } from '../../bench/serving-floor.ts'
 
 const NOT_FOUND = `Running 1s test @ http://127.0.0.1:9933/nope
   1 threads and 4 connections
@@ -64,4 +65,30 @@ t.test('medianRow takes each figure’s median over the pairs and sums the failu
   const even = medianRow([pair(60_000, 2, 100_000), pair(80_000, 4, 100_000)])
   t.equal(even.reqPerSec, 70_000, 'an even count averages the middle two')
   t.equal(even.p99Ms, 3)
+})
+
+t.test('the floor server re-sends a recorded answer with a fresh request id and timestamp per response', async (t) => {
+  const body = JSON.stringify({ data: { decision_id: 'd-1', probability: 0.25 }, meta: { request_id: 'recorded', timestamp: '2026-01-01T00:00:00.000Z', state: 'ok', pricing: null } })
+  const headers = new Headers({ 'ratelimit-limit': '60', 'ratelimit-remaining': '59', 'ratelimit-reset': '1' })
+  const floor = await startFloorServer({ body, headers })
+  t.teardown(() => floor.close())
+  const seen = new Set<string>()
+  for (let i = 0; i < 3; i++) {
+    const res = await fetch(`http://127.0.0.1:${floor.port}/v1/decisions/d-1?x=1`)
+    const got = (await res.json()) as { data: unknown; meta: { request_id: string; timestamp: string; state: string; pricing: null } }
+    t.same(got.data, { decision_id: 'd-1', probability: 0.25 }, 'the recorded data, byte for byte')
+    t.equal(got.meta.state, 'ok')
+    t.equal(got.meta.pricing, null)
+    t.not(got.meta.request_id, 'recorded')
+    t.ok(Number.isFinite(Date.parse(got.meta.timestamp)))
+    t.equal(res.headers.get('x-request-id'), got.meta.request_id, 'header and body carry the same id')
+    t.equal(res.headers.get('ratelimit-remaining'), '59')
+    t.equal(res.headers.get('content-type'), 'application/json; charset=utf-8')
+    seen.add(got.meta.request_id)
+  }
+  t.equal(seen.size, 3, 'every response has its own id')
+})
+
+t.test('splitEnvelope refuses a body that is not a success envelope', async (t) => {
+  t.throws(() => splitEnvelope('{"error":{"code":"INTERNAL"}}'), /not a success envelope/)
 })
