@@ -43,7 +43,7 @@ const ENGINE_FROM = Date.parse('2026-03-01T00:00:00Z')
 const ENGINE_CUT = Date.parse('2026-06-20T00:00:00Z')
 
 /** The engine `svc start` runs, over the recorded SOL tape on its own log; resolves once it consumed all of it. */
-export async function startEngine(dir: string): Promise<{ log: EmbeddedLog; runner: EngineRunner; ticks: number }> {
+async function startEngine(dir: string): Promise<{ log: EmbeddedLog; runner: EngineRunner; ticks: number }> {
   const all = (await importFiles([join(OKX, 'SOL-USDT-SWAP_1H.csv'), join(OKX, 'SOL-USDT-SWAP_funding_8h.csv')])).ticks
   const ticks = all.filter((x) => tickTime(x) >= ENGINE_FROM)
   const names = topicNames({})
