@@ -15,6 +15,7 @@ import { slabConcat } from '../serving/http/byteSlab.ts'
 import { RequestIds } from '../serving/http/RequestIds.ts'
 import { headerBlockBytes, JSON_TYPE } from '../serving/http/ResponseWriter.ts'
 import { remoteAddressText } from '../serving/http/UwsAdapter.ts'
+import { listenBenchApp, type HelloServer } from './serving-hello.ts'
 
 /** One answer of the route, as the client received it. */
 export interface RecordedAnswer {
@@ -22,10 +23,7 @@ export interface RecordedAnswer {
   headers: Headers
 }
 
-export interface FloorServer {
-  port: number
-  close(): void
-}
+export type FloorServer = HelloServer
 
 const STAMP_AT = ',"meta":{"request_id":'
 const REST_AT = ',"state":'
@@ -61,16 +59,5 @@ export function startFloorServer(answer: RecordedAnswer, port = 0, host = '127.0
     res.writeHeader(name, headerBlockBytes(headers))
     res.end(body)
   })
-  return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket) => {
-      if (!socket) {
-        reject(new Error(`cannot listen on ${host}:${port}`))
-        return
-      }
-      resolve({
-        port: uWS.us_socket_local_port(socket as unknown as uWS.us_socket),
-        close: () => uWS.us_listen_socket_close(socket),
-      })
-    })
-  })
+  return listenBenchApp(app, host, port)
 }

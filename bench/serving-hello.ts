@@ -15,6 +15,11 @@ export function startHelloServer(port = 0, host = '127.0.0.1'): Promise<HelloSer
   const app = uWS.App().get('/*', (res) => {
     res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(BODY)
   })
+  return listenBenchApp(app, host, port)
+}
+
+/** Binds a bench's uWS app (port 0 picks a free one) and hands back its port and a close. */
+export function listenBenchApp(app: uWS.TemplatedApp, host: string, port: number): Promise<HelloServer> {
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket) => {
       if (!socket) {
