@@ -19,11 +19,10 @@ import { FeatureState } from '../pipeline/features/FeatureState.ts'
 import { encodeTickEnvelope } from '../pipeline/TickEnvelope.ts'
 import { topicNames, topicSpecs } from '../pipeline/topics.ts'
 import { DatasetBuilder } from '../models/Dataset.ts'
-import { EngineRunner } from '../models/engine/EngineRunner.ts'
+import { EngineRunner } from '../engine/EngineRunner.ts'
 import { Policy } from '../models/policy/Policy.ts'
 import { soldMarketQuestions } from '../models/questions/index.ts'
 import type { FittedParams } from '../models/QuestionModel.ts'
-
 const OKX = new URL('../../shared/tapes/okx_swap_1h_2023_2026/', import.meta.url).pathname
 const FROM = Date.parse('2026-03-01T00:00:00Z')
 const CUT = Date.parse('2026-06-20T00:00:00Z')

@@ -11,13 +11,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
-import { BillingService } from '../serving/billing/BillingService.ts'
+import { BillingService } from '../product/billing/BillingService.ts'
 import { RailRouter } from '../serving/payments/RailRouter.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { ROUTES } from '../serving/routes/registry.ts'
 import { Server } from '../serving/Server.ts'
-import { systemClock } from '../serving/ServiceContext.ts'
+import { systemClock } from '../common/Clock.ts'
 import { WorkBook, workRoutes } from '../test/helpers/serving/workRoutes.ts'
+import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
 
 const PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
 const PAYER = '0x4444444444444444444444444444444444444444'
@@ -50,7 +51,7 @@ export async function benchPaymentsCredits(opts: { calls?: number; concurrency?:
     routes: [...ROUTES, ...workRoutes(new WorkBook())],
     services: {
       billing,
-      paymentGate: new RailRouter({ payTo: PAY_TO, credits: billing.gate(PAY_TO) }),
+      paymentGate: new RailRouter({ payTo: PAY_TO, credits: new CreditsPaymentGate(billing.ledger, PAY_TO) }),
       rateLimiter: new RateLimiter({ ip: { burst: 1e9, refillPerSec: 1e9 }, payer: { burst: 1e9, refillPerSec: 1e9 } }),
     },
   })

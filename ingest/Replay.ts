@@ -12,7 +12,6 @@
 import { Ajv } from 'ajv'
 import { openTapeStream, readTape, type TapeEntry } from './TapeReader.ts'
 import { VirtualClock } from './VirtualClock.ts'
-
 export interface ReplayProgress {
   /** Records handed to the consumer. */
   emitted: number

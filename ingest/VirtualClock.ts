@@ -4,13 +4,7 @@
  * at any replay speed.
  */
 
-/** What downstream code depends on: the current time in epoch milliseconds. */
-export interface Clock {
-  now(): number
-}
-
-/** Wall-clock time, for live operation. */
-export const systemClock: Clock = { now: () => Date.now() }
+import type { Clock } from '../common/Clock.ts'
 
 export class VirtualClock implements Clock {
   #now: number

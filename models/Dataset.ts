@@ -12,7 +12,8 @@
  * label uses a tick after it, and evaluation samples whose decision time is at or after it. Samples straddling the
  * split are in neither (an embargo of one horizon).
  */
-import type { FeatureSnapshot, LabelledSample, QuestionId, QuestionModel, Resolution } from './QuestionModel.ts'
+import type { FeatureSnapshot } from '../pipeline/features/FeatureSnapshot.ts'
+import type { LabelledSample, QuestionId, QuestionModel, Resolution } from './QuestionModel.ts'
 import { FeatureState } from '../pipeline/features/FeatureState.ts'
 import { TickHistory } from '../pipeline/features/TickHistory.ts'
 import { tickTime, type Tick } from '../ingest/Tick.ts'

@@ -8,6 +8,8 @@
  * Models never read the wall clock or the network: everything they use is in the snapshot, so a journaled snapshot
  * replays to the same answer (input_hash = JCS SHA-256 of the snapshot's inputs).
  */
+import type { FeatureSnapshot } from '../pipeline/features/FeatureSnapshot.ts'
+import type { ResolutionWindow } from '../pipeline/features/ResolutionWindow.ts'
 
 export const QUESTION_IDS = [
   'S01_market_regime',
@@ -27,30 +29,6 @@ export type QuestionId = (typeof QUESTION_IDS)[number]
 /** Refusal kinds (spec: Decision record, "Refusal meaning"). */
 export const REFUSAL_KINDS = ['stale_input', 'insufficient_confidence', 'suppress'] as const
 export type RefusalKind = (typeof REFUSAL_KINDS)[number]
-
-/** One input's freshness, as published in meta.freshness. */
-export interface InputFreshness {
-  input: string
-  ok: boolean
-  staleness_budget_ms: number
-  age_ms: number | null
-  last_success_at: string | null
-  quality: 'real' | 'degraded' | 'simulated' | null
-}
-
-/**
- * What a model sees at event time `at`: named numeric features plus the freshness of each input they came from.
- * Values are plain JSON (numbers or null) so the snapshot is its own journal entry.
- */
-export interface FeatureSnapshot {
-  asset: string
-  /** Event time, epoch ms. */
-  at: number
-  features: Record<string, number | null>
-  freshness: InputFreshness[]
-  /** Provenance sources of the inputs (e.g. 'okx:swap'), for lineage and meta.data_sources. */
-  sources: string[]
-}
 
 /** A claim: a probability for a binary event, or a distribution over named classes (S01). */
 export interface ModelClaim {
@@ -92,46 +70,6 @@ export interface Resolution {
   /** For choice questions, the realized class (null unless resolved). */
   realized_choice: string | null
   reason: string | null
-}
-
-/** Read access to the ticks of a resolution window, in event time. */
-export interface ResolutionWindow {
-  asset: string
-  start: number
-  end: number
-  /** Bars whose close lies in (start, end], ascending. */
-  bars: ReadonlyArray<{ close_time: number; open: number; high: number; low: number; close: number; interval_ms: number }>
-  /** Funding settlements with time in (start, end], ascending, rates normalised to per-hour. */
-  funding: ReadonlyArray<{ time: number; rate_per_hour: number; interval_hours: number }>
-  /** Last price at or before `start` (the reference), if known. */
-  startPrice: number | null
-  /** True when the data source covers the whole window (no gap larger than the source's cadence). */
-  complete: boolean
-  /**
-   * The same for the funding series, which has its own cadence (a window can have complete bars and no funding
-   * source at all, or the reverse); funding questions resolve unresolvable when it is false.
-   */
-  fundingComplete: boolean
-  /** Account-scoped questions (S09..S11) only: the subject wallet measured over (start, end]. */
-  account?: AccountWindow
-}
-
-/**
- * What an account-scoped question's resolver reads: the subject wallet over (start, end], derived by the same grammar
- * as its decision-time features (models/account/WalletFeatures.ts).
- */
-export interface AccountWindow {
-  address: string
-  /** True when the provider answered for the whole window. */
-  complete: boolean
-  /** Wallet state machine position at `end` (models/account/WalletStateMachine.ts). */
-  state_at_end: string | null
-  /** Valued net transfer flow over (start, end], USD, and the counts behind it (unvalued transfers are kept). */
-  net_flow_usd: number
-  valued_transfers: number
-  unvalued_transfers: number
-  /** Liquidations of the wallet in (start, end]. */
-  liquidations: number
 }
 
 /** Parameters fitted from history; serialisable, versioned and hashed into state_hash. */

@@ -5,19 +5,20 @@
  */
 import type { Logger } from 'pino'
 import { serializeSuccess, type MetaPricing } from './envelope.ts'
-import { ServiceError } from './ServiceError.ts'
+import { ServiceError } from '../common/ServiceError.ts'
 import type { IncomingRequest } from './http/UwsAdapter.ts'
 import { JSON_TYPE, type ResponseWriter } from './http/ResponseWriter.ts'
 import { RequestIds } from './http/RequestIds.ts'
-import { priceOf, UNMEASURED_LADDER, type Price } from './pricing.ts'
-import type { CommitEffect, PaymentAuthorized, PaymentGrant, ReleaseCause, SettleOutcome } from './payments/PaymentGate.ts'
+import { priceOf, UNMEASURED_LADDER, type Price } from '../product/billing/pricing.ts'
+import type { CommitEffect, PaidCall } from '../pipeline/journal/PaidCall.ts'
+import type { PaymentGrant, ReleaseCause, SettleOutcome } from './payments/PaymentGate.ts'
 import { pricingKeyFor } from './routes/derive.ts'
 import { RequestContext } from './RequestContext.ts'
 import { RequestValidator } from './routes/RequestValidator.ts'
 import { Router } from './routes/router.ts'
 import type { HandlerContext, HandlerResult, RouteDef } from './routes/types.ts'
 import type { StaticDocuments } from './docs/StaticDocuments.ts'
-import type { Services } from './ServiceContext.ts'
+import type { Services } from './Services.ts'
 import type { RateDecision } from './RateLimiter.ts'
 
 export class Dispatcher {
@@ -129,7 +130,7 @@ export class Dispatcher {
   }
 
   /** Step 1 of the payment seam (see PaymentGate.ts): authorize, per-payer limit, hand the handler its commit hook. */
-  private async authorize(ctx: HandlerContext, route: RouteDef, req: IncomingRequest, headers: Record<string, string>): Promise<PaidCall> {
+  private async authorize(ctx: HandlerContext, route: RouteDef, req: IncomingRequest, headers: Record<string, string>): Promise<CallInFlight> {
     const measures = this.services.ladder ? await this.services.ladder.measures() : UNMEASURED_LADDER
     const price: Price = priceOf(pricingKeyFor(route, ctx.params), measures.rung)
     const base = this.documents.baseUrl
@@ -171,7 +172,7 @@ export class Dispatcher {
    * Steps 3–4: settle, then run the handler's deferred effects. A failed settlement releases the reservation and
    * answers its own refusal; the effects are dropped, so nothing is recorded.
    */
-  private async capture(call: PaidCall, requestId: string, headers: Record<string, string>, result: HandlerResult): Promise<void> {
+  private async capture(call: CallInFlight, requestId: string, headers: Record<string, string>, result: HandlerResult): Promise<void> {
     const { grant, effects } = call
     // A re-served recorded answer is not charged: release instead of settling (its effects, if any, are dropped).
     if ('charge' in result && result.charge === false) {
@@ -261,7 +262,7 @@ export class Dispatcher {
 }
 
 /** A paid call in flight: the rail's grant and the effects the handler deferred until settlement. */
-interface PaidCall {
+interface CallInFlight {
   grant: PaymentGrant
   effects: CommitEffect[]
 }
@@ -286,7 +287,7 @@ function parseBody(body: Buffer | null): Record<string, unknown> {
   }
 }
 
-function metaPricing(price: Price | null, payment: PaymentAuthorized | null): MetaPricing | null {
+function metaPricing(price: Price | null, payment: PaidCall | null): MetaPricing | null {
   if (!price || !payment) return null
   return { key: price.key, credits: price.credits, usd: price.usd, rung: price.rung, rail: payment.rail, payment_id: payment.payment_id }
 }

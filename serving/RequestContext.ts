@@ -2,14 +2,14 @@
  * The HandlerContext of one request. A class so that need() lives on the prototype: no closure per request.
  */
 import type { StaticDocuments } from './docs/StaticDocuments.ts'
-import type { PaymentAuthorized } from './payments/PaymentGate.ts'
-import type { Price } from './pricing.ts'
+import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
+import type { Price } from '../product/billing/pricing.ts'
 import type { HandlerContext } from './routes/types.ts'
-import type { ServicePart, Services } from './ServiceContext.ts'
-import { ServiceError } from './ServiceError.ts'
+import type { ServicePart, Services } from './Services.ts'
+import { ServiceError } from '../common/ServiceError.ts'
 
 export class RequestContext implements HandlerContext {
-  payment: PaymentAuthorized | null = null
+  payment: PaidCall | null = null
   price: Price | null = null
 
   constructor(

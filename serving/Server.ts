@@ -15,8 +15,8 @@ import type { PaymentGate } from './payments/PaymentGate.ts'
 import { RateLimiter } from './RateLimiter.ts'
 import { ROUTES } from './routes/registry.ts'
 import type { RouteDef } from './routes/types.ts'
-import { systemClock, type Clock, type Services } from './ServiceContext.ts'
-
+import { systemClock, type Clock } from '../common/Clock.ts'
+import { type Services } from './Services.ts'
 /** Services the caller provides; clock, logger, rate limiter and payment gate have defaults. */
 export type ServiceParts = Omit<Services, 'clock' | 'config' | 'logger' | 'rateLimiter' | 'paymentGate'> & {
   clock?: Clock

@@ -4,17 +4,10 @@
  * Spec (Response envelope): "Every success response is an object {data, meta}. Free routes carry meta.pricing as
  * null (typed, present)." Every meta field below is always present; absent values are null or [] (never omitted).
  */
-import { ERROR_CODES } from './errors.ts'
+import { ERROR_CODES } from '../common/errors.ts'
 import { slabConcat } from './http/byteSlab.ts'
+import type { Freshness } from '../pipeline/features/FeatureSnapshot.ts'
 
-export interface Freshness {
-  /** Input name, e.g. 'hyperliquid:perp'. */
-  input: string
-  ok: boolean
-  staleness_budget_ms: number
-  age_ms: number | null
-  last_success_at: string | null
-}
 
 export interface MetaPricing {
   key: string

@@ -1,4 +1,4 @@
--- The decision ledger (pipeline/sinks/decisionsTable.ts, pipeline/ledger/decisionRecord.ts). Append-only: nothing
+-- The decision ledger (pipeline/sinks/decisionsTable.ts, pipeline/records/decisionRecord.ts). Append-only: nothing
 -- in the code base updates or deletes a ledger row; these are views over sealed Parquet files only.
 --
 -- Storage: ${DATA_DIR}/parquet/decisions/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet,

@@ -1,4 +1,4 @@
--- Outcomes written by the resolution engine (pipeline/sinks/outcomesTable.ts, pipeline/ledger/outcomeRecord.ts).
+-- Outcomes written by the resolution engine (pipeline/sinks/outcomesTable.ts, pipeline/records/outcomeRecord.ts).
 -- Storage: ${DATA_DIR}/parquet/outcomes/date=YYYY-MM-DD/asset=<ASSET>/..., `date` = UTC day of resolved_at.
 
 CREATE OR REPLACE VIEW outcome_rows AS

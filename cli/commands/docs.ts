@@ -8,7 +8,7 @@ import { ERRORS_DOC_PATH, renderErrorsDoc } from '../../serving/docs/errorsDoc.t
 
 const usage = `Usage: svc docs errors [--check]
 
-Regenerates docs/errors.md from serving/errors.ts.
+Regenerates docs/errors.md from common/errors.ts.
 
 Options:
   --check   do not write; exit 1 when docs/errors.md differs from the registry

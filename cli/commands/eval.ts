@@ -16,7 +16,6 @@ import { questionById, soldMarketQuestions } from '../../models/questions/index.
 import { Policy } from '../../models/policy/Policy.ts'
 import { JEV_VERSION } from '../../models/version.ts'
 import type { QuestionModel } from '../../models/QuestionModel.ts'
-
 const usage = `Usage: svc eval --tape FILE [--tape FILE ...] [--split DATE] [--questions ID,...] [--json]
 
 Fits each question on decisions whose windows closed before the split and scores the decisions at or after it.

@@ -18,15 +18,17 @@ import { Pipeline } from '../../pipeline/Pipeline.ts'
 import { newestReplayedTime, tapeIdOf } from '../../pipeline/TapeProducer.ts'
 import { Catalog } from '../../sql/Catalog.ts'
 import { Server } from '../../serving/Server.ts'
-import { marketWiringFromEnv, openMarketServices } from '../../serving/adapters/openMarketServices.ts'
+import { marketWiringFromEnv, openMarketServices } from '../../app/openMarketServices.ts'
 import { RailRouter } from '../../serving/payments/RailRouter.ts'
 import { FacilitatorClient } from '../../serving/payments/x402/FacilitatorClient.ts'
 import { X402PaymentGate } from '../../serving/payments/x402/X402PaymentGate.ts'
-import { BillingService } from '../../serving/billing/BillingService.ts'
-import { systemClock } from '../../serving/ServiceContext.ts'
-import { EngineRunner } from '../../models/engine/EngineRunner.ts'
-import { EngineServices } from '../../serving/adapters/EngineServices.ts'
-import { openWalletWiring, walletWiringFromEnv } from '../../serving/adapters/walletWiring.ts'
+import { BillingService } from '../../product/billing/BillingService.ts'
+import { systemClock } from '../../common/Clock.ts'
+import { EngineRunner } from '../../engine/EngineRunner.ts'
+import { EngineServices } from '../../engine/EngineServices.ts'
+import { MeasuredRecord } from '../../record/MeasuredRecord.ts'
+import { openWalletWiring, walletWiringFromEnv } from '../../app/walletWiring.ts'
+import { CreditsPaymentGate } from '../../serving/payments/CreditsPaymentGate.ts'
 
 const log = childLogger('start')
 
@@ -139,14 +141,14 @@ export const command: Command = {
     const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
     const paymentGate = new RailRouter({
       payTo: payToOrNull,
-      credits: billing.gate(payToOrNull),
+      credits: new CreditsPaymentGate(billing.ledger, payToOrNull),
       ...(x402 ? { x402 } : {}),
     })
     const server = await Server.start({
       port,
       host,
       config: { payTo: payToOrNull },
-      services: { billing, paymentGate, market: marketWiring.market, providers: marketWiring.providers, ledger: engine, engine, ...wallet.services },
+      services: { billing, paymentGate, market: marketWiring.market, providers: marketWiring.providers, ledger: engine, engine, record: new MeasuredRecord(runner.ledger.index), ...wallet.services },
     })
 
     process.stdout.write(

@@ -17,7 +17,7 @@
  * - Sample adequacy: at least MIN_FILLS_30D fills on at least MIN_ACTIVE_DAYS_30D distinct days in the 30 days.
  */
 import { STATE_RULES, WALLET_STATES, WalletStateMachine, type StateObservation, type StateRun, type WalletState } from './WalletStateMachine.ts'
-import type { WalletHistory, WalletTransfer } from './WalletProvider.ts'
+import type { WalletHistory, WalletTransfer } from '../../ingest/wallet/WalletProvider.ts'
 
 export const DAY_MS = 86_400_000
 export const FEATURE_WINDOW_MS = 30 * DAY_MS

@@ -6,29 +6,39 @@
  * For account-scoped snapshots `asset` carries the subject wallet address (lower-case); numbers only in features
  * (state as its index in WALLET_STATES); one freshness input 'wallet'.
  */
-import type { AccountWindow, FeatureSnapshot } from '../QuestionModel.ts'
+import type { AccountWindow } from '../../pipeline/features/ResolutionWindow.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
 import { computeWalletFeatures, flowSummary, walletState, type WalletFeatures } from './WalletFeatures.ts'
 import { WALLET_STATES } from './WalletStateMachine.ts'
-import type { WalletHistory, WalletTransfer } from './WalletProvider.ts'
+import { Instant, NullableString, StringEnum, Type, type Static } from '../../common/schema.ts'
+import type { WalletHistory, WalletTransfer } from '../../ingest/wallet/WalletProvider.ts'
 
 export const WALLET_INPUT = 'wallet'
 /** A wallet read older than this at decision time is stale. */
 export const WALLET_STALENESS_BUDGET_MS = 5 * 60_000
 
 export const RISK_SUBJECT_KINDS = ['transaction', 'token', 'wallet', 'protocol'] as const
-export type RiskSubjectKindLabel = (typeof RISK_SUBJECT_KINDS)[number]
+export type RiskSubjectKind = (typeof RISK_SUBJECT_KINDS)[number]
 
-/** The candidate movement an S11 assessment is about (spec, Risk assessment request `candidate`). */
-export interface RiskCandidate {
-  tx_hash: string
-  log_index: number
-  block_time: string
-  direction: 'in' | 'out'
-  asset: string
-  amount: number
-  usd_value: number
-  counterparty: string | null
-}
+/**
+ * The candidate movement an S11 assessment is about. Spec, Risk assessment request: "candidate: { tx_hash, log_index
+ * (integer), block_time (instant), direction ('in' or 'out'), asset (token symbol), amount (number), usd_value
+ * (number), counterparty (string or null) }".
+ */
+export const RISK_CANDIDATE = Type.Object(
+  {
+    tx_hash: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }),
+    log_index: Type.Integer({ minimum: 0 }),
+    block_time: Instant,
+    direction: StringEnum(['in', 'out']),
+    asset: Type.String({ minLength: 1, maxLength: 20 }),
+    amount: Type.Number(),
+    usd_value: Type.Number(),
+    counterparty: NullableString,
+  },
+  { additionalProperties: false },
+)
+export type RiskCandidate = Static<typeof RISK_CANDIDATE>
 
 export function featureMap(f: WalletFeatures): Record<string, number | null> {
   return {
@@ -58,7 +68,7 @@ export function featureMap(f: WalletFeatures): Record<string, number | null> {
 export function walletFeatureSnapshot(
   history: WalletHistory,
   at: number,
-  opts: { receivedAt?: number; candidate?: RiskCandidate; subjectKind?: RiskSubjectKindLabel } = {},
+  opts: { receivedAt?: number; candidate?: RiskCandidate; subjectKind?: RiskSubjectKind } = {},
 ): FeatureSnapshot {
   const f = computeWalletFeatures(history, at)
   const features = featureMap(f)

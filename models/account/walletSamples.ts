@@ -7,11 +7,12 @@
  * horizon fits (the transfer is the candidate; t = τ − 1 ms, so the candidate is not yet part of its own baseline),
  * subject kind 'wallet' (the kind is a label and never enters the numbers).
  */
-import type { LabelledSample, ResolutionWindow } from '../QuestionModel.ts'
+import type { LabelledSample } from '../QuestionModel.ts'
+import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import type { AccountQuestion } from '../questions/AccountQuestion.ts'
 import { accountWindow, transferAsCandidate, walletFeatureSnapshot } from './accountSnapshot.ts'
 import { activitySpan, DAY_MS } from './WalletFeatures.ts'
-import type { WalletHistory } from './WalletProvider.ts'
+import type { WalletHistory } from '../../ingest/wallet/WalletProvider.ts'
 
 export function accountResolutionWindow(history: WalletHistory, start: number, end: number): ResolutionWindow {
   const account = accountWindow(history, start, end)

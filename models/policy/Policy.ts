@@ -14,7 +14,8 @@
  * per question (`choice.decision_templates`: S01 'regime:{class}', S09 'wallet_state:{class}', S11
  * 'risk:{class}'), so an account answer never reads as a market regime.
  */
-import { readFileSync } from 'node:fs'
+import RULESET_V1 from './ruleset.v1.json' with { type: 'json' }
+import RULESET_V2 from './ruleset.v2.json' with { type: 'json' }
 import { jcsSha256 } from '../../common/hash.ts'
 import { REFUSAL_KINDS, type ModelOutput, type RefusalKind } from '../QuestionModel.ts'
 import { JEV_VERSION } from '../version.ts'
@@ -101,10 +102,10 @@ export class Policy {
     return Policy.sealed('v2')
   }
 
+  /** The rulesets ship inside the code (imported JSON modules): no file is read at run time, so models stay pure. */
   private static sealed(name: 'v1' | 'v2'): Policy {
-    const file = `ruleset.${name}.json`
-    const body = JSON.parse(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8')) as RulesetBody
-    if (body.jev_version !== JEV_VERSION) throw new Error(`${file} jev_version ${body.jev_version} is not the model layer's ${JEV_VERSION}`)
+    const body = structuredClone(name === 'v1' ? RULESET_V1 : RULESET_V2) as RulesetBody
+    if (body.jev_version !== JEV_VERSION) throw new Error(`ruleset.${name}.json jev_version ${body.jev_version} is not the model layer's ${JEV_VERSION}`)
     return new Policy(body)
   }
 

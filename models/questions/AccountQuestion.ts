@@ -9,7 +9,9 @@
  * 'wallet_sample_inadequate'); no fit, a fit below the training floor, or a cell below the calibration band floor
  * (insufficient_confidence). PROVIDER_DOWN never reaches a question: it is an error before any snapshot exists.
  */
-import type { FeatureSnapshot, FittedParams, LabelledSample, ModelOutput, QuestionId, QuestionModel, Resolution, ResolutionWindow } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
+import type { FittedParams, LabelledSample, ModelOutput, QuestionId, QuestionModel, Resolution } from '../QuestionModel.ts'
+import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { WALLET_INPUT } from '../account/accountSnapshot.ts'
 import { CELL_METHOD, fitCells, predictCells, type CellDim, type CellParams, type CellRow } from '../account/cellFrequencies.ts'
 import { evidenceConfidence } from '../confidence.ts'

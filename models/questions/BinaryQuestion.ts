@@ -7,16 +7,9 @@
  * on the later, disjoint 30 % from the regression's raw output to outcomes. The answer is the calibrated value of the
  * block the raw output falls in. Refusals: see evaluate().
  */
-import type {
-  FeatureSnapshot,
-  FittedParams,
-  LabelledSample,
-  ModelOutput,
-  QuestionId,
-  QuestionModel,
-  Resolution,
-  ResolutionWindow,
-} from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
+import type { FittedParams, LabelledSample, ModelOutput, QuestionId, QuestionModel, Resolution } from '../QuestionModel.ts'
+import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import type { FeatureInput } from '../../pipeline/features/stalenessBudgets.ts'
 import { CALIBRATION_BAND_FLOOR } from '../verification/calibrationReport.ts'
 import { DEFAULT_L2, fitLogistic, predictLogistic } from '../fit/logistic.ts'

@@ -15,15 +15,9 @@
  * samples: the shrinkage weight λ ∈ {0, 0.05, …, 1} toward the class frequencies that minimises the multi-class
  * Brier score there (ties → the smaller λ). Deterministic.
  */
-import type {
-  FeatureSnapshot,
-  FittedParams,
-  LabelledSample,
-  ModelOutput,
-  QuestionModel,
-  Resolution,
-  ResolutionWindow,
-} from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
+import type { FittedParams, LabelledSample, ModelOutput, QuestionModel, Resolution } from '../QuestionModel.ts'
+import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { CALIBRATION_BAND_FLOOR } from '../verification/calibrationReport.ts'
 import { quantileSorted } from '../verification/bootstrap.ts'
 import { evidenceConfidence } from '../confidence.ts'

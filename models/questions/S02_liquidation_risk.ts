@@ -4,7 +4,7 @@
  * Readiness N/24 = distinct clock hours of the last 24 with liquidation-tape records (feature liq_hours_24h).
  * Below 24 the reason names the readiness; at 24 it is still not sold here.
  */
-import type { FeatureSnapshot } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
 import { UnsoldQuestion } from './UnsoldQuestion.ts'
 
 export const S02_READINESS_HOURS = 24

@@ -4,7 +4,9 @@
  * hour-sd × √4 × 0.5 (= 1 × baseline), i.e. the close 4 h later is beyond reference × exp(±baseline).
  * No trailing move (a 4 h return of exactly 0) has no direction: suppress, out of scope.
  */
-import type { FeatureSnapshot, Resolution, ResolutionWindow } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
+import type { Resolution } from '../QuestionModel.ts'
+import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { BinaryQuestion, type Frame } from './BinaryQuestion.ts'
 import { feature, isoMinute, num } from './common.ts'
 import { VOL_BASELINE_FEATURE, logRatio, volBaseline } from './volFrame.ts'

@@ -3,7 +3,9 @@
  * Event: within the next 4 h some bar trades below reference × exp(−1.5 × baseline × √4), a drawdown of 1.5 baseline
  * sds over the horizon.
  */
-import type { FeatureSnapshot, Resolution, ResolutionWindow } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
+import type { Resolution } from '../QuestionModel.ts'
+import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { BinaryQuestion, type Frame } from './BinaryQuestion.ts'
 import { feature, isoMinute, num } from './common.ts'
 import { VOL_BASELINE_FEATURE, logRatio, volBaseline } from './volFrame.ts'

@@ -3,7 +3,9 @@
  * Event: realized volatility (Parkinson, per hour) over the next 4 h exceeds 1.5 × the trailing 7-day baseline
  * fixed at decision time. Four hours so hourly bars give four ranges; 1.5 × so the event is neither rare nor common.
  */
-import type { FeatureSnapshot, Resolution, ResolutionWindow } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
+import type { Resolution } from '../QuestionModel.ts'
+import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { BinaryQuestion, type Frame } from './BinaryQuestion.ts'
 import { feature, isoMinute, num } from './common.ts'
 import { VOL_BASELINE_FEATURE, logRatio, volBaseline } from './volFrame.ts'

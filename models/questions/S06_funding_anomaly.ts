@@ -6,7 +6,9 @@
  * has one settlement per window; Hyperliquid hourly has eight.
  * Spec, What the service does 3: "Unresolvable is a legal outcome and is never coerced into not."
  */
-import type { FeatureSnapshot, Resolution, ResolutionWindow } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
+import type { Resolution } from '../QuestionModel.ts'
+import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { NEUTRAL_FUNDING_PER_HOUR } from '../../pipeline/features/funding.ts'
 import { BinaryQuestion, type Frame } from './BinaryQuestion.ts'
 import { feature, isoMinute, num } from './common.ts'

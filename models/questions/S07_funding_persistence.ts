@@ -4,7 +4,9 @@
  * one, beyond the dead band of 1.25e-06/h. Current funding inside the dead band has no side: suppress (out of
  * scope, reason 'neutral_funding_out_of_scope'). No settlement in the window: unresolvable, never 'not'.
  */
-import type { FeatureSnapshot, Resolution, ResolutionWindow } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
+import type { Resolution } from '../QuestionModel.ts'
+import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { FUNDING_DEAD_BAND_PER_HOUR, NEUTRAL_FUNDING_PER_HOUR, fundingSide } from '../../pipeline/features/funding.ts'
 import { BinaryQuestion, type Frame } from './BinaryQuestion.ts'
 import { feature, isoMinute, num } from './common.ts'

@@ -7,7 +7,7 @@
  * per position at t (5 cells), Dirichlet-smoothed and shrunk on a later calibration slice (models/account/
  * cellFrequencies.ts). Refuses insufficient_confidence when the wallet's own 30-day sample is inadequate.
  */
-import type { FeatureSnapshot } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
 import { WALLET_STATES } from '../account/WalletStateMachine.ts'
 import { AccountQuestion, type AccountFrame } from './AccountQuestion.ts'
 import { feature, isoMinute } from './common.ts'

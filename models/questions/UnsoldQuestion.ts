@@ -3,7 +3,8 @@
  * fit records that nothing was fitted, and resolve is unresolvable (there is no claim to grade).
  * Spec, Decision record: "suppress = the model refused as out of scope or unresolvable, or the surface is unavailable."
  */
-import type { FeatureSnapshot, FittedParams, LabelledSample, ModelOutput, QuestionId, QuestionModel, Resolution } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
+import type { FittedParams, LabelledSample, ModelOutput, QuestionId, QuestionModel, Resolution } from '../QuestionModel.ts'
 import { horizonString, isoMinute } from './common.ts'
 
 export interface UnsoldQuestionSpec {

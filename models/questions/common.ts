@@ -1,5 +1,6 @@
 /** Helpers shared by the question modules: input checks, refusals, dated sentences, number formatting. */
-import type { FeatureSnapshot, LabelledSample, ModelRefusal, QuestionId, RefusalKind } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
+import type { LabelledSample, ModelRefusal, QuestionId, RefusalKind } from '../QuestionModel.ts'
 import type { FeatureInput } from '../../pipeline/features/stalenessBudgets.ts'
 import { isoMs } from '../../ingest/Tick.ts'
 

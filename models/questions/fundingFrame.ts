@@ -1,5 +1,5 @@
 /** The funding baseline shared by S06 and S07: the trailing 30-day distribution of per-hour rates, fixed at decision time. */
-import type { FeatureSnapshot } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
 import { feature, type Refusal } from './common.ts'
 
 /** Settlements the 30-day distribution needs before its sd means anything (a week of OKX 8 h settlements: 21). */

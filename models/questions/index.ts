@@ -43,3 +43,6 @@ export function questionById(id: string): QuestionModel | undefined {
 export function soldMarketQuestions(): QuestionModel[] {
   return QUESTIONS.filter((q) => q.sold && q.scope === 'market')
 }
+
+/** Account-scoped questions: the subject is a wallet, named in the ask (S09..S11). */
+export const ACCOUNT_QUESTION_IDS: readonly QuestionId[] = QUESTIONS.filter((q) => q.scope === 'account').map((q) => q.id)

@@ -1,5 +1,5 @@
 /** The volatility baseline shared by the bar-based questions (S01, S03, S04, S05), fixed at decision time. */
-import type { FeatureSnapshot } from '../QuestionModel.ts'
+import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
 import type { Refusal } from './common.ts'
 import { feature } from './common.ts'
 

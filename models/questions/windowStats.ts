@@ -1,5 +1,5 @@
 /** Statistics the resolvers measure on a resolution window's bars (same estimators as the features). */
-import type { ResolutionWindow } from '../QuestionModel.ts'
+import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { HOUR_MS, parkinsonVariance } from '../../pipeline/features/volatility.ts'
 
 /** Parkinson realized volatility per hour over the window's bars; null without bars. */

@@ -11,7 +11,7 @@
  * are counted and ignored, because mixing intervals or venues would corrupt returns and range estimates.
  * Funding likewise keeps the first funding source seen per asset.
  */
-import type { FeatureSnapshot, InputFreshness } from '../../models/QuestionModel.ts'
+import type { FeatureSnapshot, InputFreshness } from './FeatureSnapshot.ts'
 import { isoMs, tickTime, type Tick } from '../../ingest/Tick.ts'
 import { stalenessBudgetMs, type FeatureInput } from './stalenessBudgets.ts'
 import { NEUTRAL_FUNDING_PER_HOUR, fundingPerHour, fundingSide } from './funding.ts'

@@ -5,7 +5,7 @@
  * Spec, What the service does 3: "When the horizon ends, a resolution engine re-derives the event from the same input
  * grammar and writes an outcome: obtains, not, or unresolvable."
  */
-import type { ResolutionWindow } from '../../models/QuestionModel.ts'
+import type { ResolutionWindow } from './ResolutionWindow.ts'
 import { tickTime, type Tick } from '../../ingest/Tick.ts'
 import { fundingPerHour } from './funding.ts'
 import { intervalMs } from './FeatureState.ts'

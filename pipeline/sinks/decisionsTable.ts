@@ -1,6 +1,6 @@
 /**
  * The decisions topic as the `decision_rows` table: one row per record, one column per ledger field
- * (pipeline/ledger/decisionRecord.ts), nothing dropped. `asset` is the hive partition column; the UTC day of
+ * (pipeline/records/decisionRecord.ts), nothing dropped. `asset` is the hive partition column; the UTC day of
  * created_at (event time) is `date`. Object fields are stored as canonical JSON text.
  *
  * Append-only: the sink only ever writes new sealed files. The `decisions` view (sql/002_decisions.sql) keeps the
@@ -9,7 +9,7 @@
  */
 import { canonicalJson } from '../../common/jcs.ts'
 import type { ConsumedRecord } from '../log/EventLog.ts'
-import { decodeDecision, type LedgerDecision } from '../ledger/decisionRecord.ts'
+import { decodeDecision, type LedgerDecision } from '../records/decisionRecord.ts'
 import type { CellValue, ColumnSpec, MappedRecord, TopicTable } from './TopicTable.ts'
 
 export const DECISIONS_DIR = 'decisions'

@@ -1,10 +1,10 @@
 /**
- * The billing.draws topic as the `billing_draw_rows` table: one row per journal record (pipeline/billing/drawRecord.ts),
+ * The billing.draws topic as the `billing_draw_rows` table: one row per journal record (pipeline/records/drawRecord.ts),
  * debits, credits, refunds and answer receipts alike. The `billing_draws` view (sql/010_billing_draws.sql) shows the
  * spec's three draw kinds with reversed_at derived from the refund rows; nothing is ever updated in place.
  * Partitioned by the UTC day of created_at; asset is '*' (billing is not per market).
  */
-import { decodeDraw, type DrawRow } from '../billing/drawRecord.ts'
+import { decodeDraw, type DrawRow } from '../records/drawRecord.ts'
 import type { ConsumedRecord } from '../log/EventLog.ts'
 import type { CellValue, ColumnSpec, MappedRecord, TopicTable } from './TopicTable.ts'
 

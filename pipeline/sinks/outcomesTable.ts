@@ -1,11 +1,11 @@
 /**
- * The outcomes topic as the `outcome_rows` table (pipeline/ledger/outcomeRecord.ts): one row per record, `asset`
+ * The outcomes topic as the `outcome_rows` table (pipeline/records/outcomeRecord.ts): one row per record, `asset`
  * as the hive partition, `date` = UTC day of resolved_at. The `outcomes` view (sql/003_outcomes.sql) keeps the first
  * row per decision_id: a clock is resolved once.
  */
 import { canonicalJson } from '../../common/jcs.ts'
 import type { ConsumedRecord } from '../log/EventLog.ts'
-import { decodeOutcome, type LedgerOutcome } from '../ledger/outcomeRecord.ts'
+import { decodeOutcome, type LedgerOutcome } from '../records/outcomeRecord.ts'
 import type { CellValue, ColumnSpec, MappedRecord, TopicTable } from './TopicTable.ts'
 
 export const OUTCOMES_DIR = 'outcomes'

@@ -7,7 +7,7 @@
  * description, version, docs URL, payment rail, endpoint list with free/paid flags"; "/robots.txt | allows all,
  * disallows /v1/admin/".
  */
-import { CREDIT_TO_USD, priceOf } from '../pricing.ts'
+import { CREDIT_TO_USD, priceOf } from '../../product/billing/pricing.ts'
 import { BASE_NETWORK, X402_VERSION, acceptsFor } from '../payments/x402.ts'
 import { concretePaidPaths, isPublic } from '../routes/derive.ts'
 import type { RouteDef } from '../routes/types.ts'

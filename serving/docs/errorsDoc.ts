@@ -1,9 +1,9 @@
 /**
- * docs/errors.md, rendered from the error registry (serving/errors.ts). Regenerate with `svc docs errors`;
+ * docs/errors.md, rendered from the error registry (common/errors.ts). Regenerate with `svc docs errors`;
  * test/serving/errorsDoc.test.ts fails when the committed file and the registry disagree.
  */
 import { fileURLToPath } from 'node:url'
-import { ERRORS, ERROR_CODES, REASONS } from '../errors.ts'
+import { ERRORS, ERROR_CODES, REASONS } from '../../common/errors.ts'
 
 export const ERRORS_DOC_PATH = fileURLToPath(new URL('../../docs/errors.md', import.meta.url))
 
@@ -14,7 +14,7 @@ export function renderErrorsDoc(): string {
   return [
     '# Errors',
     '',
-    '<!-- Generated from serving/errors.ts by `svc docs errors`. Do not edit by hand; a test checks for drift. -->',
+    '<!-- Generated from common/errors.ts by `svc docs errors`. Do not edit by hand; a test checks for drift. -->',
     '',
     'Every non-2xx response carries this envelope (never a stack or a secret):',
     '',

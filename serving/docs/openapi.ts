@@ -3,9 +3,9 @@
  *
  * Spec (Discovery): "/openapi.json | OpenAPI 3.1 with free/paid split and price annotations on paid operations".
  */
-import { ERRORS, type ErrorCode } from '../errors.ts'
+import { ERRORS, type ErrorCode } from '../../common/errors.ts'
 import { ERROR_ENVELOPE_SCHEMA, META_SCHEMA, envelopeSchema } from '../envelope.ts'
-import { ENDPOINT_PRICES, priceOf, CREDIT_TO_USD } from '../pricing.ts'
+import { ENDPOINT_PRICES, priceOf, CREDIT_TO_USD } from '../../product/billing/pricing.ts'
 import { BASE_NETWORK, MAX_TIMEOUT_SECONDS, USDC_BASE, USDC_BASE_EXTRA } from '../payments/x402.ts'
 import { concretePaidPaths, isPublic, routeErrors } from '../routes/derive.ts'
 import type { RouteDef } from '../routes/types.ts'

@@ -2,8 +2,8 @@
  * The default gate until a verifier and a credit ledger are wired: every paid call is answered with the x402
  * challenge. It never grants access, so no paid data leaves the service unpaid.
  */
-import { ServiceError } from '../ServiceError.ts'
-import type { Price } from '../pricing.ts'
+import { ServiceError } from '../../common/ServiceError.ts'
+import type { Price } from '../../product/billing/pricing.ts'
 import type { PaymentChallenge, PaymentGate, PaymentRequest } from './PaymentGate.ts'
 import { buildPaymentRequired, encodeHeader } from './x402.ts'
 

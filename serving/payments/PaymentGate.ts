@@ -29,8 +29,9 @@
  * If an effect throws after a successful settle, the payment stands and the call answers INTERNAL (logged with the
  * payment_id so an operator can reconcile); settle is never undone.
  */
-import type { ServiceError } from '../ServiceError.ts'
-import type { Price } from '../pricing.ts'
+import type { ServiceError } from '../../common/ServiceError.ts'
+import type { Price } from '../../product/billing/pricing.ts'
+import type { CommitEffect, PaidCall } from '../../pipeline/journal/PaidCall.ts'
 
 /** What the gate sees of a request: a plain copy, safe after awaits. */
 export interface PaymentRequest {
@@ -73,19 +74,6 @@ export interface PaymentGrant {
   recorded?(): Promise<void>
   /** Undo the reservation when no answer is delivered. Called at most once, never after a successful settle. */
   release?(cause: ReleaseCause): Promise<void>
-}
-
-/** A side effect of a paid answer, run only after the payment is captured. */
-export type CommitEffect = () => void | Promise<void>
-
-/** What handlers and services see of an authorized call. */
-export interface PaymentAuthorized {
-  kind: 'paid'
-  payment_id: string
-  rail: 'x402' | 'credits'
-  payer: string | null
-  /** Defers a side effect until the payment is captured; it never runs when settlement fails. */
-  commit(effect: CommitEffect): void
 }
 
 export interface PaymentChallenge {

@@ -11,11 +11,10 @@
  * Spec (Billing): "Credit purchase routes currently advertise a payment challenge that this deployment cannot settle
  * (no top-up rail wired)": without an x402 rail, challenges on billing.* keys say so in detail.settlement_note.
  */
-import { ServiceError } from '../ServiceError.ts'
-import type { Price } from '../pricing.ts'
+import { ServiceError } from '../../common/ServiceError.ts'
+import type { Price } from '../../product/billing/pricing.ts'
 import { ChallengePaymentGate } from './ChallengePaymentGate.ts'
 import type { PaymentChallenge, PaymentGate, PaymentGrant, PaymentRequest } from './PaymentGate.ts'
-
 export interface RailRouterOptions {
   payTo: string | null
   /** The x402 rail; absent when no verifier/facilitator is wired. */

@@ -4,7 +4,7 @@
  * "402 response: Content-Type: application/json, PAYMENT-REQUIRED, Cache-Control: no-store" and the header is
  * "Standard base64 (RFC 4648 §4) with = padding, over the UTF-8 bytes of the JSON".
  */
-import type { Price } from '../pricing.ts'
+import type { Price } from '../../product/billing/pricing.ts'
 
 export const X402_VERSION = 2
 export const BASE_NETWORK = 'eip155:8453'

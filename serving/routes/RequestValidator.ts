@@ -5,7 +5,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import { ServiceError } from '../ServiceError.ts'
+import { ServiceError } from '../../common/ServiceError.ts'
 import type { RouteDef } from './types.ts'
 
 type Part = 'params' | 'query' | 'headers' | 'body'

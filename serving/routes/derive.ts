@@ -1,6 +1,6 @@
 /** Facts derived from a route declaration (used by the dispatcher, documents and tests alike). */
-import { ERRORS, type ErrorCode } from '../errors.ts'
-import { isPricingKey, type PricingKey } from '../pricing.ts'
+import { ERRORS, type ErrorCode } from '../../common/errors.ts'
+import { isPricingKey, type PricingKey } from '../../product/billing/pricing.ts'
 import type { RouteDef } from './types.ts'
 
 /** Every code a route can answer with: its own plus those the dispatcher adds. Sorted by status then code. */

@@ -1,13 +1,16 @@
-/** Shapes of the route registry: one declaration per route drives routing, validation, payment and documents. */
-import type { ErrorCode } from '../errors.ts'
+/** Shapes of the route registry: one declaration per route drives routing, validation, payment, documents and MCP. */
+import type { TSchema } from '../../common/schema.ts'
+import type { ErrorCode } from '../../common/errors.ts'
 import type { MetaOverrides } from '../envelope.ts'
-import type { PaymentAuthorized } from '../payments/PaymentGate.ts'
-import type { Price, PricingKey } from '../pricing.ts'
-import type { ServicePart, Services } from '../ServiceContext.ts'
-import type { JsonSchema } from './schemas.ts'
+import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { Price, PricingKey } from '../../product/billing/pricing.ts'
+import type { ServicePart, Services } from '../Services.ts'
 import type { StaticDocuments } from '../docs/StaticDocuments.ts'
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
+
+/** A JSON Schema: a TypeBox schema, or a plain JSON Schema object for documents. */
+export type JsonSchema = TSchema | Record<string, unknown>
 
 /**
  * Free or paid. A paid key may name a path parameter in braces ('billing.pack.{pack_id}'); the parameter's enum
@@ -23,6 +26,21 @@ export type ResponseDecl =
   | { kind: 'text'; contentType: string }
   | { kind: 'redirect' }
 
+/** Where a request part comes from. */
+export type RequestPart = 'params' | 'query' | 'headers' | 'body'
+
+/**
+ * The route as an MCP tool (spec, MCP tool server): the same dispatcher path as REST (one validation, one price, one
+ * payment gate, one rate limit). The input schema is the union of the route's params, query and body schemas; each
+ * tool argument goes to the request part that declares it.
+ */
+export interface McpTool {
+  /** The tool name (svc_<name>). */
+  name: string
+  /** Written for a model choosing a tool: what it answers, when to call it, what it costs. */
+  description: string
+}
+
 export interface HandlerContext {
   request_id: string
   now: number
@@ -36,7 +54,7 @@ export interface HandlerContext {
   services: Services
   documents: StaticDocuments
   /** Set on paid routes once the gate authorized the call. */
-  payment: PaymentAuthorized | null
+  payment: PaidCall | null
   price: Price | null
   /** Returns a wired service part, or throws 503 PROVIDER_DOWN naming the missing part. */
   need<K extends ServicePart>(part: K): NonNullable<Services[K]>
@@ -67,6 +85,8 @@ export interface RouteDef {
   pay: PayDecl
   /** Operator routes are left out of discovery documents and the MCP catalog. */
   operator?: boolean
+  /** The route as an MCP tool; absent: REST only. */
+  mcp?: McpTool
   /** The catalog question a paid call asks, when known before the handler (free-allowance eligibility). */
   questionOf?: (ctx: HandlerContext) => string | null
   /** Service parts the handler needs; checked before payment so an unwired part never charges. */

@@ -7,9 +7,9 @@
  * window end, i.e. the instant the decision asked at, so the same ask gives the same bytes. `down = true` (or `downFor` an address) makes every
  * read fail as an unreachable provider (WalletProviderError PROVIDER_DOWN), as the real provider does.
  */
-import type { TimeWindow, WalletFill, WalletFundingPayment, WalletHistory, WalletLiquidation, WalletProvider, WalletSnapshot, WalletTransfer } from '../../models/account/WalletProvider.ts'
-import { canonicalAddress } from '../../models/account/WalletProvider.ts'
-import { WalletProviderError } from '../../models/account/WalletProviderError.ts'
+import type { TimeWindow, WalletFill, WalletFundingPayment, WalletHistory, WalletLiquidation, WalletProvider, WalletSnapshot, WalletTransfer } from '../../ingest/wallet/WalletProvider.ts'
+import { canonicalAddress } from '../../ingest/wallet/WalletProvider.ts'
+import { WalletProviderError } from '../../ingest/wallet/WalletProviderError.ts'
 
 export class SimulatedWalletProvider implements WalletProvider {
   readonly name = 'simulated'

@@ -8,7 +8,7 @@
  * spot tokens without a USD value: unvalued), and is liquidated with a small daily chance while levered up.
  */
 import { Prng } from '../../ingest/Prng.ts'
-import type { WalletFill, WalletHistory, WalletLiquidation, WalletTransfer } from '../../models/account/WalletProvider.ts'
+import type { WalletFill, WalletHistory, WalletLiquidation, WalletTransfer } from '../../ingest/wallet/WalletProvider.ts'
 
 const DAY = 86_400_000
 const REGIMES = ['accumulate', 'hold', 'distribute', 'exit', 'idle'] as const

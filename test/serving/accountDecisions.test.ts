@@ -1,7 +1,7 @@
 /**
  * POST /v1/decisions for the account-scoped questions (S09, S10, S11) through a real Server on 127.0.0.1 with a paying
  * gate (test/helpers/serving/AuthorizingPaymentGate.ts), the engine runner on the embedded log, and the wallet wiring
- * `svc start` uses (serving/adapters/walletWiring.ts):
+ * `svc start` uses (app/walletWiring.ts):
  * - recorded venue wallets (HyperliquidReplayServer over the cassettes; unrecorded users answer as empty accounts):
  *   an honest refusal, recorded and charged, with the v2 texts; replay is deterministic; lineage verifies;
  * - SIMULATED wallet histories with a pooled fit (test/helpers/SimulatedWalletProvider.ts): claims reading
@@ -12,15 +12,15 @@
  */
 import t from 'tap'
 import { walletSamples } from '../../models/account/walletSamples.ts'
-import { EngineRunner } from '../../models/engine/EngineRunner.ts'
+import { EngineRunner } from '../../engine/EngineRunner.ts'
 import { S09_wallet_state } from '../../models/questions/S09_wallet_state.ts'
 import { S11_risk } from '../../models/questions/S11_risk.ts'
 import { topicNames, topicSpecs } from '../../pipeline/topics.ts'
-import { EngineServices } from '../../serving/adapters/EngineServices.ts'
-import { ProviderHealth } from '../../serving/adapters/ProviderHealth.ts'
-import { openWalletWiring, walletWiringFromEnv } from '../../serving/adapters/walletWiring.ts'
-import type { WalletProvider } from '../../models/account/WalletProvider.ts'
-import { DECISION_RECORD } from '../../serving/routes/schemas.ts'
+import { EngineServices } from '../../engine/EngineServices.ts'
+import { ProviderHealth } from '../../product/platform/ProviderHealth.ts'
+import { openWalletWiring, walletWiringFromEnv } from '../../app/walletWiring.ts'
+import type { WalletProvider } from '../../ingest/wallet/WalletProvider.ts'
+import { DECISION_RECORD } from '../../engine/schemas.ts'
 import { withReplayServer } from '../helpers/HyperliquidReplayServer.ts'
 import { makeEmbeddedFactory, type TapTest } from '../helpers/logs.ts'
 import { AuthorizingPaymentGate } from '../helpers/serving/AuthorizingPaymentGate.ts'

@@ -5,7 +5,6 @@
  */
 import t from 'tap'
 import { buildMeta, isoTimestamp, jsonOf, serializeSuccess, type MetaOverrides, type MetaPricing } from '../../serving/envelope.ts'
-
 const NOW = Date.parse('2026-07-01T12:34:56.789Z')
 const PRICING: MetaPricing = { key: 'decision.entry', credits: 10, usd: '0.01', rung: 0, rail: 'credits', payment_id: 'cr_1' }
 

@@ -8,7 +8,7 @@ import type { PaymentGate, PaymentGrant, PaymentRequest, SettleOutcome } from '.
 import { RateLimiter } from '../../serving/RateLimiter.ts'
 import { ROUTES } from '../../serving/routes/registry.ts'
 import type { RouteDef } from '../../serving/routes/types.ts'
-import { ServiceError } from '../../serving/ServiceError.ts'
+import { ServiceError } from '../../common/ServiceError.ts'
 import { withServer } from '../helpers/serving/server.ts'
 
 class ScriptedGate implements PaymentGate {

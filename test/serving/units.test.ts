@@ -4,10 +4,11 @@
  * x402-v2.md §3 ($0.01 = "10000" atomic USDC).
  */
 import t from 'tap'
-import { atomicToUsd, buildLadder, ladderMultiplier, priceOf, PRICING_KEYS, UNMEASURED_LADDER } from '../../serving/pricing.ts'
+import { atomicToUsd, buildLadder, ladderMultiplier, priceOf, PRICING_KEYS, UNMEASURED_LADDER } from '../../product/billing/pricing.ts'
 import { RateLimiter } from '../../serving/RateLimiter.ts'
 import { Router } from '../../serving/routes/router.ts'
-import { ROUTES, rollupStatus } from '../../serving/routes/registry.ts'
+import { ROUTES } from '../../serving/routes/registry.ts'
+import { rollupStatus } from '../../product/platform/readiness.ts'
 
 t.test('prices: rung 0 and the 1.25 ladder', async (t) => {
   t.same(priceOf('decision.deep', 0), { key: 'decision.deep', credits: 1000, amount_atomic: '1000000', usd: '1.00', rung: 0 })

@@ -6,7 +6,7 @@
  *    INSERT OR REPLACE, ALTER or DROP aimed at a ledger table or its storage (decisions, outcomes, decision_rows,
  *    outcome_rows, parquet/decisions, parquet/outcomes), and sql/ defines views only.
  * 2. The write path cannot alter a recorded row: the engine refuses a conflicting record with a recorded decision_id
- *    (test/models/engine/EngineRunner.test.ts), and when such a record reaches the log anyway the sink appends it and
+ *    (test/engine/EngineRunner.test.ts), and when such a record reaches the log anyway the sink appends it and
  *    the `decisions` view still answers the first (checked here over real Parquet).
  */
 import t from 'tap'
@@ -14,7 +14,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { ParquetSink } from '../../pipeline/sinks/ParquetSink.ts'
 import { decisionsTable } from '../../pipeline/sinks/decisionsTable.ts'
-import { decisionKey, encodeDecision, type LedgerDecision } from '../../pipeline/ledger/decisionRecord.ts'
+import { decisionKey, encodeDecision, type LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import { Catalog, SQL_DIR, sqlFiles, withCatalog } from '../../sql/Catalog.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 

@@ -6,7 +6,7 @@
  *   GET  /test/answers/{id}   free: reads the recorded answer (404 DECISION_NOT_FOUND when nothing was recorded).
  */
 import { randomUUID } from 'node:crypto'
-import { ServiceError } from '../../../serving/ServiceError.ts'
+import { ServiceError } from '../../../common/ServiceError.ts'
 import type { RouteDef } from '../../../serving/routes/types.ts'
 
 export interface Answer {

@@ -3,7 +3,7 @@
  * routes can be exercised over real HTTP without a payment stack. Settles and releases are counted, nothing is moved.
  */
 import type { PaymentGate, PaymentGrant, PaymentRequest, ReleaseCause } from '../../../serving/payments/PaymentGate.ts'
-import type { Price } from '../../../serving/pricing.ts'
+import type { Price } from '../../../product/billing/pricing.ts'
 
 export class AuthorizingPaymentGate implements PaymentGate {
   readonly authorized: Array<{ route_id: string; pricing_key: string }> = []

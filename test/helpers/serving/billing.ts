@@ -1,8 +1,8 @@
 /** A real BillingService (draws journal on a real EmbeddedLog in a temp dir) for serving tests; closed at teardown. */
 import { EmbeddedLog } from '../../../pipeline/log/EmbeddedLog.ts'
 import type { EventLog } from '../../../pipeline/log/EventLog.ts'
-import { BillingService } from '../../../serving/billing/BillingService.ts'
-import { systemClock, type Clock } from '../../../serving/ServiceContext.ts'
+import { BillingService } from '../../../product/billing/BillingService.ts'
+import { systemClock, type Clock } from '../../../common/Clock.ts'
 import { makeTempDir } from '../tmp.ts'
 
 export const OPS_TOKEN = 'ops-token-for-tests-0123456789'

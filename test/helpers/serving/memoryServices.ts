@@ -3,12 +3,21 @@
  * way the spec describes (newest-first feed, soonest-first clocks, pending before horizon_end, prefix lookups).
  * Test-only; the server never ships these.
  */
-import type {
-  CalibrationReport, DecisionRead, DecisionRecord, FeedChip, LedgerReads, LineageBundle, LiqHours, MarketCapList,
-  MarketData, MarketSnapshot, OpenClock, PendingResolution, ProviderHealth, ProviderRegistry, ResolutionRecord,
-  ServicePart, SignalCatalog, Universe, DecisionEngine, WalletData, RiskEngine, DuelAndHooks, ReplayResult, QuestionPrior } from '../../../serving/ServiceContext.ts'
+import type { RecordReads } from '../../../record/MeasuredRecord.ts'
+import type { CalibrationReport, QuestionPrior } from '../../../record/schemas.ts'
+import type { DecisionRead, DecisionRecord, FeedChip, LineageBundle, OpenClock, PendingResolution, ResolutionRecord, SignalCatalog, ReplayResult } from '../../../engine/schemas.ts'
+import type { LedgerReads } from '../../../engine/LedgerReads.ts'
+import type { LiqHours, MarketCapList, MarketSnapshot, Universe } from '../../../product/market/schemas.ts'
+import type { MarketData } from '../../../product/market/MarketData.ts'
+import type { ProviderHealthRow, ProviderRegistry } from '../../../product/platform/schemas.ts'
+import type { ServicePart } from '../../../serving/Services.ts'
+import type { DecisionService } from '../../../engine/DecisionService.ts'
+import type { WalletData } from '../../../product/wallet/WalletData.ts'
+import type { RiskEngine } from '../../../product/risk/RiskEngine.ts'
+import type { Duel } from '../../../product/duel/Duel.ts'
+import type { Delivery } from '../../../product/delivery/Delivery.ts'
 import { wilsonInterval } from '../../../models/verification/wilson.ts'
-import { ServiceError } from '../../../serving/ServiceError.ts'
+import { ServiceError } from '../../../common/ServiceError.ts'
 import type { ServiceParts } from '../../../serving/Server.ts'
 
 export const T0 = Date.parse('2026-01-05T12:00:00.000Z')
@@ -42,7 +51,7 @@ function record(id: string, createdMs: number, over: Partial<DecisionRecord> = {
   }
 }
 
-export class MemoryLedger implements LedgerReads {
+export class MemoryLedger implements LedgerReads, RecordReads {
   readonly decisions = new Map<string, DecisionRecord>()
   readonly resolutions = new Map<string, ResolutionRecord>()
   constructor(private readonly now: () => number) {}
@@ -202,7 +211,7 @@ export class MemoryMarket implements MarketData {
 }
 
 /** Engine reads answered from the ledger; paid operations are not reached through the challenge gate. */
-export class MemoryEngine implements DecisionEngine {
+export class MemoryEngine implements DecisionService {
   constructor(private readonly ledger: MemoryLedger) {}
   async replay(id: string, opts: { ruleset_version: string | null }): Promise<ReplayResult | null> {
     const d = this.ledger.decisions.get(id)
@@ -231,8 +240,8 @@ export class MemoryEngine implements DecisionEngine {
 }
 
 export class StaticProviders implements ProviderRegistry {
-  constructor(readonly providers: ProviderHealth[]) {}
-  list(): ProviderHealth[] {
+  constructor(readonly providers: ProviderHealthRow[]) {}
+  list(): ProviderHealthRow[] {
     return this.providers
   }
 }
@@ -249,16 +258,19 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
   ledger.add(record(PENDING_ID, nowMs - 600_000))
   const wallets: WalletData = { profile: unreachable, state: unreachable, positions: unreachable, events: unreachable }
   const risk: RiskEngine = { assess: unreachable }
-  const duel: DuelAndHooks = { armHook: unreachable, lockCall: unreachable }
+  const duel: Duel = { lockCall: unreachable }
+  const delivery: Delivery = { armHook: unreachable }
   const parts: ServiceParts = {
     clock: { now },
     ledger,
+    record: ledger,
     engine: new MemoryEngine(ledger),
     market: new MemoryMarket(now, ['BTC', 'ETH', 'SOL', 'HYPE']),
     wallets,
     risk,
     // billing is real (test/helpers/serving/billing.ts withBilling): it needs an event log.
     duel,
+    delivery,
     providers: new StaticProviders([
       { slug: 'hyperliquid', kind: 'venue', status: 'ok', last_success_at: iso(nowMs - 1000), latency_ms: 42, error_class: null, critical: true },
     ]),
@@ -266,4 +278,4 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
   return { parts, ledger }
 }
 
-export const ALL_PARTS: ServicePart[] = ['providers', 'ledger', 'engine', 'market', 'wallets', 'risk', 'billing', 'duel', 'ladder']
+export const ALL_PARTS: ServicePart[] = ['providers', 'ledger', 'engine', 'record', 'market', 'wallets', 'risk', 'billing', 'duel', 'delivery', 'ladder']

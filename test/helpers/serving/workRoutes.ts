@@ -9,8 +9,9 @@
  */
 import { createHash } from 'node:crypto'
 import { canonicalJson } from '../../../common/jcs.ts'
-import { ServiceError } from '../../../serving/ServiceError.ts'
-import { objectOf, OBJECT, QUESTION_ID } from '../../../serving/routes/schemas.ts'
+import { ServiceError } from '../../../common/ServiceError.ts'
+import { QuestionId, Strict, Type } from '../../../common/schema.ts'
+import { ANY_OBJECT } from '../../../serving/routes/define.ts'
 import type { RouteDef } from '../../../serving/routes/types.ts'
 
 export interface WorkRecord {
@@ -46,15 +47,16 @@ export function workRoutes(book: WorkBook): RouteDef[] {
       pay: { kind: 'paid', pricingKey: 'decision.deep' },
       questionOf: (ctx) => String(ctx.body.question_id),
       request: {
-        body: objectOf(
-          {
-            question_id: QUESTION_ID, n: { type: 'integer', minimum: 1, maximum: 100_000 }, refuse: { type: 'boolean' },
-            repeat: { type: 'boolean' }, fail: { enum: ['throw', 'typed'] }, effect_ms: { type: 'integer', minimum: 0, maximum: 10_000 },
-          },
-          ['question_id'],
-        ),
+        body: Strict({
+          question_id: QuestionId,
+          n: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+          refuse: Type.Optional(Type.Boolean()),
+          repeat: Type.Optional(Type.Boolean()),
+          fail: Type.Optional(Type.Union([Type.Literal('throw'), Type.Literal('typed')])),
+          effect_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+        }),
       },
-      response: { kind: 'envelope', schema: OBJECT },
+      response: { kind: 'envelope', schema: ANY_OBJECT },
       errors: ['CLOCK_OPEN'],
       handler: async (ctx) => {
         const b = ctx.body
@@ -82,8 +84,8 @@ export function workRoutes(book: WorkBook): RouteDef[] {
       summary: 'Test: free read of a stored work record',
       tags: ['test'],
       pay: { kind: 'free' },
-      request: { params: objectOf({ id: { type: 'string', pattern: '^[0-9a-f]{32}$' } }, ['id']) },
-      response: { kind: 'envelope', schema: OBJECT },
+      request: { params: Strict({ id: Type.String({ pattern: '^[0-9a-f]{32}$' }) }) },
+      response: { kind: 'envelope', schema: ANY_OBJECT },
       errors: ['DECISION_NOT_FOUND'],
       handler: (ctx) => {
         const r = book.records.get(String(ctx.params.id))

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { HyperliquidInfoClient } from '../../../ingest/hyperliquid/HyperliquidInfoClient.ts'
 import { accountWindow, RISK_SUBJECT_KINDS, walletFeatureSnapshot, type RiskCandidate } from '../../../models/account/accountSnapshot.ts'
-import { HyperliquidWalletProvider } from '../../../models/account/HyperliquidWalletProvider.ts'
+import { HyperliquidWalletProvider } from '../../../ingest/hyperliquid/HyperliquidWalletProvider.ts'
 import { accountResolutionWindow, walletSamples } from '../../../models/account/walletSamples.ts'
 import { Policy } from '../../../models/policy/Policy.ts'
 import { QUESTIONS } from '../../../models/questions/index.ts'

@@ -4,8 +4,8 @@
  */
 import t from 'tap'
 import { canonicalJson } from '../../../common/jcs.ts'
-import { decodeDecision, encodeDecision, validateDecision, DECISION_RECORD_SCHEMA, type LedgerDecision } from '../../../pipeline/ledger/decisionRecord.ts'
-import { decodeOutcome, encodeOutcome, type LedgerOutcome } from '../../../pipeline/ledger/outcomeRecord.ts'
+import { decodeDecision, encodeDecision, validateDecision, DECISION_RECORD_SCHEMA, type LedgerDecision } from '../../../pipeline/records/decisionRecord.ts'
+import { decodeOutcome, encodeOutcome, type LedgerOutcome } from '../../../pipeline/records/outcomeRecord.ts'
 import { ParquetSink } from '../../../pipeline/sinks/ParquetSink.ts'
 import { DECISIONS_COLUMNS, decisionsTable } from '../../../pipeline/sinks/decisionsTable.ts'
 import { OUTCOMES_COLUMNS, outcomesTable } from '../../../pipeline/sinks/outcomesTable.ts'

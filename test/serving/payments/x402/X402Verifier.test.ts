@@ -5,7 +5,7 @@
 import t from 'tap'
 import { X402Verifier } from '../../../../serving/payments/x402/X402Verifier.ts'
 import { encodeHeader, requirementsFor } from '../../../../serving/payments/x402.ts'
-import { priceOf } from '../../../../serving/pricing.ts'
+import { priceOf } from '../../../../product/billing/pricing.ts'
 import { PAY_TO } from '../../../helpers/serving/server.ts'
 import { signPayment, testAccount, TEST_ADDRESS } from '../../../helpers/serving/x402Stack.ts'
 

@@ -1,0 +1,159 @@
+/**
+ * Builds the market part and the provider registry for `svc start`: the MarketState stream processor on the ticks
+ * topic, the universe source (replay or live Hyperliquid), the optional CoinGecko market-cap source, and health
+ * tracking of hyperliquid-info (live mode), the tick feed, coingecko and the event log (critical), and the paid
+ * market surfaces (PaidMarketServices over the same state; the funding decisions need `decisions`, the engine).
+ *
+ * Environment: SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL,
+ * SVC_COINGECKO_KEY (and SVC_COINGECKO_KEY_HEADER to override the demo/pro header choice).
+ */
+import { CoinGeckoClient } from '../ingest/coingecko/CoinGeckoClient.ts'
+import { HyperliquidInfoClient } from '../ingest/hyperliquid/HyperliquidInfoClient.ts'
+import { validateOptions } from '../ingest/hyperliquid/validateOptions.ts'
+import { isoMs } from '../ingest/Tick.ts'
+import type { EventLog } from '../pipeline/log/EventLog.ts'
+import { FEATURE_INPUTS } from '../pipeline/features/stalenessBudgets.ts'
+import { MarketState, type MarketInput } from '../pipeline/MarketState.ts'
+import { systemClock, type Clock } from '../common/Clock.ts'
+import { type DecisionService } from '../engine/DecisionService.ts'
+import { CoinGeckoMarketCapSource, MARKETCAP_CACHE_MS } from '../product/market/CoinGeckoMarketCapSource.ts'
+import { HyperliquidUniverseSource, UNIVERSE_CACHE_MS } from '../product/market/HyperliquidUniverseSource.ts'
+import { MarketServices, type PaidMarketData } from '../product/market/MarketServices.ts'
+import { PaidMarketServices } from '../product/market/PaidMarketServices.ts'
+import { ProviderHealth, type ComputedHealth } from '../product/platform/ProviderHealth.ts'
+import { ReplayUniverseSource } from '../product/market/ReplayUniverseSource.ts'
+import type { UniverseSource } from '../product/market/UniverseSource.ts'
+
+export interface MarketWiringOptions {
+  universe: 'replay' | 'hyperliquid'
+  hlBaseUrl?: string
+  coingeckoUrl?: string
+  coingeckoKey?: string
+  coingeckoKeyHeader?: string
+}
+
+const OPTIONS_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['universe'],
+  properties: {
+    universe: { enum: ['replay', 'hyperliquid'] },
+    hlBaseUrl: { type: 'string', pattern: '^https?://[^\\s]+$' },
+    coingeckoUrl: { type: 'string', pattern: '^https?://[^\\s]+$' },
+    coingeckoKey: { type: 'string', minLength: 1 },
+    coingeckoKeyHeader: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+  },
+} as const
+
+/** Reads SVC_UNIVERSE, SVC_HL_BASE_URL, SVC_COINGECKO_URL, SVC_COINGECKO_KEY, SVC_COINGECKO_KEY_HEADER. */
+export function marketWiringFromEnv(env: NodeJS.ProcessEnv = process.env): MarketWiringOptions {
+  const o: Record<string, string> = { universe: env.SVC_UNIVERSE || 'replay' }
+  if (env.SVC_HL_BASE_URL) o.hlBaseUrl = env.SVC_HL_BASE_URL
+  if (env.SVC_COINGECKO_URL) o.coingeckoUrl = env.SVC_COINGECKO_URL
+  if (env.SVC_COINGECKO_KEY) o.coingeckoKey = env.SVC_COINGECKO_KEY
+  if (env.SVC_COINGECKO_KEY_HEADER) o.coingeckoKeyHeader = env.SVC_COINGECKO_KEY_HEADER
+  return validateOptions<MarketWiringOptions>('market wiring (SVC_UNIVERSE, SVC_HL_BASE_URL, SVC_COINGECKO_*)', OPTIONS_SCHEMA, o)
+}
+
+/** Tick-feed health: down when the consumer failed; degraded before the first tick or when an input is stale. */
+export function tickFeedHealth(state: MarketState): () => ComputedHealth {
+  const inputs = FEATURE_INPUTS as readonly MarketInput[]
+  return () => {
+    const h = state.health()
+    const last = h.eventTime === null ? null : isoMs(h.eventTime)
+    if (h.error) return { status: 'down', last_success_at: last, latency_ms: null, error_class: 'CONSUMER_FAILED' }
+    if (h.eventTime === null) return { status: 'degraded', last_success_at: null, latency_ms: null, error_class: 'NO_TICKS_YET' }
+    const stale = state.assets().some((a) => state.freshness(a, inputs).some((f) => !f.ok))
+    return { status: stale ? 'degraded' : 'ok', last_success_at: last, latency_ms: null, error_class: stale ? 'STALE_INPUT' : null }
+  }
+}
+
+export interface MarketWiring {
+  state: MarketState
+  market: MarketServices
+  providers: ProviderHealth
+  /** Wires the engine into the default paid surfaces (funding decisions); a no-op when `paid` was given. */
+  attachDecisions(engine: DecisionService): void
+  close(): Promise<void>
+}
+
+export async function openMarketServices(opts: {
+  log: EventLog
+  ticksTopic: string
+  options: MarketWiringOptions
+  /** Paid market surfaces; default: PaidMarketServices over this wiring's state and `decisions`. */
+  paid?: PaidMarketData | null
+  /** The decision engine the funding surfaces record S06/S07 through; without it they answer 503 SERVICE_UNWIRED. */
+  decisions?: DecisionService | null
+  /** Wall clock for caches and health (default system). */
+  clock?: Clock
+  /** Start periodic probes (default true). */
+  probes?: boolean
+}): Promise<MarketWiring> {
+  const o = validateOptions<MarketWiringOptions>('openMarketServices options', OPTIONS_SCHEMA, opts.options)
+  const clock = opts.clock ?? systemClock
+  const providers = new ProviderHealth({ clock })
+  const live = o.universe === 'hyperliquid'
+  // Live: freshness against the wall clock, so a stalled stream shows as stale; replay: against event time.
+  const state = await MarketState.start({ log: opts.log, topic: opts.ticksTopic, ...(live ? { clock } : {}) })
+
+  const eventLog = providers.track('event-log', 'log', {
+    critical: true,
+    probeIntervalMs: 10_000,
+    probe: async () => {
+      const t0 = performance.now()
+      try {
+        // Reads the last record of each partition: a real read of the log (disk or broker), not cached metadata.
+        await opts.log.lastRecords(opts.ticksTopic)
+        eventLog.success(performance.now() - t0)
+      } catch (err) {
+        eventLog.failure(err, performance.now() - t0)
+        throw err
+      }
+    },
+  })
+  providers.computed('tick-feed', 'stream', tickFeedHealth(state))
+
+  let universe: UniverseSource
+  if (live) {
+    const hl = new HyperliquidInfoClient({ ...(o.hlBaseUrl ? { baseUrl: o.hlBaseUrl } : {}), timeoutMs: 5_000 })
+    let source: HyperliquidUniverseSource | null = null
+    const recorder = providers.track('hyperliquid-info', 'venue', {
+      probeIntervalMs: UNIVERSE_CACHE_MS,
+      probe: () => source!.refresh(),
+    })
+    source = new HyperliquidUniverseSource({ client: hl, clock, recorder })
+    universe = source
+  } else {
+    universe = new ReplayUniverseSource(state)
+  }
+
+  let marketcap: CoinGeckoMarketCapSource | null = null
+  if (o.coingeckoUrl) {
+    const client = new CoinGeckoClient({
+      baseUrl: o.coingeckoUrl,
+      ...(o.coingeckoKey ? { apiKey: o.coingeckoKey } : {}),
+      ...(o.coingeckoKeyHeader ? { keyHeader: o.coingeckoKeyHeader } : {}),
+      timeoutMs: 5_000,
+    })
+    const recorder = providers.track('coingecko', 'marketcap', { probeIntervalMs: MARKETCAP_CACHE_MS, probe: () => marketcap!.refresh() })
+    marketcap = new CoinGeckoMarketCapSource({ client, clock, recorder })
+  }
+
+  if (opts.probes ?? true) await providers.start()
+  else await providers.probeAll()
+  const defaultPaid = opts.paid === undefined ? new PaidMarketServices({ state, decisions: opts.decisions ?? null }) : null
+  const market = new MarketServices({ state, universe, marketcap, paid: defaultPaid ?? opts.paid ?? null })
+  return {
+    state,
+    market,
+    providers,
+    attachDecisions(engine) {
+      defaultPaid?.attachDecisions(engine)
+    },
+    async close() {
+      providers.close()
+      await state.close()
+    },
+  }
+}

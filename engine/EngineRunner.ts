@@ -1,0 +1,321 @@
+/**
+ * The engine as one running stream processor: it consumes `venue.ticks`, feeds the live features (DecisionEngine) and
+ * the resolution history (ResolutionEngine), fits each question per asset on an initial training window, makes
+ * decisions at a fixed cadence, resolves clocks as event time passes them, and appends both to the ledger.
+ *
+ * - Training window (docs/decisions.md): per asset, ticks with event time ≤ the cut, where the cut is `trainUntil`
+ *   if given, else the asset's first tick + `trainDays` (default 30). At the first tick past the cut the engine builds
+ *   the labelled samples of that window (models/Dataset.ts: windows closed before the cut only), fits every sold
+ *   market question on them (models are fitted, never constants) and keeps the fits in the fit store ($DATA/fits). A
+ *   question whose sample is below its floor stays unfitted and its decisions refuse insufficient_confidence.
+ * - Decision cadence: from the cut on, each sold market question is decided for each asset at every multiple of its
+ *   horizon (UTC epoch grid, the dataset's cadence), i.e. at each clock's close, so there is always one open clock per
+ *   question and asset while data flows. A question the market lacks an input for (funding on a bar-only tape) gets
+ *   no cadence decision (unavailable, as in the dataset).
+ * - Order per tick of asset A at time t: decisions at grid instants < t (every tick ≤ the instant is in), then clocks
+ *   of A due at t are resolved, then the tick is folded in. Ticks of one asset share a partition, so the result is a
+ *   function of the log's per-asset order only: both logs give the same rows.
+ * - Account-scoped questions (S09..S11) are not on the cadence (they need a subject); API asks read the wired wallet
+ *   provider (`walletProvider`, at `accountClock`), and their clocks are resolved by the AccountResolver's passes
+ *   (every `accountResolveIntervalMs` of wall time, in the account clock's time; AccountResolver.ts).
+ * - Restart: the consumer never commits and re-reads the ticks topic from the beginning; the same ticks rebuild the
+ *   same features and fits, cadence decisions re-derive the same ids (deduped, no new rows) and resolved clocks are
+ *   skipped (deduped on decision_id).
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import { join } from 'node:path'
+import { Ajv } from 'ajv'
+import { childLogger } from '../common/logger.ts'
+import { tickTime, type Tick } from '../ingest/Tick.ts'
+import type { Clock } from '../common/Clock.ts'
+import type { ConsumedBatch, EventLog, LogConsumer } from '../pipeline/log/EventLog.ts'
+import { decodeTickRecord } from '../pipeline/TickEnvelope.ts'
+import { topicNames, type TopicNames } from '../pipeline/topics.ts'
+import type { QuestionModel } from '../models/QuestionModel.ts'
+import { DatasetBuilder, RESOLUTION_GRACE_MS } from '../models/Dataset.ts'
+import { soldMarketQuestions } from '../models/questions/index.ts'
+import { DecisionEngine } from './DecisionEngine.ts'
+import { DecisionLedger } from './DecisionLedger.ts'
+import { EngineError } from './EngineError.ts'
+import { FitStore } from './FitStore.ts'
+import { ResolutionEngine } from './ResolutionEngine.ts'
+import { AccountResolver } from './AccountResolver.ts'
+import type { WalletProvider } from '../ingest/wallet/WalletProvider.ts'
+
+const log = childLogger('engine-runner')
+const DAY_MS = 86_400_000
+
+export interface EngineRunnerOptions {
+  log: EventLog
+  /** $DATA: fits go to <dataDir>/fits. Null keeps fits in memory only. */
+  dataDir: string | null
+  names?: TopicNames
+  partitions?: number
+  /** Make cadence decisions (default true). */
+  cadence?: boolean
+  /** Days of each asset's first ticks used to fit (default 30). */
+  trainDays?: number
+  /** Absolute training cut (epoch ms), overriding trainDays. */
+  trainUntil?: number | null
+  /** Consumer group of the ticks consumer (default 'svc.engine'); the ledger follower uses `${groupId}.ledger`. */
+  groupId?: string
+  /** Event time of API decisions (default: the newest tick the engine has seen). */
+  clock?: Clock | null
+  /** The wallet provider account-scoped questions read (default none: they answer PROVIDER_DOWN). */
+  walletProvider?: WalletProvider | null
+  /** Time of account decisions and account clock resolution (default: the engine clock; svc start: wall time). */
+  accountClock?: Clock | null
+  /** Wall-time period of the account resolution passes (default 60 000; 0: no timer, the caller runs passes). */
+  accountResolveIntervalMs?: number
+}
+
+const OPTIONS_SCHEMA = {
+  type: 'object',
+  required: ['dataDir'],
+  properties: {
+    dataDir: { type: ['string', 'null'] },
+    partitions: { type: 'integer', minimum: 1 },
+    cadence: { type: 'boolean' },
+    trainDays: { type: 'number', exclusiveMinimum: 0 },
+    trainUntil: { type: ['number', 'null'] },
+    groupId: { type: 'string', minLength: 1 },
+    accountResolveIntervalMs: { type: 'integer', minimum: 0 },
+  },
+} as const
+const validateOptions = new Ajv({ allErrors: true, strict: false }).compile(OPTIONS_SCHEMA)
+
+interface AssetState {
+  cut: number
+  trainer: DatasetBuilder | null
+  nextGrid: number
+  last: number
+}
+
+export interface EngineRunnerStats {
+  ticks: number
+  decisionsStaged: number
+  outcomesStaged: number
+  openClocks: number
+  ledger: { decisions: number; outcomes: number }
+  fittedAssets: string[]
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b)
+}
+
+export class EngineRunner {
+  readonly engine: DecisionEngine
+  readonly resolver: ResolutionEngine
+  readonly accountResolver: AccountResolver
+  readonly ledger: DecisionLedger
+  private readonly questions: readonly QuestionModel[]
+  private readonly step: number
+  private readonly assets = new Map<string, AssetState>()
+  private readonly processed = new Map<number, number>()
+  private readonly fittedAssets: string[] = []
+  private fitWrites: Promise<void>[] = []
+  private consumer: LogConsumer | undefined
+  private running: Promise<void> | undefined
+  private failure: Error | undefined
+  private readonly counters = { ticks: 0, decisionsStaged: 0, outcomesStaged: 0 }
+
+  private constructor(
+    private readonly options: Required<Pick<EngineRunnerOptions, 'cadence' | 'trainDays'>> & EngineRunnerOptions,
+    private readonly names: TopicNames,
+    ledger: DecisionLedger,
+    fits: FitStore,
+  ) {
+    this.ledger = ledger
+    this.questions = soldMarketQuestions()
+    this.step = this.questions.map((q) => q.horizonMs).reduce(gcd)
+    this.resolver = new ResolutionEngine({ ledger })
+    this.engine = new DecisionEngine({
+      ledger,
+      fits,
+      clock: options.clock ?? null,
+      walletProvider: options.walletProvider ?? null,
+      accountClock: options.accountClock ?? null,
+      onRecorded: (d) => this.register(d),
+    })
+    this.accountResolver = new AccountResolver({ ledger, provider: options.walletProvider ?? null, clock: { now: () => this.engine.accountNow() ?? -Infinity } })
+  }
+
+  /** A decision's clock goes to the resolver that can read its outcome: ticks for markets, the provider for wallets. */
+  private register(d: Parameters<ResolutionEngine['register']>[0]): void {
+    if (this.accountResolver.owns(d)) this.accountResolver.register(d)
+    else this.resolver.register(d)
+  }
+
+  /**
+   * The first cadence instant by which every sold market question has decided its first clock after the training
+   * `cut` and resolved it (first grid instant of its horizon at or after the cut, + horizon + resolution grace), and
+   * strictly after `after` (e.g. the newest tick already replayed) when given. svc start replays the tape at full
+   * speed up to this instant: its first paced second then already has open clocks and resolved feed chips, and the
+   * next cadence decision comes due at once (its resolution a grace later).
+   */
+  static primedAt(cut: number, after: number | null = null): number {
+    const questions = soldMarketQuestions()
+    const step = questions.map((q) => q.horizonMs).reduce(gcd)
+    let resolved = cut
+    for (const q of questions) resolved = Math.max(resolved, Math.ceil(cut / q.horizonMs) * q.horizonMs + q.horizonMs + RESOLUTION_GRACE_MS)
+    const from = after === null ? resolved : Math.max(resolved, after)
+    return (Math.floor(from / step) + 1) * step
+  }
+
+  static async start(options: EngineRunnerOptions): Promise<EngineRunner> {
+    const { log: eventLog, clock, names: givenNames, walletProvider, accountClock, ...plain } = options
+    if (!validateOptions(plain)) {
+      const e = validateOptions.errors?.[0]
+      throw new EngineError('VALIDATION', `invalid options: options${(e?.instancePath ?? '').replaceAll('/', '.')}: ${e?.message ?? 'is invalid'}`)
+    }
+    const names = givenNames ?? topicNames()
+    const groupId = options.groupId ?? 'svc.engine'
+    const ledger = await DecisionLedger.open({ log: eventLog, names, partitions: options.partitions, groupId: `${groupId}.ledger` })
+    let runner: EngineRunner
+    try {
+      const fits = await FitStore.open(options.dataDir === null ? null : join(options.dataDir, 'fits'))
+      runner = new EngineRunner({ ...options, cadence: options.cadence ?? true, trainDays: options.trainDays ?? 30 }, names, ledger, fits)
+      for (const d of ledger.index.unresolvedClaims()) runner.register(d)
+      // Decisions other writers append later are clocks too; they resolve at the next tick of their asset past the grace.
+      ledger.onFollowed = (d) => runner.register(d)
+      runner.consumer = await eventLog.createConsumer({ groupId, topics: [names.ticks], fromBeginning: true })
+    } catch (err) {
+      await ledger.close()
+      throw err
+    }
+    runner.running = runner.consumer.run((batch) => runner.handle(batch))
+    runner.running.catch((err: unknown) => {
+      runner.failure = err instanceof Error ? err : new Error(String(err))
+      log.error({ err }, 'engine consumer stopped')
+    })
+    void clock
+    void walletProvider
+    void accountClock
+    const every = options.accountResolveIntervalMs ?? 60_000
+    if (every > 0) runner.accountResolver.start(every)
+    return runner
+  }
+
+  private async handle(batch: ConsumedBatch): Promise<void> {
+    // A redelivered batch (after a failed flush) skips the ticks already folded in; what they staged is still staged.
+    await this.ledger.flush()
+    let next = this.processed.get(batch.partition) ?? 0
+    for (const r of batch.records) {
+      if (r.offset < next) continue
+      let tick: Tick | null = null
+      try {
+        tick = decodeTickRecord(r).tick
+      } catch (err) {
+        log.warn({ partition: r.partition, offset: r.offset, err: (err as Error).message }, 'undecodable tick skipped (the sink keeps it among the rejects)')
+      }
+      if (tick) this.onTick(tick)
+      next = r.offset + 1
+      this.processed.set(batch.partition, next)
+    }
+    await this.ledger.flush()
+  }
+
+  private assetState(asset: string, time: number): AssetState {
+    let s = this.assets.get(asset)
+    if (!s) {
+      const cut = this.options.trainUntil ?? time + this.options.trainDays * DAY_MS
+      s = { cut, trainer: new DatasetBuilder(this.questions), nextGrid: Math.ceil(Math.max(cut, time) / this.step) * this.step, last: -Infinity }
+      this.assets.set(asset, s)
+    }
+    return s
+  }
+
+  private onTick(tick: Tick): void {
+    this.counters.ticks++
+    if (tick.kind === 'universe') return
+    const time = tickTime(tick)
+    const s = this.assetState(tick.asset, time)
+    if (time > s.last) {
+      if (s.trainer && time > s.cut) this.fit(tick.asset, s)
+      if (this.options.cadence && !s.trainer) {
+        while (s.nextGrid < time) {
+          this.decideAt(tick.asset, s.nextGrid)
+          s.nextGrid += this.step
+        }
+      }
+      this.counters.outcomesStaged += this.resolver.advance(tick.asset, time)
+      s.last = time
+    }
+    try {
+      s.trainer?.push(tick)
+      this.engine.observe(tick)
+      this.resolver.observe(tick)
+    } catch (err) {
+      log.warn({ asset: tick.asset, kind: tick.kind, at: tick.provenance.timestamp, err: (err as Error).message }, 'tick out of order for its series; skipped')
+    }
+  }
+
+  private fit(asset: string, s: AssetState): void {
+    const { samples } = s.trainer!.finish()
+    s.trainer = null
+    for (const q of this.questions) {
+      const fitted = q.fit(samples.get(q.id) ?? [])
+      // The fit store write is async; the params are in memory at once, so decisions can use them right away.
+      this.fitWrites.push(this.engine.setFitted(asset, fitted).catch((err: unknown) => log.error({ err, question: q.id }, 'storing fitted parameters failed')))
+    }
+    this.fittedAssets.push(asset)
+    log.info({ asset, cut: new Date(s.cut).toISOString(), samples: Object.fromEntries([...samples].map(([k, v]) => [k, v.length])) }, 'fitted on the training window')
+  }
+
+  private decideAt(asset: string, at: number): void {
+    let journaled: ReturnType<DecisionEngine['journaled']> | undefined
+    for (const q of this.questions) {
+      if (at % q.horizonMs !== 0) continue
+      journaled ??= this.engine.journaled(asset, at)
+      const { record, isNew } = this.engine.compose(q, asset, null, at, null, journaled)
+      if (!isNew) continue
+      // Unavailable on this market: no cadence decision (the dataset's rule); an API ask still records the refusal.
+      if (record.refusal_reason?.startsWith('input_unavailable:')) continue
+      if (this.engine.stage(record).isNew) this.counters.decisionsStaged++
+    }
+  }
+
+  /**
+   * Resolves once the engine has handled every tick the log held when called, and its ledger writes are durable.
+   * Rejects after `timeoutMs`, or as soon as `signal` aborts (e.g. the process is stopping).
+   */
+  async waitForTicks(timeoutMs = 120_000, signal?: AbortSignal): Promise<void> {
+    const ends = await this.ledger.log.endOffsets(this.names.ticks)
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      if (this.failure) throw this.failure
+      signal?.throwIfAborted()
+      if (ends.every((e, p) => (this.processed.get(p) ?? 0) >= e)) break
+      if (Date.now() > deadline) throw new Error(`engine did not catch up with ${this.names.ticks} within ${timeoutMs} ms`)
+      await sleep(20)
+    }
+    await this.ledger.flush()
+    await Promise.all(this.fitWrites)
+  }
+
+  stats(): EngineRunnerStats {
+    return { ...this.counters, openClocks: this.resolver.openCount() + this.accountResolver.openCount(), ledger: this.ledger.index.size, fittedAssets: [...this.fittedAssets] }
+  }
+
+  get failed(): Error | undefined {
+    return this.failure
+  }
+
+  /** Idempotent: a second call awaits the first. */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce()
+    return this.closing
+  }
+
+  private closing: Promise<void> | null = null
+
+  private async closeOnce(): Promise<void> {
+    await this.accountResolver.close()
+    await this.consumer?.stop()
+    await this.running?.catch(() => undefined)
+    await this.ledger.flush().catch((err: unknown) => log.error({ err }, 'final ledger flush failed'))
+    await Promise.all(this.fitWrites)
+    await this.ledger.close()
+  }
+}

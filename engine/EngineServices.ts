@@ -1,0 +1,273 @@
+/**
+ * The ledger reads and the decision engine of serving (LedgerReads, DecisionService),
+ * backed by the in-process engine (engine/). Reads answer from the engine's in-memory ledger index (fed by the
+ * decisions/outcomes topics): no DuckDB query and no model call per request. Engine errors map onto the one error
+ * registry (common/errors.ts).
+ *
+ * Spec, Decision record: the public record is the ledger row without its journal and state parts; `conditions` is the
+ * list of `name=value` strings of the machine conditions; choice and payment_id appear only when present.
+ */
+import { deepFreeze } from '../common/deepFreeze.ts'
+import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
+import { conditionStrings, type DecisionEngine as Engine, type PaymentRef } from './DecisionEngine.ts'
+import { EngineError, type EngineErrorCode } from './EngineError.ts'
+import { QUESTIONS } from '../models/questions/index.ts'
+import type { FeatureSnapshot } from '../pipeline/features/FeatureSnapshot.ts'
+import type { RiskCandidate } from '../models/account/accountSnapshot.ts'
+import { ServiceError } from '../common/ServiceError.ts'
+import type { ErrorCode } from '../common/errors.ts'
+import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
+import type { CanonicalAsset } from '../common/schema.ts'
+import type { DecisionService } from './DecisionService.ts'
+import type { DecisionRead, DecisionRecord, FeedChip, LineageBundle, OpenClock, PendingResolution, ReplayResult, ResolutionRecord, SignalCatalog } from './schemas.ts'
+import type { LedgerReads } from './LedgerReads.ts'
+
+const CODE_MAP: Record<EngineErrorCode, ErrorCode> = {
+  VALIDATION: 'VALIDATION',
+  REPLAY_INPUT_LOST: 'REPLAY_INPUT_LOST',
+  CLOCK_OPEN: 'CLOCK_OPEN',
+  PROVIDER_DOWN: 'PROVIDER_DOWN',
+  LEDGER_CONFLICT: 'INTERNAL',
+  ENGINE_CLOSED: 'PROVIDER_DOWN',
+}
+
+function mapped<T>(fn: () => T): T {
+  try {
+    return fn()
+  } catch (err) {
+    if (err instanceof EngineError) throw new ServiceError(CODE_MAP[err.code], { message: err.message, detail: { ...err.detail, reason: err.detail.reason ?? err.code } })
+    throw err
+  }
+}
+
+async function mappedAsync<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    if (err instanceof EngineError) throw new ServiceError(CODE_MAP[err.code], { message: err.message, detail: { ...err.detail, reason: err.detail.reason ?? err.code } })
+    throw err
+  }
+}
+
+/** The public decision record of a ledger row. */
+export function publicRecord(d: LedgerDecision): DecisionRecord {
+  const r: DecisionRecord = {
+    decision_id: d.decision_id,
+    question_id: d.question_id,
+    asset: d.asset,
+    subject: d.subject,
+    event: d.event,
+    horizon: d.horizon,
+    horizon_end: d.horizon_end,
+    created_at: d.created_at,
+    conditions: conditionStrings(d.conditions),
+    probability: d.probability,
+    confidence: d.confidence,
+    decision: d.decision,
+    action: d.action,
+    input_hash: d.input_hash,
+    state_hash: d.state_hash,
+    policy_version: d.policy_version,
+    jev_version: d.jev_version,
+  }
+  if (d.choice) r.choice = { choice_id: d.choice.choice_id, distribution: d.choice.distribution }
+  if (d.payment_id !== null) r.payment_id = d.payment_id
+  return r
+}
+
+/**
+ * Reads of one ledger row, computed once per row object: ledger rows are never mutated (append-only, first record
+ * wins), so the read is frozen and reused, and serving serializes a frozen value once (serving/envelope.ts jsonOf).
+ */
+const reads = new WeakMap<LedgerDecision, DecisionRead>()
+
+/** The record plus meta.freshness and meta.data_sources, from its journaled snapshot (frozen; see `reads`). */
+export function decisionRead(d: LedgerDecision): DecisionRead {
+  const known = reads.get(d)
+  if (known) return known
+  let freshness: DecisionRead['freshness'] = []
+  let sources: string[] = []
+  if (d.journal !== null) {
+    try {
+      const s = JSON.parse(d.journal) as FeatureSnapshot
+      freshness = s.freshness.map((f) => ({ input: f.input, ok: f.ok, staleness_budget_ms: f.staleness_budget_ms, age_ms: f.age_ms, last_success_at: f.last_success_at }))
+      sources = s.sources
+    } catch {
+      // A journal that does not parse shows no freshness; lineage reports it as verify false.
+    }
+  }
+  const read = deepFreeze({ record: publicRecord(d), freshness, data_sources: sources })
+  reads.set(d, read)
+  return read
+}
+
+/** Spec: "refusal kinds stale_input, insufficient_confidence, suppress" (probability 0, confidence 0). */
+const REFUSAL_KINDS = new Set(['stale_input', 'insufficient_confidence', 'suppress'])
+
+/**
+ * A decision as an answer: the record as data, and the meta it implies (spec, Response envelope: meta.probabilities
+ * "mirrors the full distribution where the answer is a distribution", meta.confidence { value, basis: 'jev' },
+ * meta.horizon, meta.freshness of its inputs). `refusal` marks a refusal kind (it never consumes a free-allowance
+ * question); `charge: false` a re-served recorded decision ("a repeat is not charged as a new decision row").
+ */
+export interface DecisionAnswer {
+  data: DecisionRecord
+  meta: {
+    state: string
+    probabilities: Record<string, number> | null
+    confidence: { value: number; basis: 'jev' }
+    horizon: string
+    freshness: DecisionRead['freshness']
+    data_sources: string[]
+  }
+  refusal: boolean
+  charge?: false
+}
+
+/**
+ * Built once per frozen read and frozen itself (reads are frozen and reused per ledger row), so the envelope
+ * serializes a decision's data and meta once, not per response (serving/envelope.ts caches frozen values).
+ */
+const answers = new WeakMap<DecisionRead, DecisionAnswer>()
+
+export function decisionAnswer(read: DecisionRead): DecisionAnswer {
+  const known = answers.get(read)
+  if (known) return known
+  const r = read.record
+  const answer: DecisionAnswer = {
+    refusal: REFUSAL_KINDS.has(r.decision),
+    ...(read.reserved ? { charge: false as const } : {}),
+    data: r,
+    meta: {
+      state: r.decision,
+      probabilities: r.choice?.distribution ?? null,
+      confidence: Object.freeze({ value: r.confidence, basis: 'jev' as const }),
+      horizon: r.horizon,
+      freshness: read.freshness,
+      data_sources: read.data_sources,
+    },
+  }
+  if (Object.isFrozen(read)) {
+    Object.freeze(answer.meta)
+    answers.set(read, Object.freeze(answer))
+  }
+  return answer
+}
+
+function paymentRef(p: PaidCall): PaymentRef {
+  return { payment_id: p.payment_id, rail: p.rail }
+}
+
+export class EngineServices implements LedgerReads, DecisionService {
+  /** Feed and open clocks are functions of the append-only ledger (and, for clocks, the engine's now): kept per state. */
+  private feedCache: { limit: number; outcomes: number; chips: FeedChip[] } | null = null
+  private clocksCache: { now: number | null; decisions: number; outcomes: number; clocks: OpenClock[] } | null = null
+
+  constructor(private readonly engine: Engine) {}
+
+  // ------------------------------------------------------------ LedgerReads
+
+  getDecision(decisionId: string): DecisionRead | null {
+    const d = this.engine.getDecision(decisionId.toLowerCase())
+    return d ? decisionRead(d) : null
+  }
+
+  async latestDecision(q: { question_id: string; asset: string }): Promise<DecisionRead | null> {
+    const d = mapped(() => this.engine.latest(q.question_id, q.asset))
+    return d ? decisionRead(d) : null
+  }
+
+  async lineage(idOrPrefix: string): Promise<LineageBundle | null> {
+    const l = mapped(() => this.engine.lineage(idOrPrefix))
+    if (!l) return null
+    return {
+      decision: publicRecord(l.decision),
+      resolution: l.resolution,
+      payment: l.payment,
+      tape: l.tape,
+      hashes: l.hashes,
+      verify: l.verify,
+    }
+  }
+
+  async resolution(decisionId: string): Promise<ResolutionRecord | PendingResolution | null> {
+    return this.engine.resolution(decisionId.toLowerCase())
+  }
+
+  openClocks(): OpenClock[] {
+    const now = this.engine.now()
+    const { decisions, outcomes } = this.engine.ledger.index.size
+    const c = this.clocksCache
+    if (c && c.now === now && c.decisions === decisions && c.outcomes === outcomes) return c.clocks
+    const clocks = deepFreeze(this.engine.openClocks())
+    this.clocksCache = { now, decisions, outcomes, clocks }
+    return clocks
+  }
+
+  feed(q: { limit: number }): FeedChip[] {
+    const outcomes = this.engine.ledger.index.size.outcomes
+    const c = this.feedCache
+    if (c && c.limit === q.limit && c.outcomes === outcomes) return c.chips
+    const chips = deepFreeze(this.engine.feed(q.limit))
+    this.feedCache = { limit: q.limit, outcomes, chips }
+    return chips
+  }
+
+  // ------------------------------------------------------------ DecisionService
+
+  async replay(decisionId: string, opts: { ruleset_version: string | null }): Promise<ReplayResult | null> {
+    return mapped(() => this.engine.replay(decisionId.toLowerCase(), opts))
+  }
+
+  /**
+   * A paid decision: evaluated now, written to the ledger only through payment.commit, i.e. after the payment
+   * settled (a failed settlement records nothing). A re-served repeat writes nothing and is marked `reserved`
+   * so the route does not charge it as a new row.
+   */
+  async decide(
+    input: { asset: CanonicalAsset; chain: 'base'; question_id: string; subject: string | null; candidate?: Record<string, unknown> | null },
+    payment: PaidCall,
+  ): Promise<DecisionRead> {
+    // The candidate's shape was validated by the route schema (RISK_CANDIDATE).
+    const candidate = (input.candidate ?? null) as RiskCandidate | null
+    const prepared = await mappedAsync(() =>
+      this.engine.prepare({ question_id: input.question_id, asset: input.asset, subject: input.subject, candidate, payment: paymentRef(payment) }),
+    )
+    if (!prepared.reserved) payment.commit(async () => void (await prepared.record_()))
+    return { ...decisionRead(prepared.record), reserved: prepared.reserved }
+  }
+
+  async nextDecision(previousDecisionId: string, payment: PaidCall): Promise<DecisionRead | null> {
+    const prev = await mappedAsync(async () => this.engine.nextDecisionInput(previousDecisionId.toLowerCase()))
+    return prev ? this.decide({ ...prev, asset: prev.asset as CanonicalAsset, chain: 'base' }, payment) : null
+  }
+
+  /** GET /v1/market/{asset}/regime: the S01 decision. */
+  marketRegime(asset: CanonicalAsset, payment: PaidCall): Promise<DecisionRead> {
+    return this.decide({ asset, chain: 'base', question_id: 'S01_market_regime', subject: null }, payment)
+  }
+
+  /** GET /v1/market/{asset}/risk: S02 (spec: "resolves to decision suppress; not sold on this deployment, readable so the refusal can be inspected"). */
+  marketRisk(asset: CanonicalAsset, payment: PaidCall): Promise<DecisionRead> {
+    return this.decide({ asset, chain: 'base', question_id: 'S02_liquidation_risk', subject: null }, payment)
+  }
+
+  /**
+   * The live available set: sold market questions fitted for at least one asset, and the account-scoped questions
+   * when a wallet provider is wired (they fit per subject at decision time); a blocked one names why.
+   */
+  async signals(): Promise<SignalCatalog> {
+    const now = this.engine.now()
+    const assets = this.engine.features.assetList()
+    const questions = QUESTIONS.map((q) => {
+      let reason: string | null = null
+      if (q.scope === 'account') reason = this.engine.walletProvider ? null : 'wallet_provider_unwired'
+      else if (!q.sold) reason = 'not_sold_on_deployment'
+      else if (!assets.some((a) => (this.engine.fittedFor(q.id, a)?.params as { status?: string } | undefined)?.status === 'ok')) reason = 'model_not_fitted'
+      return { question_id: q.id, label: q.label, available: reason === null, reason }
+    })
+    const sample_hours_by_asset: Record<string, number> = {}
+    if (now !== null) for (const a of assets) sample_hours_by_asset[a] = this.engine.features.snapshot(a, now).features.history_hours ?? 0
+    return { questions, sample_hours_by_asset }
+  }
+}

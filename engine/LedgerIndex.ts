@@ -1,0 +1,122 @@
+/**
+ * The ledger in memory: every decision and outcome the topics carry, indexed for the free reads (by id, by unique
+ * prefix, latest per question and asset, the latest decision of each clock, unresolved claims, the resolved feed).
+ * Fed by DecisionLedger (its follower over the decisions/outcomes topics and its own appends). First record per id
+ * wins, as in the `decisions` and `outcomes` views: a later record with the same id and other content is a conflict
+ * and is not applied.
+ */
+import { canonicalJson } from '../common/jcs.ts'
+import { decisionKey, type LedgerDecision } from '../pipeline/records/decisionRecord.ts'
+import type { LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
+
+export type AddResult = 'added' | 'duplicate' | 'conflict'
+
+/** Newest first: created_at descending, then decision_id descending (spec: latest decision route). */
+function newer(a: LedgerDecision, b: LedgerDecision): boolean {
+  return a.created_at > b.created_at || (a.created_at === b.created_at && a.decision_id > b.decision_id)
+}
+
+export function isClaim(d: LedgerDecision): boolean {
+  return d.action !== 'refuse'
+}
+
+export class LedgerIndex {
+  private readonly decisions = new Map<string, LedgerDecision>()
+  private readonly outcomes = new Map<string, LedgerOutcome>()
+  private readonly prefixes = new Map<string, string[]>()
+  private readonly latestByQuestionAsset = new Map<string, LedgerDecision>()
+  private readonly latestByClock = new Map<string, LedgerDecision>()
+  private readonly unresolved = new Set<string>()
+  private feedList: LedgerOutcome[] = []
+  private feedSorted = true
+  conflicts = 0
+
+  get size(): { decisions: number; outcomes: number } {
+    return { decisions: this.decisions.size, outcomes: this.outcomes.size }
+  }
+
+  addDecision(d: LedgerDecision): AddResult {
+    const have = this.decisions.get(d.decision_id)
+    if (have) {
+      if (canonicalJson(have) === canonicalJson(d)) return 'duplicate'
+      this.conflicts++
+      return 'conflict'
+    }
+    this.decisions.set(d.decision_id, d)
+    const p = d.decision_id.slice(0, 8)
+    const list = this.prefixes.get(p)
+    if (list) list.push(d.decision_id)
+    else this.prefixes.set(p, [d.decision_id])
+    const qa = `${d.question_id}|${d.asset}`
+    const prevQa = this.latestByQuestionAsset.get(qa)
+    if (!prevQa || newer(d, prevQa)) this.latestByQuestionAsset.set(qa, d)
+    const ck = decisionKey(d)
+    const prevClock = this.latestByClock.get(ck)
+    if (!prevClock || newer(d, prevClock)) this.latestByClock.set(ck, d)
+    if (isClaim(d) && !this.outcomes.has(d.decision_id)) this.unresolved.add(d.decision_id)
+    return 'added'
+  }
+
+  addOutcome(o: LedgerOutcome): AddResult {
+    const have = this.outcomes.get(o.decision_id)
+    if (have) {
+      if (canonicalJson(have) === canonicalJson(o)) return 'duplicate'
+      this.conflicts++
+      return 'conflict'
+    }
+    this.outcomes.set(o.decision_id, o)
+    this.unresolved.delete(o.decision_id)
+    const last = this.feedList[this.feedList.length - 1]
+    if (last && (o.resolved_at < last.resolved_at || (o.resolved_at === last.resolved_at && o.decision_id < last.decision_id))) this.feedSorted = false
+    this.feedList.push(o)
+    return 'added'
+  }
+
+  decision(id: string): LedgerDecision | null {
+    return this.decisions.get(id) ?? null
+  }
+
+  outcome(id: string): LedgerOutcome | null {
+    return this.outcomes.get(id) ?? null
+  }
+
+  /** Decisions whose id starts with `prefix` (8+ characters); at most `limit`. */
+  byPrefix(prefix: string, limit = 2): LedgerDecision[] {
+    const p = prefix.toLowerCase()
+    if (p.length < 8) return []
+    const out: LedgerDecision[] = []
+    for (const id of this.prefixes.get(p.slice(0, 8)) ?? []) {
+      if (id.startsWith(p)) out.push(this.decisions.get(id)!)
+      if (out.length >= limit) break
+    }
+    return out
+  }
+
+  latest(questionId: string, asset: string): LedgerDecision | null {
+    return this.latestByQuestionAsset.get(`${questionId}|${asset}`) ?? null
+  }
+
+  latestOfClock(questionId: string, asset: string, subject: string | null): LedgerDecision | null {
+    return this.latestByClock.get(decisionKey({ question_id: questionId, asset, subject })) ?? null
+  }
+
+  /** Claims with no outcome yet. */
+  unresolvedClaims(): LedgerDecision[] {
+    return [...this.unresolved].map((id) => this.decisions.get(id)!)
+  }
+
+  /** Outcomes, newest resolved first (resolved_at desc, then decision_id desc). */
+  feed(limit: number): LedgerOutcome[] {
+    if (!this.feedSorted) {
+      this.feedList.sort((a, b) => (a.resolved_at < b.resolved_at ? -1 : a.resolved_at > b.resolved_at ? 1 : a.decision_id < b.decision_id ? -1 : a.decision_id > b.decision_id ? 1 : 0))
+      this.feedSorted = true
+    }
+    const out: LedgerOutcome[] = []
+    for (let i = this.feedList.length - 1; i >= 0 && out.length < limit; i--) out.push(this.feedList[i]!)
+    return out
+  }
+
+  *allDecisions(): IterableIterator<LedgerDecision> {
+    yield* this.decisions.values()
+  }
+}

@@ -1,0 +1,427 @@
+/**
+ * Credit balances per payer, held as expiring lots and rebuilt from the draws journal on start.
+ *
+ * Spec (Limits): "Free allowance | 3 entry-tier questions per payer address, 1,000 credits each (3000 credits total),
+ * one time, never recharges | S01, S05, S06"; "Pack credits lot | 60-day lifetime"; "Plan cycle | 30 days, no auto
+ * renewal". Spec (Authentication 3): "When the balance cannot cover the price, the response is the standard x402
+ * challenge with detail.reason INSUFFICIENT_BALANCE and fields balance and required_credits. A call yielding neither
+ * a decision nor a typed refusal reverses its debit."
+ *
+ * A paid call is two steps (the payment seam settles after the handler, like the x402 rail):
+ *   hold()   before the handler: reserves the price on concrete lots (synchronously, so concurrent calls of one payer
+ *            are serialized by construction and can never reserve more than the balance);
+ *   commit() after the handler produced a charged answer: appends the debit rows and resolves once they are durable;
+ *   release() otherwise (error, 5xx, a re-served repeat, a refusal on the free allowance): drops the reservation,
+ *            no row is written.
+ * A crash between hold and commit loses only the in-memory reservation: no debit exists without the answer it paid
+ * for, so no recovery pass is needed (docs/decisions.md). Reversals of committed debits (operator action) are new
+ * refund rows keyed by the debit's ref, applied at most once.
+ *
+ * Lot order: an entry-tier call draws one free-allowance question (1,000 credits) first when one is left; otherwise
+ * paid lots soonest-expiry-first (never-expiring last, then oldest first). Lots expired at hold time are not
+ * spendable (the service clock decides).
+ */
+import { randomUUID } from 'node:crypto'
+import { ServiceError } from '../../common/ServiceError.ts'
+import type { Clock } from '../../common/Clock.ts'
+import { JUDGMENT_FLOOR_CREDITS } from './pricing.ts'
+import { questionById } from '../../models/questions/index.ts'
+import { newDrawId, type DrawRow, type DrawsJournal } from './DrawsJournal.ts'
+
+export const SCOUT_QUESTIONS = 3
+export const SCOUT_CREDITS_PER_QUESTION = JUDGMENT_FLOOR_CREDITS
+export const SCOUT_CREDITS = SCOUT_QUESTIONS * SCOUT_CREDITS_PER_QUESTION
+export const DAY_MS = 86_400_000
+
+/** Spec (Limits): the free allowance applies to S01, S05, S06 — the questions the registry marks entryTier. */
+export function isEntryTier(questionId: string | null | undefined): boolean {
+  return !!questionId && questionById(questionId)?.entryTier === true
+}
+
+export interface Lot {
+  lot_id: string
+  /** The credit row's reason: scout, pack.<id>, plan.<id>, grant, rate_lock. */
+  source: string
+  ref: string
+  granted: number
+  /** Committed balance (grant minus committed debits plus refunds). */
+  remaining: number
+  /** Reserved by holds not yet committed or released. */
+  reserved: number
+  created_at: number
+  expires_at: number | null
+}
+
+interface DebitState {
+  payer: string
+  rows: DrawRow[]
+  refunds: DrawRow[]
+  answered: boolean
+}
+
+interface PayerState {
+  lots: Map<string, Lot>
+  /** Every row of this payer, in journal order. */
+  rows: DrawRow[]
+  scoutLot: string | null
+  /** Credit rows by `${reason}|${ref}` (grant and purchase idempotency). */
+  credits: Map<string, DrawRow>
+}
+
+export interface Hold {
+  readonly kind: 'hold'
+  readonly payment_id: string
+  readonly payer: string
+  readonly key: string
+  readonly at: number
+  /** True when the hold uses a free-allowance question. */
+  readonly scout: boolean
+  readonly parts: ReadonlyArray<{ lot_id: string; credits: number }>
+  state: 'held' | 'committed' | 'released'
+}
+
+export interface Shortfall {
+  kind: 'short'
+  balance: number
+  required: number
+}
+
+export interface LotView {
+  lot_id: string
+  source: string
+  granted: number
+  remaining: number
+  created_at: string
+  expires_at: string | null
+  expired: boolean
+  /** 'entry' for the free allowance (entry-tier questions only), else 'any'. */
+  usable_on: 'entry' | 'any'
+}
+
+export interface DrawView extends DrawRow {
+  reversed_at: string | null
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+export class CreditLedger {
+  private readonly payers = new Map<string, PayerState>()
+  private readonly debits = new Map<string, DebitState>()
+  /** Refunds being written, by debit ref: a second reverse waits for the first instead of writing again. */
+  private readonly reversing = new Map<string, Promise<DrawRow[]>>()
+  /** Scout grants being written, by payer. */
+  private readonly scouting = new Map<string, Promise<void>>()
+
+  private constructor(
+    readonly journal: DrawsJournal,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Rebuilds every balance by consuming the journal from the beginning, then (recovery) reverses every debit that
+   * has neither an answer receipt nor a refund: the process stopped between the debit and the answer, so the payer
+   * never got what the debit paid for. Run before serving; one writer per journal.
+   */
+  static async open(journal: DrawsJournal, clock: Clock, options: { recover?: boolean } = {}): Promise<CreditLedger> {
+    const ledger = new CreditLedger(journal, clock)
+    for (const row of await journal.readAll()) ledger.apply(row)
+    if (options.recover ?? true) ledger.recovered = await ledger.recover()
+    return ledger
+  }
+
+  /** Debit refs reversed by the start-up recovery pass. */
+  recovered: string[] = []
+
+  private async recover(): Promise<string[]> {
+    const refs: string[] = []
+    for (const [ref, d] of this.debits) if (d.rows.length > 0 && d.refunds.length === 0 && !d.answered) refs.push(ref)
+    for (const ref of refs) await this.reverse(this.debits.get(ref)!.payer, ref, 'unanswered')
+    return refs
+  }
+
+  static payerKey(payer: string): string {
+    return payer.toLowerCase()
+  }
+
+  private state(payer: string): PayerState {
+    const key = CreditLedger.payerKey(payer)
+    let s = this.payers.get(key)
+    if (!s) {
+      s = { lots: new Map(), rows: [], scoutLot: null, credits: new Map() }
+      this.payers.set(key, s)
+    }
+    return s
+  }
+
+  /** Applies one journal row to the in-memory state: the only way balances change (live and on replay alike). */
+  private apply(row: DrawRow): void {
+    const s = this.state(row.payer)
+    s.rows.push(row)
+    if (row.kind === 'credit') {
+      s.lots.set(row.lot_id, {
+        lot_id: row.lot_id, source: row.reason, ref: row.ref, granted: row.amount, remaining: row.amount, reserved: 0,
+        created_at: Date.parse(row.created_at), expires_at: row.expires_at === null ? null : Date.parse(row.expires_at),
+      })
+      if (row.reason === 'scout') s.scoutLot = row.lot_id
+      s.credits.set(`${row.reason}|${row.ref}`, row)
+      return
+    }
+    const lot = s.lots.get(row.lot_id)
+    if (lot) lot.remaining += row.amount
+    let d = this.debits.get(row.ref)
+    if (!d) {
+      d = { payer: CreditLedger.payerKey(row.payer), rows: [], refunds: [], answered: false }
+      this.debits.set(row.ref, d)
+    }
+    if (row.kind === 'debit') d.rows.push(row)
+    else if (row.kind === 'refund') d.refunds.push(row)
+    else d.answered = true
+  }
+
+  private async write(rows: DrawRow[]): Promise<void> {
+    await this.journal.append(rows)
+    for (const row of rows) this.apply(row)
+  }
+
+  private spendable(lot: Lot, at: number): boolean {
+    return lot.expires_at === null || lot.expires_at > at
+  }
+
+  private available(lot: Lot, at: number): number {
+    return this.spendable(lot, at) ? Math.max(0, lot.remaining - lot.reserved) : 0
+  }
+
+  /** Spendable credits now (free allowance included), net of reservations. */
+  balance(payer: string, at = this.clock.now()): number {
+    let sum = 0
+    for (const lot of this.state(payer).lots.values()) sum += this.available(lot, at)
+    return sum
+  }
+
+  /**
+   * Reserves `credits` for one call. Entry-tier calls take one free-allowance question when one is left (it covers
+   * the call at any rung); otherwise paid lots soonest-expiry-first. Synchronous: the reservation is in place before
+   * any other call of this payer is looked at.
+   */
+  hold(payer: string, credits: number, opts: { key: string; entryTier: boolean; at?: number }): Hold | Shortfall {
+    const at = opts.at ?? this.clock.now()
+    const s = this.state(payer)
+    const scout = s.scoutLot ? s.lots.get(s.scoutLot) : undefined
+    if (opts.entryTier && scout && this.available(scout, at) >= SCOUT_CREDITS_PER_QUESTION) {
+      scout.reserved += SCOUT_CREDITS_PER_QUESTION
+      return this.newHold(payer, opts.key, at, true, [{ lot_id: scout.lot_id, credits: SCOUT_CREDITS_PER_QUESTION }])
+    }
+    const lots = [...s.lots.values()]
+      .filter((l) => l.lot_id !== s.scoutLot && this.available(l, at) > 0)
+      .sort((a, b) => (a.expires_at ?? Infinity) - (b.expires_at ?? Infinity) || a.created_at - b.created_at)
+    const total = lots.reduce((sum, l) => sum + this.available(l, at), 0)
+    if (total < credits) return { kind: 'short', balance: total, required: credits }
+    const parts: Array<{ lot_id: string; credits: number }> = []
+    let left = credits
+    for (const lot of lots) {
+      if (left === 0) break
+      const take = Math.min(left, this.available(lot, at))
+      lot.reserved += take
+      parts.push({ lot_id: lot.lot_id, credits: take })
+      left -= take
+    }
+    return this.newHold(payer, opts.key, at, false, parts)
+  }
+
+  private newHold(payer: string, key: string, at: number, scout: boolean, parts: Hold['parts']): Hold {
+    return { kind: 'hold', payment_id: `cr_${randomUUID()}`, payer: CreditLedger.payerKey(payer), key, at, scout, parts, state: 'held' }
+  }
+
+  private unreserve(hold: Hold): void {
+    const s = this.state(hold.payer)
+    for (const p of hold.parts) {
+      const lot = s.lots.get(p.lot_id)
+      if (lot) lot.reserved -= p.credits
+    }
+  }
+
+  /** Turns a hold into debit rows (ref = payment_id); resolves once they are durable. Idempotent per hold. */
+  async commit(hold: Hold): Promise<DrawRow[]> {
+    if (hold.state !== 'held') throw new Error(`hold ${hold.payment_id} is already ${hold.state}`)
+    hold.state = 'committed'
+    const created = iso(this.clock.now())
+    const rows: DrawRow[] = hold.parts.map((p) => ({
+      id: newDrawId(), payer: hold.payer, kind: 'debit', amount: -p.credits, reason: hold.key, ref: hold.payment_id,
+      lot_id: p.lot_id, created_at: created, expires_at: null,
+    }))
+    try {
+      await this.journal.append(rows)
+    } catch (err) {
+      this.unreserve(hold)
+      hold.state = 'released'
+      throw err
+    }
+    this.unreserve(hold)
+    for (const row of rows) this.apply(row)
+    return rows
+  }
+
+  /** Journals the answer receipt of a committed hold (after the answer's effects, before the response). */
+  async answered(hold: Hold): Promise<void> {
+    if (hold.state !== 'committed') return
+    await this.write([{
+      id: newDrawId(), payer: hold.payer, kind: 'answer', amount: 0, reason: hold.key, ref: hold.payment_id, lot_id: '',
+      created_at: iso(this.clock.now()), expires_at: null,
+    }])
+  }
+
+  /** Drops a hold without writing anything. Idempotent. */
+  release(hold: Hold): void {
+    if (hold.state !== 'held') return
+    hold.state = 'released'
+    this.unreserve(hold)
+  }
+
+  /**
+   * The credits rail's rules for one paid call (spec, Authentication 3; Limits, Free allowance): credit purchases
+   * (billing.* keys) are never paid from credits (PLAN_NOT_RECHARGEABLE: "the free allowance is not rechargeable");
+   * an entry-tier question (S01, S05, S06) takes a free-allowance question first; otherwise the price is reserved on
+   * paid lots, or the shortfall is returned for the caller's challenge.
+   */
+  reserve(payer: string, price: { key: string; credits: number }, questionId: string | null | undefined): Hold | Shortfall {
+    if (price.key.startsWith('billing.')) {
+      throw new ServiceError('PLAN_NOT_RECHARGEABLE', {
+        detail: { pricing_key: price.key, rail: 'credits', settlement_note: 'credit purchases are paid by x402, never from credits' },
+      })
+    }
+    return this.hold(payer, price.credits, { key: price.key, entryTier: isEntryTier(questionId) })
+  }
+
+  /**
+   * Captures a reservation once the answer exists: the debit rows, durable before this resolves. A refusal answered
+   * from the free allowance is released instead ("a refusal never consumes a question"). Returns what was charged.
+   */
+  async settleHold(hold: Hold, answer: { refusal: boolean }): Promise<{ charged: number; balance: number }> {
+    if (hold.scout && answer.refusal) {
+      this.release(hold)
+      return { charged: 0, balance: this.balance(hold.payer) }
+    }
+    const rows = await this.commit(hold)
+    return { charged: -rows.reduce((sum, r) => sum + r.amount, 0), balance: this.balance(hold.payer) }
+  }
+
+  /**
+   * Spec (States, Scout allowance): first call → "balance credited with 3000 credits (3 questions of 1,000)"; again →
+   * "existing allowance returned; never recharges". Concurrent first calls write one grant.
+   */
+  async grantScout(payer: string): Promise<{ granted: boolean }> {
+    const s = this.state(payer)
+    if (s.scoutLot) return { granted: false }
+    const key = CreditLedger.payerKey(payer)
+    const inFlight = this.scouting.get(key)
+    if (inFlight) {
+      await inFlight
+      return { granted: false }
+    }
+    const write = this.write([this.creditRow(payer, SCOUT_CREDITS, 'scout', `scout:${key}`, null)])
+    this.scouting.set(key, write)
+    try {
+      await write
+    } finally {
+      this.scouting.delete(key)
+    }
+    return { granted: true }
+  }
+
+  scoutStatus(payer: string): { granted: boolean; questions_left: number; credits_left: number } {
+    const s = this.state(payer)
+    const lot = s.scoutLot ? s.lots.get(s.scoutLot) : undefined
+    const left = lot ? this.available(lot, this.clock.now()) : 0
+    return { granted: !!lot, questions_left: Math.floor(left / SCOUT_CREDITS_PER_QUESTION), credits_left: left }
+  }
+
+  private creditRow(payer: string, credits: number, reason: string, ref: string, expiresAt: number | null): DrawRow {
+    return {
+      id: newDrawId(), payer: CreditLedger.payerKey(payer), kind: 'credit', amount: credits, reason, ref,
+      lot_id: `lot_${randomUUID()}`, created_at: iso(this.clock.now()), expires_at: expiresAt === null ? null : iso(expiresAt),
+    }
+  }
+
+  /**
+   * Adds a lot. Idempotent by (reason, ref): a second credit with the same reason and ref returns the first row
+   * (replayed true) and never credits twice.
+   */
+  async credit(payer: string, credits: number, opts: { reason: string; ref: string; lifetimeDays: number | null }): Promise<{ row: DrawRow; replayed: boolean }> {
+    if (!Number.isSafeInteger(credits) || credits <= 0) throw new Error('credit: credits must be a positive integer')
+    const s = this.state(payer)
+    const existing = s.credits.get(`${opts.reason}|${opts.ref}`)
+    if (existing) return { row: existing, replayed: true }
+    const now = this.clock.now()
+    const row = this.creditRow(payer, credits, opts.reason, opts.ref, opts.lifetimeDays === null ? null : now + opts.lifetimeDays * DAY_MS)
+    // Reserve the idempotency slot before the await so a concurrent duplicate sees it.
+    s.credits.set(`${opts.reason}|${opts.ref}`, row)
+    try {
+      await this.journal.append([row])
+    } catch (err) {
+      s.credits.delete(`${opts.reason}|${opts.ref}`)
+      throw err
+    }
+    this.apply(row)
+    return { row, replayed: false }
+  }
+
+  /**
+   * Spec (States, Credit debit): debited → reversed on "operator reverse action ... ref names the debit"; "reversed_at
+   * stamped; idempotent; never a second credit". Returns the refund rows (the existing ones when already reversed);
+   * throws DEBIT_NOT_FOUND for an unknown ref or a ref of another payer.
+   */
+  async reverse(payer: string, ref: string, cause: string): Promise<{ refunds: DrawRow[]; replayed: boolean }> {
+    const d = this.debits.get(ref)
+    if (!d || d.payer !== CreditLedger.payerKey(payer) || d.rows.length === 0) {
+      throw new ServiceError('DEBIT_NOT_FOUND', { detail: { field: '/body/ref', value: ref } })
+    }
+    if (d.refunds.length > 0) return { refunds: d.refunds, replayed: true }
+    const inFlight = this.reversing.get(ref)
+    if (inFlight) return { refunds: await inFlight, replayed: true }
+    const created = iso(this.clock.now())
+    const rows: DrawRow[] = d.rows.map((r) => ({
+      id: newDrawId(), payer: r.payer, kind: 'refund', amount: -r.amount, reason: `reversal.${cause}`, ref, lot_id: r.lot_id,
+      created_at: created, expires_at: null,
+    }))
+    const write = this.write(rows).then(() => rows)
+    this.reversing.set(ref, write)
+    try {
+      return { refunds: await write, replayed: false }
+    } finally {
+      this.reversing.delete(ref)
+    }
+  }
+
+  lots(payer: string, at = this.clock.now()): LotView[] {
+    const s = this.state(payer)
+    return [...s.lots.values()]
+      .sort((a, b) => (a.expires_at ?? Infinity) - (b.expires_at ?? Infinity) || a.created_at - b.created_at)
+      .map((l) => ({
+        lot_id: l.lot_id, source: l.source, granted: l.granted, remaining: l.remaining - l.reserved, created_at: iso(l.created_at),
+        expires_at: l.expires_at === null ? null : iso(l.expires_at), expired: !this.spendable(l, at),
+        usable_on: l.lot_id === s.scoutLot ? 'entry' : 'any',
+      }))
+  }
+
+  /** A payer's rows newest first, reversed_at derived from the refund rows (never stored). */
+  draws(payer: string, limit: number): { count: number; draws: DrawView[] } {
+    const rows = this.state(payer).rows.filter((r) => r.kind !== 'answer')
+    const out: DrawView[] = []
+    for (let i = rows.length - 1; i >= 0 && out.length < limit; i--) {
+      const r = rows[i]!
+      const refund = r.kind === 'debit' ? this.debits.get(r.ref)?.refunds.find((f) => f.lot_id === r.lot_id) : undefined
+      out.push({ ...r, reversed_at: refund ? refund.created_at : null })
+    }
+    return { count: rows.length, draws: out }
+  }
+
+  /** Every payer's rows (for the surge meter); journal order per payer. */
+  *allRows(): Iterable<DrawRow> {
+    for (const s of this.payers.values()) yield* s.rows
+  }
+
+  /** Lot of a row (source and expiry), when known. */
+  lotOf(payer: string, lotId: string): Lot | undefined {
+    return this.state(payer).lots.get(lotId)
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The service parts the HTTP layer calls, composed from the interfaces their domains define. Serving owns routing,
+ * validation, envelopes, payment and rate limiting; everything that needs ledger data, a model or a domain rule is
+ * behind these parts.
+ *
+ * A part left undefined is "not wired on this deployment": routes needing it answer 503 PROVIDER_DOWN with
+ * detail.reason SERVICE_UNWIRED and detail.missing naming the part (spec: "When a provider is not wired or down,
+ * paid wallet and market routes answer 503 PROVIDER_DOWN").
+ *
+ * Implementations signal typed refusals by throwing ServiceError (e.g. DECISION_NOT_FOUND, REPLAY_INPUT_LOST);
+ * lookups that may miss return null and the route renders the spec's 404.
+ */
+import type { Logger } from 'pino'
+import type { Clock } from '../common/Clock.ts'
+import type { DecisionService } from '../engine/DecisionService.ts'
+import type { LedgerReads } from '../engine/LedgerReads.ts'
+import type { RecordReads } from '../record/MeasuredRecord.ts'
+import type { Billing, LadderSource } from '../product/billing/Billing.ts'
+import type { Delivery } from '../product/delivery/Delivery.ts'
+import type { Duel } from '../product/duel/Duel.ts'
+import type { MarketData } from '../product/market/MarketData.ts'
+import type { ProviderRegistry } from '../product/platform/schemas.ts'
+import type { RiskEngine } from '../product/risk/RiskEngine.ts'
+import type { WalletData } from '../product/wallet/WalletData.ts'
+import type { ServingConfig } from './config.ts'
+import type { PaymentGate } from './payments/PaymentGate.ts'
+import type { RateLimiter } from './RateLimiter.ts'
+
+export interface Services {
+  clock: Clock
+  config: ServingConfig
+  logger: Logger
+  rateLimiter: RateLimiter
+  paymentGate: PaymentGate
+  providers?: ProviderRegistry
+  ledger?: LedgerReads
+  engine?: DecisionService
+  record?: RecordReads
+  market?: MarketData
+  wallets?: WalletData
+  risk?: RiskEngine
+  billing?: Billing
+  duel?: Duel
+  delivery?: Delivery
+  ladder?: LadderSource
+}
+
+/** The optional parts, by the name detail.missing reports. */
+export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'ladder'

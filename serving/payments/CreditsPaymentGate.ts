@@ -1,0 +1,78 @@
+/**
+ * The credits rail: a paid call with x-svc-payer reserves the route's price in credits at the current ladder rung
+ * (the billing domain's rules: product/billing/CreditLedger.ts reserve/settleHold), and the debit is written
+ * (durably) only once the handler answered.
+ *
+ * Spec (Authentication 3): "every paid endpoint accepts x-svc-payer (the Base address holding credits) instead of
+ * PAYMENT-SIGNATURE. When the balance cannot cover the price, the response is the standard x402 challenge with
+ * detail.reason INSUFFICIENT_BALANCE and fields balance and required_credits."
+ *
+ * authorize() reserves; settle() captures (the 200 is written only after the debit rows are durable); release() drops
+ * the reservation (handler threw, rate-limited, a re-served repeat): nothing is written, so nothing needs reversing.
+ */
+import { ServiceError } from '../../common/ServiceError.ts'
+import type { ReasonCode } from '../../common/errors.ts'
+import type { Price } from '../../product/billing/pricing.ts'
+import type { CreditLedger } from '../../product/billing/CreditLedger.ts'
+import type { PaymentChallenge, PaymentGate, PaymentGrant, PaymentRequest, SettleOutcome } from './PaymentGate.ts'
+import { buildPaymentRequired, encodeHeader } from './x402.ts'
+
+export const PAYER_HEADER = 'x-svc-payer'
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+
+export class CreditsPaymentGate implements PaymentGate {
+  constructor(
+    private readonly ledger: CreditLedger,
+    private readonly payTo: string | null,
+  ) {}
+
+  async authorize(req: PaymentRequest, price: Price): Promise<PaymentGrant | PaymentChallenge> {
+    const payer = req.headers[PAYER_HEADER]
+    if (payer === undefined || !ADDRESS.test(payer)) {
+      throw new ServiceError('VALIDATION', {
+        message: 'x-svc-payer must be a 0x-prefixed 20-byte hex address.',
+        detail: { reason: 'REQUEST_VALIDATION_FAILED' satisfies ReasonCode, field: `/headers/${PAYER_HEADER}` },
+      })
+    }
+    const hold = this.ledger.reserve(payer, price, req.question_id)
+    if (hold.kind === 'short') return this.insufficient(req, price, hold.balance)
+    const ledger = this.ledger
+    return {
+      kind: 'paid',
+      payment_id: hold.payment_id,
+      rail: 'credits',
+      payer: hold.payer,
+      async settle(answer?: { refusal: boolean }): Promise<SettleOutcome> {
+        const { charged, balance } = await ledger.settleHold(hold, { refusal: answer?.refusal === true })
+        return { ok: true, response_headers: { 'x-svc-credits-charged': String(charged), 'x-svc-credits-balance': String(balance) } }
+      },
+      async recorded(): Promise<void> {
+        await ledger.answered(hold)
+      },
+      async release(): Promise<void> {
+        ledger.release(hold)
+      },
+    }
+  }
+
+  private insufficient(req: PaymentRequest, price: Price, balance: number): PaymentChallenge {
+    const required = buildPaymentRequired(price, this.payTo, { url: req.resource_url, description: req.route_summary }, 'insufficient credit balance')
+    return {
+      kind: 'challenge',
+      error: new ServiceError('PAYMENT_REQUIRED', {
+        message: 'The credit balance cannot cover this call; top up, or pay per call with PAYMENT-SIGNATURE.',
+        headers: { 'PAYMENT-REQUIRED': encodeHeader(required), 'Cache-Control': 'no-store' },
+        detail: {
+          reason: 'INSUFFICIENT_BALANCE' satisfies ReasonCode,
+          balance,
+          required_credits: price.credits,
+          pricing_key: price.key,
+          credits: price.credits,
+          amount: price.amount_atomic,
+          usd: price.usd,
+          rung: price.rung,
+        },
+      }),
+    }
+  }
+}

@@ -1,0 +1,24 @@
+/** Small builders every per-domain route module shares (one spelling of free, paid, an envelope, a typed 404). */
+import { ServiceError } from '../../common/ServiceError.ts'
+import { Address, CanonicalAsset, Chain, Type, Uuid } from '../../common/schema.ts'
+import type { EndpointPricingKey } from '../../product/billing/pricing.ts'
+import type { JsonSchema, PayDecl, ResponseDecl } from './types.ts'
+
+export const FREE = { kind: 'free' } as const satisfies PayDecl
+export const paid = (pricingKey: EndpointPricingKey | 'billing.pack.{pack_id}' | 'billing.plan.{plan_id}') => ({ kind: 'paid', pricingKey }) as const satisfies PayDecl
+export const env = (schema: JsonSchema, status?: number): ResponseDecl => ({ kind: 'envelope', schema, ...(status ? { status } : {}) })
+
+/** A response the service documents only as "an object" (shapes the spec leaves open). */
+export const ANY_OBJECT = { type: 'object' } as const
+
+export const DECISION_ID_PARAMS = Type.Object({ decision_id: Uuid }, { additionalProperties: false })
+export const ASSET_PARAMS = Type.Object({ asset: CanonicalAsset }, { additionalProperties: false })
+export const WALLET_PARAMS = Type.Object({ chain: Chain, address: Address }, { additionalProperties: false })
+/** Spec, Authentication 1: "header x-svc-payer on duel, delivery and rate-lock routes". */
+export const PAYER_HEADER = Type.Object({ 'x-svc-payer': Address })
+
+/** The spec's typed 404 for an id or symbol that names nothing. */
+export function notFound(code: 'DECISION_NOT_FOUND' | 'ASSET_NOT_FOUND', field: string, value: unknown): never {
+  throw new ServiceError(code, { detail: { field, value } })
+}
+

@@ -1,0 +1,238 @@
+/**
+ * The decision engine over a real tape (OKX SOL-USDT-SWAP 1 h bars + 8 h funding, 2026-03-01 → 2026-07-15), on both
+ * logs, through the real ledger topics and the Parquet sink:
+ * - every refusal kind is reachable and recorded with probability 0 and confidence 0; an account-scoped question with
+ *   no wallet provider is PROVIDER_DOWN and records nothing;
+ * - identical inputs re-serve the recorded decision (same id, no new row);
+ * - replay is deterministic; a bad pin is VALIDATION; a missing or tampered journal is REPLAY_INPUT_LOST;
+ * - a conflicting record with a recorded decision_id is refused by the engine, and the `decisions` view keeps the first;
+ * - next decision while the clock is open is CLOCK_OPEN;
+ * - the S06 window whose only settlement is missing resolves unresolvable (never not);
+ * - a restart writes no second decision or outcome.
+ */
+import t from 'tap'
+import { MeasuredRecord } from '../../record/MeasuredRecord.ts'
+import { wilsonInterval } from '../../models/verification/wilson.ts'
+import { randomUUID } from 'node:crypto'
+import { tickTime } from '../../ingest/Tick.ts'
+import type { EventLog } from '../../pipeline/log/EventLog.ts'
+import { Pipeline } from '../../pipeline/Pipeline.ts'
+import { encodeDecision, decisionKey, type LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
+import { topicNames } from '../../pipeline/topics.ts'
+import { EngineRunner } from '../../engine/EngineRunner.ts'
+import { EngineError } from '../../engine/EngineError.ts'
+import { Catalog, withCatalog } from '../../sql/Catalog.ts'
+import { forEachLog, type TapTest } from '../helpers/logs.ts'
+import { makeTempDir } from '../helpers/tmp.ts'
+import { produceTicks, solTicksBetween } from '../helpers/engine.ts'
+
+const HOUR = 3_600_000
+const TRAIN_UNTIL = Date.parse('2026-06-20T00:00:00Z')
+/** The 08:00 settlement of 2026-07-10 is removed: the S06 clock (00:00, 08:00] has no settlement in its window. */
+const DROPPED_SETTLEMENT = Date.parse('2026-07-10T08:00:00Z')
+const S06_CLOCK_AT = '2026-07-10T00:00:00.000Z'
+
+async function total(log: EventLog, topic: string): Promise<number> {
+  return (await log.endOffsets(topic)).reduce((a, b) => a + b, 0)
+}
+
+async function until(cond: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+function refusal(t: TapTest, d: LedgerDecision, kind: string, what: string): void {
+  t.equal(d.decision, kind, `${what}: decision ${kind}`)
+  t.equal(d.action, 'refuse', `${what}: action refuse`)
+  t.equal(d.probability, 0, `${what}: probability 0`)
+  t.equal(d.confidence, 0, `${what}: confidence 0`)
+}
+
+t.test('primedAt: the first cadence instant after every sold question resolved its first clock past the cut', async (t) => {
+  // Horizons 60 m (S01), 240 m (S03..S05), 480 m (S06, S07), grace 5 min, cadence step 1 h. A cut at 00:01 gives the
+  // first 480 m decisions at 08:00, resolved past 16:05: svc start paces from 17:00.
+  t.equal(EngineRunner.primedAt(Date.parse('2026-01-31T00:01:00Z')), Date.parse('2026-01-31T17:00:00Z'))
+  t.equal(EngineRunner.primedAt(Date.parse('2026-01-31T00:00:00Z')), Date.parse('2026-01-31T09:00:00Z'), 'a cut on the 8 h grid decides there')
+  t.equal(EngineRunner.primedAt(Date.parse('2026-01-31T00:01:00Z'), Date.parse('2026-01-31T10:00:00Z')), Date.parse('2026-01-31T17:00:00Z'), 'resuming before it changes nothing')
+  t.equal(EngineRunner.primedAt(Date.parse('2026-01-31T00:01:00Z'), Date.parse('2026-01-31T17:01:00Z')), Date.parse('2026-01-31T18:00:00Z'), 'a restart catches up to the next instant after what it holds')
+  t.equal(EngineRunner.primedAt(Date.parse('2026-01-31T00:01:00Z'), Date.parse('2026-01-31T18:00:00Z')), Date.parse('2026-01-31T19:00:00Z'), 'strictly after')
+})
+
+t.test('decision engine over a real tape', async (t) => {
+  const ticks = (await solTicksBetween('2026-03-01', '2026-07-15')).filter((x) => !(x.kind === 'funding' && tickTime(x) === DROPPED_SETTLEMENT))
+  const lastTick = tickTime(ticks[ticks.length - 1]!)
+
+  await forEachLog(t, async (t, makeLog) => {
+    const log = await makeLog()
+    const dataDir = await makeTempDir(t)
+    const names = topicNames()
+    await produceTicks(log, ticks)
+    const pipeline = await Pipeline.start({ dataDir, log, sink: { maxAgeMs: 500 } })
+    t.teardown(() => pipeline.close())
+
+    // 1. Not fitted yet (training cut beyond the tape): an API ask refuses insufficient_confidence.
+    const early = await EngineRunner.start({ log, dataDir, trainUntil: Date.parse('2030-01-01'), cadence: false, groupId: 'svc.engine-early' })
+    await early.waitForTicks()
+    const unfitted = await early.engine.decide({ question_id: 'S05_volatility_expansion', asset: 'SOL' })
+    refusal(t, unfitted.record, 'insufficient_confidence', 'unfitted model')
+    t.equal(unfitted.record.refusal_reason, 'model_not_fitted')
+    await early.close()
+
+    // 2. The engine proper: fitted on the window before TRAIN_UNTIL, cadence decisions after it.
+    let offset = 0
+    const clock = { now: () => lastTick + offset }
+    let runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, clock })
+    await runner.waitForTicks()
+    const engine = () => runner.engine
+    const stats = runner.stats()
+    t.ok(stats.decisionsStaged > 500, `cadence decisions were made (${stats.decisionsStaged})`)
+    t.ok(stats.outcomesStaged > 400, `clocks were resolved (${stats.outcomesStaged})`)
+    t.ok(engine().ledger.index.decision(unfitted.record.decision_id), 'the earlier refusal is in the rebuilt index')
+
+    // Priors (spec Computation rule 5): base rates counted independently from the ledger index.
+    const priors = new Map(new MeasuredRecord(engine().ledger.index).priors().map((p) => [p.question_id, p]))
+    for (const qid of ['S05_volatility_expansion', 'S01_market_regime']) {
+      const realized = engine().ledger.index.feed(Number.MAX_SAFE_INTEGER).filter((o) => {
+        const d = engine().ledger.index.decision(o.decision_id)
+        return o.question_id === qid && o.outcome !== 'unresolvable' && d !== null && d.action !== 'refuse'
+      })
+      const prior = priors.get(qid)!
+      t.ok(realized.length > 0 && prior.prior, `${qid} has a prior`)
+      t.equal(prior.prior!.n, realized.length, `${qid}: n = realized claims`)
+      t.equal(prior.prior!.successes, realized.filter((o) => o.outcome === 'obtains').length, `${qid}: successes = obtains`)
+      t.equal(prior.prior!.verdict, realized.length >= 30 ? 'published' : 'insufficient_sample')
+      const ci = wilsonInterval(prior.prior!.successes, prior.prior!.n)!
+      t.same(prior.prior!.interval, [ci.lower, ci.upper], `${qid}: Wilson 95% interval`)
+    }
+    const regime = priors.get('S01_market_regime')!
+    t.equal(Object.values(regime.label_histogram!).reduce((a, b) => a + b.count, 0), regime.prior!.n, 'S01 label histogram covers every realized outcome')
+    t.equal(priors.get('S08_basis_dislocation')!.prior, null, 'no prior without outcomes')
+    t.equal(priors.get('S08_basis_dislocation')!.reason, 'not_sold_on_deployment')
+
+    // Refusal kinds.
+    const suppressed = await engine().decide({ question_id: 'S02_liquidation_risk', asset: 'SOL' })
+    refusal(t, suppressed.record, 'suppress', 'unsold question')
+    offset = 3 * 24 * HOUR
+    const stale = await engine().decide({ question_id: 'S05_volatility_expansion', asset: 'SOL' })
+    refusal(t, stale.record, 'stale_input', 'inputs three days old')
+    t.match(stale.record.refusal_reason, /^input_stale:/)
+    offset = 0
+
+    // PROVIDER_DOWN is an error, never a decision.
+    const before = await total(log, names.decisions)
+    const sizeBefore = engine().ledger.index.size.decisions
+    await t.rejects(engine().decide({ question_id: 'S09_wallet_state', asset: 'SOL', subject: '0x' + '1'.repeat(40) }), { code: 'PROVIDER_DOWN' })
+    await t.rejects(engine().decide({ question_id: 'S99_nope', asset: 'SOL' }), { code: 'VALIDATION' })
+    await t.rejects(engine().decide({ question_id: 'S05_volatility_expansion', asset: 'DOGE' }), { code: 'VALIDATION' })
+    t.equal(await total(log, names.decisions), before, 'no row for PROVIDER_DOWN or a bad request')
+    t.equal(engine().ledger.index.size.decisions, sizeBefore)
+
+    // Identical inputs: same id, no new row.
+    let claim: LedgerDecision | null = null
+    for (const q of ['S05_volatility_expansion', 'S04_drawdown_risk', 'S03_trend_continuation', 'S01_market_regime']) {
+      const r = await engine().decide({ question_id: q, asset: 'SOL', payment: { payment_id: 'pay-1', rail: 'credits' } })
+      if (r.record.action !== 'refuse') {
+        claim = r.record
+        break
+      }
+    }
+    t.ok(claim, 'a fitted question makes a claim')
+    const rowsAfterClaim = await total(log, names.decisions)
+    const again = await engine().decide({ question_id: claim!.question_id, asset: 'SOL', payment: { payment_id: 'pay-2', rail: 'x402' } })
+    t.equal(again.record.decision_id, claim!.decision_id, 'identical inputs → the same decision_id')
+    t.ok(again.reserved, 're-served')
+    t.equal(again.record.payment_id, 'pay-1', 'the recorded row, unchanged')
+    t.equal(await total(log, names.decisions), rowsAfterClaim, 'no new row')
+    t.same(engine().resolution(claim!.decision_id), { status: 'pending', decision_id: claim!.decision_id, horizon_end: claim!.horizon_end }, 'pending before the horizon')
+
+    // Next decision while the clock is open.
+    await t.rejects(engine().nextDecision(claim!.decision_id, null), { code: 'CLOCK_OPEN' })
+    offset = Date.parse(claim!.horizon_end) - lastTick
+    const next = await engine().nextDecision(claim!.decision_id, null)
+    t.ok(next && next.record.decision_id !== claim!.decision_id, 'after horizon_end the next decision is made')
+    t.equal(next!.record.question_id, claim!.question_id)
+    t.equal(await engine().nextDecision(randomUUID(), null), null, 'unknown previous id → null')
+    offset = 0
+
+    // Replay: deterministic under the recorded policy and the pinned one; a bad pin is VALIDATION.
+    const s06 = [...engine().ledger.index.allDecisions()].find((d) => d.question_id === 'S06_funding_anomaly' && d.created_at === S06_CLOCK_AT)
+    t.ok(s06, 'the S06 cadence decision of the gap window exists')
+    let replayed = 0
+    for (const d of engine().ledger.index.allDecisions()) {
+      const r = engine().replay(d.decision_id, { ruleset_version: null })!
+      if (r.replayed_verdict === d.decision) replayed++
+    }
+    t.equal(replayed, engine().ledger.index.size.decisions, 'every recorded decision replays to its verdict')
+    t.same(engine().replay(s06!.decision_id, { ruleset_version: '1.0.0' }), {
+      decision_id: s06!.decision_id,
+      original_verdict: s06!.decision,
+      replayed_verdict: s06!.decision,
+      matched_rules: s06!.matched_rules,
+      policy_version: 'policy-1.0.0',
+      deterministic: true,
+    })
+    t.throws(() => engine().replay(s06!.decision_id, { ruleset_version: '9.9.9' }), { code: 'VALIDATION' })
+    t.equal(engine().replay(randomUUID(), { ruleset_version: null }), null)
+
+    // S06 window with no settlement → unresolvable, never not.
+    t.not(s06!.action, 'refuse', 'the S06 decision is a claim')
+    const o = engine().ledger.index.outcome(s06!.decision_id)
+    t.equal(o?.outcome, 'unresolvable', 'resolved unresolvable')
+    t.equal(o?.statistic, null)
+    t.match(engine().resolution(s06!.decision_id), { status: 'resolved', outcome: 'unresolvable' })
+
+    // Tampered and missing journals (written past the engine, straight onto the log).
+    const producer = await log.createProducer()
+    t.teardown(() => producer.close())
+    const snap = JSON.parse(s06!.journal!) as { features: Record<string, number | null> }
+    snap.features.funding_z = 99
+    const tampered: LedgerDecision = { ...s06!, decision_id: randomUUID(), journal: JSON.stringify(snap) }
+    const lost: LedgerDecision = { ...s06!, decision_id: randomUUID(), journal: null }
+    const conflicting: LedgerDecision = { ...s06!, probability: 0.99, decision: 'likely' }
+    const conflictsBefore = engine().ledger.index.conflicts
+    await producer.send(names.decisions, [tampered, lost, conflicting].map((d) => ({ key: decisionKey(d), value: encodeDecision(d), timestamp: Date.parse(d.created_at) })))
+    await until(() => engine().ledger.index.decision(tampered.decision_id) !== null && engine().ledger.index.decision(lost.decision_id) !== null && engine().ledger.index.conflicts > conflictsBefore)
+    t.throws(() => engine().replay(tampered.decision_id, { ruleset_version: null }), { code: 'REPLAY_INPUT_LOST', detail: { reason: 'journal_hash_mismatch' } })
+    t.throws(() => engine().replay(lost.decision_id, { ruleset_version: null }), { code: 'REPLAY_INPUT_LOST', detail: { reason: 'journal_missing' } })
+    t.match(engine().lineage(tampered.decision_id)!.verify, { input_ok: false, state_ok: true })
+    t.match(engine().lineage(lost.decision_id)!.verify, { input_ok: 'unknown' })
+    t.match(engine().lineage(s06!.decision_id.slice(0, 13))!.verify, { input_ok: true, state_ok: true }, 'lineage by prefix verifies')
+
+    // The engine refuses a conflicting record; the index kept the first.
+    t.throws(() => engine().ledger.stageDecision(conflicting), EngineError)
+    t.throws(() => engine().ledger.stageDecision(conflicting), { code: 'LEDGER_CONFLICT' })
+    t.equal(engine().getDecision(s06!.decision_id)!.probability, s06!.probability, 'the recorded row is unchanged')
+
+    // Restart: same ticks, same ids; nothing new is written.
+    const dBefore = await total(log, names.decisions)
+    const oBefore = await total(log, names.outcomes)
+    await runner.close()
+    runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, clock })
+    t.teardown(() => runner.close())
+    await runner.waitForTicks()
+    t.equal(await total(log, names.decisions), dBefore, 'restart wrote no decision row')
+    t.equal(runner.stats().decisionsStaged, 0)
+    // Only the two clocks appended past the engine after its tick stream ended get resolved now; nothing twice.
+    t.equal(await total(log, names.outcomes), oBefore + 2, 'restart resolved only the two clocks that had no outcome')
+    t.ok(runner.ledger.index.outcome(tampered.decision_id) && runner.ledger.index.outcome(lost.decision_id))
+    t.equal(runner.stats().outcomesStaged, 2)
+
+    // Parquet: refusals recorded with zeros; the conflicting record sits in decision_rows, the view keeps the first.
+    await pipeline.drain(names.decisions)
+    await pipeline.drain(names.outcomes)
+    await Catalog.apply(dataDir)
+    await withCatalog(dataDir, { readOnly: true }, async (c) => {
+      for (const id of [unfitted.record.decision_id, suppressed.record.decision_id, stale.record.decision_id]) {
+        t.match(await c.query(`SELECT decision, probability, confidence, action FROM decisions WHERE decision_id = $id`, { id }), [{ probability: 0, confidence: 0, action: 'refuse' }])
+      }
+      t.same(await c.query(`SELECT count(*) AS n FROM decision_rows WHERE decision_id = $id`, { id: s06!.decision_id }), [{ n: '2' }], 'both records are on the ledger')
+      t.same(await c.query(`SELECT probability FROM decisions WHERE decision_id = $id`, { id: s06!.decision_id }), [{ probability: s06!.probability }], 'the view keeps the first')
+      t.same(await c.query(`SELECT outcome, statistic FROM outcomes WHERE decision_id = $id`, { id: s06!.decision_id }), [{ outcome: 'unresolvable', statistic: null }])
+      const [n] = await c.query(`SELECT count(*) AS n FROM decisions`)
+      t.equal(Number(n!.n), runner.ledger.index.size.decisions, 'the decisions view holds one row per indexed decision')
+    })
+  })
+})

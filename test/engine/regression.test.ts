@@ -1,0 +1,115 @@
+/**
+ * DATA REGRESSION (issue 3 acceptance): the recorded OKX SOL-USDT-SWAP tape (1 h bars 2023-01 → 2026-08 and 8 h
+ * funding 2026-04 → 2026-08, imported in-process) replayed through the whole pipeline — tape → ticks topic → engine
+ * (fit on the window before 2026-07-01, cadence decisions after it, resolution in event time) → decisions/outcomes
+ * topics → Parquet → DuckDB views — once on the embedded log and once on Kafka. The decision and outcome tables must
+ * be identical across the two logs and equal to the committed golden checksum (rows ordered by decision_id, every
+ * column except the log coordinates). The derived views must agree with the engine's in-memory reads.
+ *
+ * If a deliberate model, policy or record change moves the checksum, update GOLDEN below and say why in the commit.
+ */
+import t from 'tap'
+import { join } from 'node:path'
+import { Pipeline } from '../../pipeline/Pipeline.ts'
+import { EngineRunner } from '../../engine/EngineRunner.ts'
+import { Catalog, withCatalog } from '../../sql/Catalog.ts'
+import { forEachLog } from '../helpers/logs.ts'
+import { makeTempDir } from '../helpers/tmp.ts'
+import { solTicks, writeTape } from '../helpers/engine.ts'
+
+const TRAIN_UNTIL = Date.parse('2026-07-01T00:00:00Z')
+
+/**
+ * md5 of the ordered rows of each table, and their counts, on jev-1.0.0 / policy-2.0.0. (Regenerated when policy v2
+ * became the active ruleset: policy_version, policy_checksum and state_hash are on every row and decision_id is named
+ * from policy_version, so every id moved; the VERDICTS digest below did not.)
+ */
+const GOLDEN = {
+  decisions: { n: 2541, digest: 'dc5af3266178745620052a2027992674' },
+  outcomes: { n: 2506, digest: '4372ba17fe3b38124c680a4ab570981d' },
+}
+
+/**
+ * What the policy decided, without the identity and policy-version columns: the same under policy-1.0.0 and
+ * policy-2.0.0 (v2 changes only account-question choice texts; the market verdicts, S01's 'regime:<class>'
+ * included, are identical). Ordered by (question_id, asset, created_at).
+ */
+const VERDICT_COLUMNS = `question_id, asset, created_at, event, conditions, probability, confidence, decision, action, input_hash, choice_id,
+  choice_distribution, matched_rules, refusal_reason, fitted_version`
+const VERDICTS = { n: 2541, digest: '8f0924c3d69d17df6894f4de6fbb7a99' }
+
+const DECISION_COLUMNS = `decision_id, question_id, asset, subject, event, horizon, horizon_end, created_at, conditions, probability, confidence,
+  decision, action, input_hash, state_hash, policy_version, jev_version, choice_id, choice_distribution, payment_id, payment_rail,
+  matched_rules, refusal_reason, model_id, fitted_version, policy_checksum, journal, record_version, date`
+const OUTCOME_COLUMNS = `decision_id, question_id, asset, subject, outcome, resolved_at, horizon_end, statistic, statistic_detail, realized_choice,
+  reason, record_version, date`
+
+function digestSql(view: string, columns: string, orderBy = 'decision_id'): string {
+  // Doubles print with 17 significant digits, so equal digests mean equal bits.
+  const cells = columns
+    .split(',')
+    .map((c) => c.trim())
+    .map((c) => `coalesce(CASE WHEN typeof(${c}) = 'DOUBLE' THEN printf('%.17g', ${c}) ELSE CAST(${c} AS VARCHAR) END, '∅')`)
+  return `SELECT count(*) AS n, md5(coalesce(string_agg(concat_ws('|', ${cells.join(', ')}), '\n' ORDER BY ${orderBy}), '')) AS digest FROM ${view}`
+}
+
+t.test('a real tape through the whole pipeline gives the same ledger on both logs, equal to the golden checksum', async (t) => {
+  const tmp = await makeTempDir(t)
+  const tape = await writeTape(join(tmp, 'okx-sol.ndjson'), await solTicks())
+  const seen: Record<string, { decisions: { n: number; digest: string }; outcomes: { n: number; digest: string } }> = {}
+
+  await forEachLog(t, async (t, makeLog, kind) => {
+    const log = await makeLog()
+    const dataDir = await makeTempDir(t)
+    const pipeline = await Pipeline.start({ dataDir, log, sink: { maxAgeMs: 1_000 } })
+    const runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL })
+    t.teardown(async () => {
+      await runner.close()
+      await pipeline.close()
+    })
+    const replay = await pipeline.replay({ tape, speed: 0 })
+    t.equal(replay.produced, (await solTicks()).length, 'every tick produced')
+    await runner.waitForTicks(300_000)
+    await pipeline.drain(pipeline.names.decisions, 300_000)
+    await pipeline.drain(pipeline.names.outcomes, 300_000)
+    const stats = runner.stats()
+    t.ok(stats.decisionsStaged > 2000, `decisions made (${stats.decisionsStaged})`)
+    t.ok(stats.outcomesStaged > 1500, `outcomes written (${stats.outcomesStaged})`)
+
+    await Catalog.apply(dataDir)
+    await withCatalog(dataDir, { readOnly: true }, async (c) => {
+      const [d] = await c.query(digestSql('decisions', DECISION_COLUMNS))
+      const [o] = await c.query(digestSql('outcomes', OUTCOME_COLUMNS))
+      seen[kind] = { decisions: { n: Number(d!.n), digest: String(d!.digest) }, outcomes: { n: Number(o!.n), digest: String(o!.digest) } }
+      t.equal(Number(d!.n), stats.decisionsStaged, 'one decisions row per decision made')
+      t.equal(Number(o!.n), stats.outcomesStaged, 'one outcomes row per clock resolved')
+      t.same(await c.query(`SELECT count(*) AS n FROM decision_rows`), [{ n: d!.n }], 'no duplicate rows on the ledger')
+      t.same(seen[kind], GOLDEN, `${kind}: golden checksum`)
+      const [v] = await c.query(digestSql('decisions', VERDICT_COLUMNS, 'question_id, asset, created_at'))
+      t.same({ n: Number(v!.n), digest: String(v!.digest) }, VERDICTS, `${kind}: verdicts as under policy-1.0.0`)
+
+      // Derived views agree with the engine's reads.
+      const chips = await c.query(`SELECT * FROM feed_chips ORDER BY resolved_at DESC, decision_id DESC LIMIT 50`)
+      const feed = runner.engine.feed(50)
+      t.same(
+        chips.map((r) => [r.decision_id, r.output, r.predicted_label ?? r.predicted_probability, r.realized, r.match, r.observed, r.status]),
+        feed.map((f) => [f.decision_id, f.output, f.predicted, f.realized, f.match, f.observed, f.status]),
+        'feed_chips = engine feed',
+      )
+      // The view lists every unresolved claim; the API also drops those whose horizon_end event time has passed.
+      const now = new Date(runner.engine.now()!).toISOString()
+      const open = await c.query(`SELECT decision_id FROM open_clocks WHERE horizon_end > $now::TIMESTAMP ORDER BY horizon_end, decision_id`, { now })
+      t.same(open.map((r) => r.decision_id), runner.engine.openClocks().map((x) => x.decision_id), 'open_clocks = engine open clocks')
+      t.ok(open.length > 0, 'clocks are open at the end of the tape')
+      t.same(
+        await c.query(`SELECT count(*) AS n FROM outcomes o JOIN decisions d USING (decision_id) WHERE d.action = 'refuse'`),
+        [{ n: '0' }],
+        'refusals are never resolved',
+      )
+      const [unres] = await c.query(`SELECT count(*) AS n FROM outcomes WHERE outcome = 'unresolvable' AND statistic IS NOT NULL AND question_id <> 'S06_funding_anomaly'`)
+      t.equal(unres!.n, '0', 'unresolvable outcomes carry no statistic')
+    })
+  })
+
+  if (seen.embedded && seen.kafka) t.same(seen.kafka, seen.embedded, 'embedded and Kafka ledgers are identical')
+})

@@ -1,0 +1,111 @@
+/**
+ * ACCEPTANCE: SIGKILL the server process during a burst of paid calls. After restart every debit has its answer
+ * receipt or its reversal, never neither; every delivered answer is charged exactly once; no debit id or draw id
+ * appears twice. Design (docs/decisions.md): the debit is durable before the answer's effects run, the answer
+ * receipt is durable before the response, and the start-up recovery pass reverses debits with no receipt.
+ */
+import t from 'tap'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { EmbeddedLog } from '../../../pipeline/log/EmbeddedLog.ts'
+import { DrawsJournal } from '../../../product/billing/DrawsJournal.ts'
+import { makeTempDir } from '../../helpers/tmp.ts'
+import { OPS_TOKEN } from '../../helpers/serving/billing.ts'
+
+const REPO = new URL('../../../', import.meta.url).pathname
+const PAYER = '0x3333333333333333333333333333333333333333'
+
+interface Child {
+  proc: ChildProcess
+  url: string
+  recovered: string[]
+}
+
+async function startServer(dir: string): Promise<Child> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/fixtures/billing-server.ts'), dir], {
+    cwd: REPO,
+    env: { ...process.env, SVC_OPS_TOKEN: OPS_TOKEN, LOG_LEVEL: 'error' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: proc.stdout! })
+    rl.once('line', resolve)
+    proc.once('exit', (code) => reject(new Error(`server exited early (${code})`)))
+  })
+  const { port, recovered } = JSON.parse(line) as { port: number; recovered: string[] }
+  return { proc, url: `http://127.0.0.1:${port}`, recovered }
+}
+
+const exited = (p: ChildProcess) => new Promise<void>((resolve) => (p.exitCode !== null || p.signalCode !== null ? resolve() : p.once('exit', () => resolve())))
+
+t.test('ACCEPTANCE: SIGKILL during a burst of paid calls: every debit has its answer or its reversal', async (t) => {
+  const dir = await makeTempDir(t, 'svc-billing-crash-')
+  const first = await startServer(dir)
+  t.teardown(() => first.proc.kill('SIGKILL'))
+  const granted = await fetch(`${first.url}/v1/billing/grants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-svc-ops': OPS_TOKEN },
+    body: JSON.stringify({ action: 'grant', payer: PAYER, credits: 1_000_000, ref: 'crash' }),
+  })
+  t.equal(granted.status, 200)
+
+  const answered: string[] = []
+  let failed = 0
+  let killed = false
+  const burst = Array.from({ length: 300 }, (_, i) =>
+    fetch(`${first.url}/v1/test/work`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-payer': PAYER },
+      // Staggered effects keep debits in every stage (held, debited, receipted, answered) when the kill lands.
+      body: JSON.stringify({ question_id: 'S03_trend_continuation', n: 200, effect_ms: 20 + (i % 10) * 15 }),
+    })
+      .then(async (res) => {
+        const body = JSON.parse(await res.text())
+        if (res.status === 200) answered.push(body.data.payment_id)
+        if (answered.length >= 40 && !killed) {
+          killed = true
+          first.proc.kill('SIGKILL')
+        }
+      })
+      .catch(() => void failed++),
+  )
+  await Promise.all(burst)
+  await exited(first.proc)
+  t.ok(killed, 'killed mid-burst')
+  t.ok(failed > 0, `${failed} calls lost their connection`)
+
+  const second = await startServer(dir)
+  t.teardown(() => second.proc.kill('SIGKILL'))
+  t.ok(second.recovered.length > 0, `recovery reversed ${second.recovered.length} unanswered debits`)
+  const credits = (await (await fetch(`${second.url}/v1/billing/credits?payer=${PAYER}`)).json()) as { data: { balance_credits: number } }
+  second.proc.kill('SIGTERM')
+  await exited(second.proc)
+
+  const log = await EmbeddedLog.open(join(dir, 'log'))
+  const journal = await DrawsJournal.open(log)
+  const rows = await journal.readAll()
+  await journal.close()
+  await log.close() // releases the directory lock for the next start
+  t.equal(new Set(rows.map((r) => r.id)).size, rows.length, 'no draw id appears twice')
+  const debits = rows.filter((r) => r.kind === 'debit')
+  const answers = new Set(rows.filter((r) => r.kind === 'answer').map((r) => r.ref))
+  const refunds = rows.filter((r) => r.kind === 'refund')
+  const refunded = new Set(refunds.map((r) => r.ref))
+  t.equal(new Set(debits.map((r) => r.ref)).size, debits.length, 'one debit row per payment id: no debit id replayed')
+  t.equal(refunded.size, refunds.length, 'at most one refund per debit')
+  const neither = debits.filter((d) => !answers.has(d.ref) && !refunded.has(d.ref))
+  t.same(neither, [], 'every debit has its answer receipt or its reversal')
+  t.same(debits.filter((d) => answers.has(d.ref) && refunded.has(d.ref)), [], 'an answered debit is never reversed')
+  for (const id of answered) t.ok(answers.has(id) && !refunded.has(id), `delivered answer ${id} is charged once`)
+  t.same(new Set(second.recovered), refunded, 'the refunds are exactly the recovered debits')
+  const charged = debits.filter((d) => !refunded.has(d.ref)).length
+  t.equal(credits.data.balance_credits, 1_000_000 - 1000 * charged, 'balance after restart = grant − answered debits')
+
+  // A second restart finds nothing left to recover.
+  const third = await startServer(dir)
+  t.teardown(() => third.proc.kill('SIGKILL'))
+  t.same(third.recovered, [], 'recovery is idempotent')
+  third.proc.kill('SIGTERM')
+  await exited(third.proc)
+})
