@@ -4,12 +4,13 @@
  * tracking of hyperliquid-info (live mode), the tick feed, coingecko and the event log (critical), and the paid
  * market surfaces (PaidMarketServices over the same state; the funding decisions need `decisions`, the engine).
  *
- * Environment: SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL,
+ * Configuration (app/config.ts): SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL,
  * SVC_COINGECKO_KEY (and SVC_COINGECKO_KEY_HEADER to override the demo/pro header choice).
  */
 import { CoinGeckoClient } from '../ingest/coingecko/CoinGeckoClient.ts'
 import { HyperliquidInfoClient } from '../ingest/hyperliquid/HyperliquidInfoClient.ts'
-import { validateOptions } from '../ingest/hyperliquid/validateOptions.ts'
+import { validateOptions } from '../common/validation.ts'
+import type { AppConfig } from './config.ts'
 import { isoMs } from '../ingest/Tick.ts'
 import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { FEATURE_INPUTS } from '../pipeline/features/stalenessBudgets.ts'
@@ -45,14 +46,17 @@ const OPTIONS_SCHEMA = {
   },
 } as const
 
-/** Reads SVC_UNIVERSE, SVC_HL_BASE_URL, SVC_COINGECKO_URL, SVC_COINGECKO_KEY, SVC_COINGECKO_KEY_HEADER. */
-export function marketWiringFromEnv(env: NodeJS.ProcessEnv = process.env): MarketWiringOptions {
-  const o: Record<string, string> = { universe: env.SVC_UNIVERSE || 'replay' }
-  if (env.SVC_HL_BASE_URL) o.hlBaseUrl = env.SVC_HL_BASE_URL
-  if (env.SVC_COINGECKO_URL) o.coingeckoUrl = env.SVC_COINGECKO_URL
-  if (env.SVC_COINGECKO_KEY) o.coingeckoKey = env.SVC_COINGECKO_KEY
-  if (env.SVC_COINGECKO_KEY_HEADER) o.coingeckoKeyHeader = env.SVC_COINGECKO_KEY_HEADER
-  return validateOptions<MarketWiringOptions>('market wiring (SVC_UNIVERSE, SVC_HL_BASE_URL, SVC_COINGECKO_*)', OPTIONS_SCHEMA, o)
+/** The market part of the configuration (SVC_UNIVERSE, SVC_HL_BASE_URL, SVC_COINGECKO_*; app/config.ts validated it). */
+export function marketWiringOf(
+  c: Pick<AppConfig, 'SVC_UNIVERSE' | 'SVC_HL_BASE_URL' | 'SVC_COINGECKO_URL' | 'SVC_COINGECKO_KEY' | 'SVC_COINGECKO_KEY_HEADER'>,
+): MarketWiringOptions {
+  return {
+    universe: c.SVC_UNIVERSE,
+    ...(c.SVC_HL_BASE_URL ? { hlBaseUrl: c.SVC_HL_BASE_URL } : {}),
+    ...(c.SVC_COINGECKO_URL ? { coingeckoUrl: c.SVC_COINGECKO_URL } : {}),
+    ...(c.SVC_COINGECKO_KEY ? { coingeckoKey: c.SVC_COINGECKO_KEY } : {}),
+    ...(c.SVC_COINGECKO_KEY_HEADER ? { coingeckoKeyHeader: c.SVC_COINGECKO_KEY_HEADER } : {}),
+  }
 }
 
 /** Tick-feed health: down when the consumer failed; degraded before the first tick or when an input is stale. */

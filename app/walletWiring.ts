@@ -12,7 +12,7 @@
  * market side replays): `accountClock` is the given clock then, else null (the engine's own clock).
  */
 import { HyperliquidInfoClient } from '../ingest/hyperliquid/HyperliquidInfoClient.ts'
-import { validateOptions } from '../ingest/hyperliquid/validateOptions.ts'
+import type { AppConfig } from './config.ts'
 import { HyperliquidWalletProvider } from '../ingest/hyperliquid/HyperliquidWalletProvider.ts'
 import type { WalletProvider } from '../ingest/wallet/WalletProvider.ts'
 import type { Clock } from '../common/Clock.ts'
@@ -26,21 +26,9 @@ export interface WalletWiringOptions {
   hlBaseUrl?: string
 }
 
-const OPTIONS_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['provider'],
-  properties: {
-    provider: { enum: ['hyperliquid', 'none'] },
-    hlBaseUrl: { type: 'string', pattern: '^https?://[^\\s]+$' },
-  },
-} as const
-
-/** Reads SVC_WALLET_PROVIDER and SVC_HL_BASE_URL. */
-export function walletWiringFromEnv(env: NodeJS.ProcessEnv = process.env): WalletWiringOptions {
-  const o: Record<string, string> = { provider: env.SVC_WALLET_PROVIDER || 'none' }
-  if (env.SVC_HL_BASE_URL) o.hlBaseUrl = env.SVC_HL_BASE_URL
-  return validateOptions<WalletWiringOptions>('wallet wiring (SVC_WALLET_PROVIDER, SVC_HL_BASE_URL)', OPTIONS_SCHEMA, o)
+/** The wallet part of the configuration (SVC_WALLET_PROVIDER, SVC_HL_BASE_URL; app/config.ts validated it). */
+export function walletWiringOf(c: Pick<AppConfig, 'SVC_WALLET_PROVIDER' | 'SVC_HL_BASE_URL'>): WalletWiringOptions {
+  return { provider: c.SVC_WALLET_PROVIDER, ...(c.SVC_HL_BASE_URL ? { hlBaseUrl: c.SVC_HL_BASE_URL } : {}) }
 }
 
 export interface WalletWiring {

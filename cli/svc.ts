@@ -5,6 +5,10 @@ import { readdir } from 'node:fs/promises'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 import { UsageError, type Command } from './Command.ts'
+import { configErrorLine, loggingFromEnv } from '../app/config.ts'
+import { CodedError } from '../common/CodedError.ts'
+import { configureLogging } from '../common/logger.ts'
+import { OptionsError } from '../common/validation.ts'
 
 const COMMANDS_DIR = fileURLToPath(new URL('./commands/', import.meta.url))
 
@@ -49,6 +53,16 @@ function help(commands: Command[]): string {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // Before any command module is loaded: the loggers they make at load time take these settings.
+  try {
+    configureLogging(loggingFromEnv(process.env))
+  } catch (err) {
+    if (err instanceof OptionsError) {
+      process.stderr.write(`svc: ${configErrorLine(err)}\n`)
+      return 2
+    }
+    throw err
+  }
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     process.stdout.write(help(await loadCommands()) + '\n')
     return argv.length === 0 ? 2 : 0
@@ -74,6 +88,16 @@ async function main(argv: string[]): Promise<number> {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`svc ${match.name}: ${(err as Error).message}\n\n${match.usage.trimEnd()}\n`)
       return 2
+    }
+    // A bad environment: one line naming every bad variable, no stack trace.
+    if (err instanceof OptionsError) {
+      process.stderr.write(`svc ${match.name}: ${configErrorLine(err)}\n`)
+      return 2
+    }
+    // A typed refusal (a locked data folder, an unreachable broker): its code and message say it all.
+    if (err instanceof CodedError) {
+      process.stderr.write(`svc ${match.name}: ${err.code}: ${err.message}\n`)
+      return 1
     }
     throw err
   }

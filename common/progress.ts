@@ -1,6 +1,6 @@
 /**
- * Progress for long CLI jobs: a bar on a TTY, plain periodic lines otherwise (CI logs, pipes). Writes to
- * stderr so stdout stays clean for data.
+ * Progress for long CLI jobs: a bar on a TTY, plain periodic lines otherwise (CI logs, pipes). Writes to stderr so
+ * stdout stays clean for data. The command line passes its settings (app/config.ts: SVC_PROGRESS_MS, CI).
  */
 import cliProgress from 'cli-progress'
 
@@ -11,8 +11,19 @@ export interface Progress {
   stop(): void
 }
 
-export function startProgress(label: string, total: number, unit = 'records', stream: NodeJS.WriteStream = process.stderr): Progress {
-  if (stream.isTTY && process.env.CI !== 'true') {
+export interface ProgressOptions {
+  /** Plain lines at most this often (ms). */
+  everyMs: number
+  /** Never draw a bar (CI logs keep every line). */
+  plain: boolean
+  stream?: NodeJS.WriteStream
+}
+
+export const DEFAULT_PROGRESS: ProgressOptions = { everyMs: 5000, plain: false }
+
+export function startProgress(label: string, total: number, unit = 'records', o: ProgressOptions = DEFAULT_PROGRESS): Progress {
+  const stream = o.stream ?? process.stderr
+  if (stream.isTTY && !o.plain) {
     const bar = new cliProgress.SingleBar(
       { format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {eta_formatted} left`, stream, hideCursor: true },
       cliProgress.Presets.shades_classic,
@@ -26,7 +37,6 @@ export function startProgress(label: string, total: number, unit = 'records', st
   }
   let done = 0
   let lastPrint = Date.now()
-  const everyMs = Number(process.env.SVC_PROGRESS_MS ?? 5000)
   const print = () => {
     const pct = total > 0 ? ` (${((100 * done) / total).toFixed(1)}%)` : ''
     stream.write(`${label}: ${done}${total > 0 ? '/' + total : ''} ${unit}${pct}\n`)
@@ -35,7 +45,7 @@ export function startProgress(label: string, total: number, unit = 'records', st
     update(n) {
       done = n
       const now = Date.now()
-      if (now - lastPrint >= everyMs) {
+      if (now - lastPrint >= o.everyMs) {
         lastPrint = now
         print()
       }

@@ -6,9 +6,9 @@
  * This file holds the builders every layer shares and the spec's Shared conventions (asset, chain, address,
  * decision_id, question_id, timestamp); each domain defines its own shapes beside its code.
  */
-import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { Type, type Static, type TObject, type TSchema, type TUnsafe } from '@sinclair/typebox'
 
-export { Type, type Static, type TSchema }
+export { Type, type Static, type TObject, type TSchema }
 
 /** `T | null`. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
@@ -27,7 +27,7 @@ export const JsonObject = Type.Record(Type.String(), Type.Unknown())
 export const Instant = Type.String({ format: 'date-time' })
 export const NullableInstant = Nullable(Instant)
 /** The ledger's own instants: always millisecond precision, UTC ('2026-01-31T12:00:00.000Z'). */
-export const IsoMs = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' })
+export const IsoMs = Type.String({ format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' })
 export const Probability = Type.Number({ minimum: 0, maximum: 1 })
 export const NullableNumber = Nullable(Type.Number())
 export const NullableString = Nullable(Type.String())

@@ -120,8 +120,6 @@ export interface DecisionEngineOptions {
   accountClock?: Clock | null
   /** Assets the engine answers (default BTC, ETH, SOL). */
   assets?: readonly string[]
-  /** Called for each decision once it is staged or appended (the resolution engine registers claims here). */
-  onRecorded?: (d: LedgerDecision) => void
 }
 
 /** Public conditions: the machine conditions as `name=value` strings, names sorted (strings bare, the rest as JSON). */
@@ -146,7 +144,6 @@ export class DecisionEngine {
   private readonly accountFits = new Map<string, FittedParams>()
   private readonly assets: Set<string>
   private readonly fitted = new Map<string, FittedParams>()
-  private readonly onRecorded: ((d: LedgerDecision) => void) | undefined
   private watermark = -Infinity
 
   constructor(options: DecisionEngineOptions) {
@@ -158,7 +155,6 @@ export class DecisionEngine {
     this.walletProvider = options.walletProvider ?? null
     this.accountClock = options.accountClock ?? null
     this.assets = new Set(options.assets ?? CANONICAL_ASSETS)
-    this.onRecorded = options.onRecorded
   }
 
   /** Folds a tick into the live features and moves the engine's event time. */
@@ -295,9 +291,7 @@ export class DecisionEngine {
 
   /** Stages a composed record for the caller's next ledger flush (cadence decisions of the engine runner). */
   stage(record: LedgerDecision): { record: LedgerDecision; isNew: boolean } {
-    const staged = this.ledger.stageDecision(record)
-    if (staged.isNew) this.onRecorded?.(staged.record)
-    return staged
+    return this.ledger.stageDecision(record)
   }
 
   /**
@@ -366,7 +360,6 @@ export class DecisionEngine {
       reserved: false,
       record_: async () => {
         const appended = await this.ledger.appendDecision(record)
-        if (appended.isNew) this.onRecorded?.(appended.record)
         return { record: appended.record, reserved: !appended.isNew }
       },
     }

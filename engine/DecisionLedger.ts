@@ -1,106 +1,118 @@
 /**
- * The append-only decision ledger on the event log: decisions go to the `decisions` topic (key = question|asset|
- * subject), outcomes to `outcomes` (key = decision_id); the Parquet sink makes them tables. This class is the only
- * write path, and it only ever appends.
+ * The append-only decision ledger: two journals on the event log — decisions (key = question|asset|subject) and
+ * outcomes (key = decision_id) — their in-memory follower index, and the bus that tells the rest of the service what
+ * entered them. This class is the only write path of the ledger, and it only ever appends.
  *
  * Spec, What the service does 2: "Decisions are kept on an append-only ledger. A recorded row is never altered."
  * Endpoints, POST /v1/decisions: "identical inputs under the same policy version re-serve the recorded decision, and a
  * repeat is not charged as a new decision row".
  *
- * - Dedupe: an in-memory LedgerIndex, rebuilt on open from the two topics (a follower consumer that reads from the
- *   beginning and never commits), then fed by this process's appends and by whatever other writers append.
+ * - Dedupe: the LedgerIndex, rebuilt on open by following both journals from the beginning (followers never commit),
+ *   then fed by this process's appends and by whatever other writers append.
  * - Refusal to alter: staging a record whose decision_id (or an outcome whose decision_id) is already recorded with
  *   other content throws LEDGER_CONFLICT; identical content is a re-serve (no new row).
- * - Durability: stage*() keeps records in order; flush() sends decisions, then outcomes (an outcome never precedes its
- *   decision on the log), and only once a send resolved (fsynced / acks=all) are they visible to reads.
+ * - Durability: stage*() keeps records in order; flush() appends decisions, then outcomes (an outcome never precedes
+ *   its decision on the log), and only once an append resolved (fsynced / acks=all) are they visible to reads and
+ *   published on the bus as resolutions. A paid decision goes instead in the paid call's unit of work (appendIn), one
+ *   atomic append with its debit and answer receipt.
  */
-import { setTimeout as sleep } from 'node:timers/promises'
 import { childLogger } from '../common/logger.ts'
-import type { ConsumedBatch, EventLog, LogConsumer, LogProducer, LogRecord } from '../pipeline/log/EventLog.ts'
-import { decisionKey, decodeDecision, encodeDecision, type LedgerDecision } from '../pipeline/records/decisionRecord.ts'
-import { decodeOutcome, encodeOutcome, type LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
-import { topicNames, topicSpecs, type TopicNames } from '../pipeline/topics.ts'
 import { canonicalJson } from '../common/jcs.ts'
+import type { EventLog } from '../pipeline/log/EventLog.ts'
+import { Journal, type JournalFollower } from '../pipeline/journal/Journal.ts'
+import { DECISIONS, type LedgerDecision } from '../pipeline/records/decisionRecord.ts'
+import { OUTCOMES_JOURNAL, type LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
+import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../pipeline/topics.ts'
 import { EngineError } from './EngineError.ts'
+import { LedgerBus, type ResolutionEvent } from './LedgerBus.ts'
 import { LedgerIndex } from './LedgerIndex.ts'
 
 const log = childLogger('decision-ledger')
 
-/** Bytes of record values per send: well under Kafka's default 1 MiB message.max.bytes. */
-const SEND_BYTES = 256 * 1024
-
 export interface DecisionLedgerOptions {
   log: EventLog
   names?: TopicNames
-  /** Partitions when this call creates the topics (default SVC_PARTITIONS or 3, as the pipeline). */
+  /** Partitions when this call creates the topics (default DEFAULT_PARTITIONS, as the pipeline). */
   partitions?: number
-  /** Consumer group of the index follower (never commits; default 'svc.ledger-index'). */
+  /** Consumer group prefix of the index followers (they never commit; default 'svc.ledger-index'). */
   groupId?: string
-  /** How long open() waits for the follower to reach the end offsets it saw (default 120 s). */
+  /** How long open() waits for the followers to reach the end offsets they saw (default 120 s). */
   catchUpTimeoutMs?: number
 }
 
 export class DecisionLedger {
   readonly index = new LedgerIndex()
   readonly names: TopicNames
+  /** What entered the ledger: decisions (the resolvers start clocks) and resolutions (the outcome bus). */
+  readonly bus: LedgerBus
   private stagedDecisions = new Map<string, LedgerDecision>()
   private stagedOutcomes = new Map<string, LedgerOutcome>()
   private chain: Promise<void> = Promise.resolve()
-  private readonly positions = new Map<string, number>()
-  private followerError: Error | undefined
-  /** Called for each decision another writer appended (first seen on the topic, not through this ledger). */
-  onFollowed: ((d: LedgerDecision) => void) | undefined
+  private followers: JournalFollower[] = []
   private closed = false
 
   private constructor(
-    private readonly eventLog: EventLog,
+    readonly decisions: Journal<typeof DECISIONS.schema>,
+    readonly outcomes: Journal<typeof OUTCOMES_JOURNAL.schema>,
     names: TopicNames,
-    private readonly producer: LogProducer,
-    private readonly consumer: LogConsumer,
   ) {
     this.names = names
+    this.bus = new LedgerBus({
+      decisions: () => this.index.allDecisions(),
+      resolutions: () => this.resolutionsSoFar(),
+    })
   }
 
   static async open(options: DecisionLedgerOptions): Promise<DecisionLedger> {
     const names = options.names ?? topicNames()
-    await options.log.ensureTopics(topicSpecs(names, options.partitions ?? Number(process.env.SVC_PARTITIONS ?? 3)))
-    const ends = { [names.decisions]: await options.log.endOffsets(names.decisions), [names.outcomes]: await options.log.endOffsets(names.outcomes) }
-    const producer = await options.log.createProducer()
-    const consumer = await options.log.createConsumer({ groupId: options.groupId ?? 'svc.ledger-index', topics: [names.decisions, names.outcomes], fromBeginning: true })
-    const ledger = new DecisionLedger(options.log, names, producer, consumer)
-    consumer.run((batch) => ledger.follow(batch)).catch((err: unknown) => {
-      ledger.followerError = err instanceof Error ? err : new Error(String(err))
-      log.error({ err }, 'ledger follower stopped')
-    })
-    const deadline = Date.now() + (options.catchUpTimeoutMs ?? 120_000)
-    for (;;) {
-      const behind = Object.entries(ends).some(([topic, e]) => e.some((end, p) => end > 0 && (ledger.positions.get(`${topic}/${p}`) ?? 0) < end))
-      if (!behind) break
-      if (ledger.followerError) throw ledger.followerError
-      if (Date.now() > deadline) {
-        await ledger.close()
-        throw new EngineError('ENGINE_CLOSED', 'the ledger index did not catch up with the decisions/outcomes topics in time')
-      }
-      await sleep(10)
+    const partitions = options.partitions ?? DEFAULT_PARTITIONS
+    const decisions = await Journal.open({ log: options.log, def: DECISIONS, topic: names.decisions, partitions })
+    const outcomes = await Journal.open({ log: options.log, def: OUTCOMES_JOURNAL, topic: names.outcomes, partitions })
+    const ledger = new DecisionLedger(decisions, outcomes, names)
+    const groupId = options.groupId ?? 'svc.ledger-index'
+    const catchUp = { catchUpTimeoutMs: options.catchUpTimeoutMs ?? 120_000 }
+    try {
+      ledger.followers.push(
+        await decisions.follow(`${groupId}.decisions`, (d) => ledger.followed(d), {
+          ...catchUp,
+          onInvalid: (err, r) => log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, 'undecodable decision ignored by the index'),
+        }),
+        await outcomes.follow(`${groupId}.outcomes`, (o) => ledger.followedOutcome(o), {
+          ...catchUp,
+          onInvalid: (err, r) => log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, 'undecodable outcome ignored by the index'),
+        }),
+      )
+    } catch (err) {
+      await ledger.close()
+      throw err instanceof EngineError ? err : new EngineError('ENGINE_CLOSED', `the ledger index did not catch up with the decisions/outcomes topics: ${(err as Error).message}`)
     }
     log.info({ ...ledger.index.size, conflicts: ledger.index.conflicts }, 'ledger index rebuilt from the log')
     return ledger
   }
 
-  private async follow(batch: ConsumedBatch): Promise<void> {
-    for (const r of batch.records) {
-      try {
-        let result
-        if (batch.topic === this.names.decisions) {
-          const d = decodeDecision(r.value)
-          result = this.index.addDecision(d)
-          if (result === 'added') this.onFollowed?.(d)
-        } else result = this.index.addOutcome(decodeOutcome(r.value))
-        if (result === 'conflict') log.warn({ topic: r.topic, partition: r.partition, offset: r.offset }, 'record conflicts with a recorded one; the first is kept')
-      } catch (err) {
-        log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: (err as Error).message }, 'undecodable ledger record ignored by the index')
-      }
-      this.positions.set(`${batch.topic}/${batch.partition}`, r.offset + 1)
+  /** A decision read from the decisions topic (written by this process or another writer). */
+  private followed(d: LedgerDecision): void {
+    const result = this.index.addDecision(d)
+    if (result === 'added') this.bus.decisions.publish(d)
+    else if (result === 'conflict') log.warn({ decision_id: d.decision_id }, 'decision conflicts with a recorded one; the first is kept')
+  }
+
+  private followedOutcome(o: LedgerOutcome): void {
+    const result = this.index.addOutcome(o)
+    if (result === 'added') this.publishResolution(o)
+    else if (result === 'conflict') log.warn({ decision_id: o.decision_id }, 'outcome conflicts with a recorded one; the first is kept')
+  }
+
+  private publishResolution(o: LedgerOutcome): void {
+    const d = this.index.decision(o.decision_id)
+    // An outcome can arrive from another writer before its decision; its resolution is published once both are here.
+    if (d) this.bus.resolutions.publish({ decision: d, outcome: o })
+  }
+
+  private *resolutionsSoFar(): Iterable<ResolutionEvent> {
+    for (const o of this.index.outcomesInOrder()) {
+      const d = this.index.decision(o.decision_id)
+      if (d) yield { decision: d, outcome: o }
     }
   }
 
@@ -113,21 +125,27 @@ export class DecisionLedger {
     return this.index.outcome(decisionId) !== null || this.stagedOutcomes.has(decisionId)
   }
 
+  /** A recorded or staged decision with this id and other content: refused, the ledger keeps the first. */
+  private checkNew(d: LedgerDecision): LedgerDecision | null {
+    const have = this.findDecision(d.decision_id)
+    if (!have) return null
+    if (canonicalJson(have) !== canonicalJson(d)) {
+      throw new EngineError('LEDGER_CONFLICT', `decision ${d.decision_id} is already recorded with other content; the ledger keeps the first`, { reason: 'decision_id_recorded' })
+    }
+    return have
+  }
+
   /**
    * Stages a decision for the next flush. An id already recorded or staged re-serves that record (isNew false) when
    * the content is identical, and throws LEDGER_CONFLICT when it differs: a recorded row is never replaced.
    */
   stageDecision(d: LedgerDecision): { record: LedgerDecision; isNew: boolean } {
     this.assertOpen()
-    const have = this.findDecision(d.decision_id)
-    if (have) {
-      if (canonicalJson(have) !== canonicalJson(d)) {
-        throw new EngineError('LEDGER_CONFLICT', `decision ${d.decision_id} is already recorded with other content; the ledger keeps the first`, { reason: 'decision_id_recorded' })
-      }
-      return { record: have, isNew: false }
-    }
-    encodeDecision(d) // validates before it can reach the log
+    const have = this.checkNew(d)
+    if (have) return { record: have, isNew: false }
+    DECISIONS.check(d) // validates before it can reach the log
     this.stagedDecisions.set(d.decision_id, d)
+    this.bus.decisions.publish(d)
     return { record: d, isNew: true }
   }
 
@@ -141,53 +159,39 @@ export class DecisionLedger {
       return { record: have, isNew: false }
     }
     if (!this.findDecision(o.decision_id)) throw new EngineError('LEDGER_CONFLICT', `outcome for unknown decision ${o.decision_id}`, { reason: 'unknown_decision' })
-    encodeOutcome(o)
+    OUTCOMES_JOURNAL.check(o)
     this.stagedOutcomes.set(o.decision_id, o)
     return { record: o, isNew: true }
   }
 
   /**
-   * Appends everything staged (decisions first), then makes it visible to reads. Serialised; what a failed send left
-   * staged goes out on the next call. Sends are cut at SEND_BYTES so no request exceeds a broker's message limit.
+   * Appends everything staged (decisions first), then makes it visible to reads. Serialised; what a failed append left
+   * staged goes out on the next call.
    */
   flush(): Promise<void> {
     const next = this.chain.then(async () => {
-      for (const d of await this.sendChunks(this.names.decisions, this.stagedDecisions, (d) => ({ key: decisionKey(d), value: encodeDecision(d), timestamp: Date.parse(d.created_at) }))) {
-        this.index.addDecision(d)
+      const decisions = [...this.stagedDecisions.values()]
+      if (decisions.length > 0) {
+        await this.decisions.append(decisions)
+        for (const d of decisions) {
+          this.stagedDecisions.delete(d.decision_id)
+          this.index.addDecision(d)
+        }
       }
-      for (const o of await this.sendChunks(this.names.outcomes, this.stagedOutcomes, (o) => ({ key: o.decision_id, value: encodeOutcome(o), timestamp: Date.parse(o.resolved_at) }))) {
-        this.index.addOutcome(o)
+      const outcomes = [...this.stagedOutcomes.values()]
+      if (outcomes.length > 0) {
+        await this.outcomes.append(outcomes)
+        for (const o of outcomes) {
+          this.stagedOutcomes.delete(o.decision_id)
+          if (this.index.addOutcome(o) === 'added') this.publishResolution(o)
+        }
       }
     })
     this.chain = next.catch(() => undefined)
     return next
   }
 
-  private async sendChunks<T>(topic: string, staged: Map<string, T>, toRecord: (x: T) => LogRecord): Promise<T[]> {
-    const sent: T[] = []
-    let chunk: { id: string; item: T; record: LogRecord }[] = []
-    let bytes = 0
-    const send = async () => {
-      if (chunk.length === 0) return
-      await this.producer.send(topic, chunk.map((c) => c.record))
-      for (const c of chunk) {
-        staged.delete(c.id)
-        sent.push(c.item)
-      }
-      chunk = []
-      bytes = 0
-    }
-    for (const [id, item] of [...staged]) {
-      const record = toRecord(item)
-      if (bytes + record.value.length > SEND_BYTES) await send()
-      chunk.push({ id, item, record })
-      bytes += record.value.length + record.key.length
-    }
-    await send()
-    return sent
-  }
-
-  /** Stages and flushes one decision: the acknowledged write of an API call. */
+  /** Stages and flushes one decision: the acknowledged write of an unpaid caller. */
   async appendDecision(d: LedgerDecision): Promise<{ record: LedgerDecision; isNew: boolean }> {
     const staged = this.stageDecision(d)
     await this.flush()
@@ -199,7 +203,7 @@ export class DecisionLedger {
   }
 
   get failed(): Error | undefined {
-    return this.followerError
+    return this.followers.find((f) => f.failed)?.failed
   }
 
   private assertOpen(): void {
@@ -207,14 +211,15 @@ export class DecisionLedger {
   }
 
   get log(): EventLog {
-    return this.eventLog
+    return this.decisions.log
   }
 
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     await this.chain
-    await this.consumer.stop().catch((err: unknown) => log.warn({ err }, 'stopping the ledger follower failed'))
-    await this.producer.close()
+    for (const f of this.followers) await f.stop().catch((err: unknown) => log.warn({ err }, 'stopping a ledger follower failed'))
+    await this.decisions.close()
+    await this.outcomes.close()
   }
 }

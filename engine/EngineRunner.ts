@@ -40,6 +40,7 @@ import { EngineError } from './EngineError.ts'
 import { FitStore } from './FitStore.ts'
 import { ResolutionEngine } from './ResolutionEngine.ts'
 import { AccountResolver } from './AccountResolver.ts'
+import type { Subscription } from './LedgerBus.ts'
 import type { WalletProvider } from '../ingest/wallet/WalletProvider.ts'
 
 const log = childLogger('engine-runner')
@@ -115,6 +116,7 @@ export class EngineRunner {
   private readonly processed = new Map<number, number>()
   private readonly fittedAssets: string[] = []
   private fitWrites: Promise<void>[] = []
+  private clocks: Subscription | null = null
   private consumer: LogConsumer | undefined
   private running: Promise<void> | undefined
   private failure: Error | undefined
@@ -136,7 +138,6 @@ export class EngineRunner {
       clock: options.clock ?? null,
       walletProvider: options.walletProvider ?? null,
       accountClock: options.accountClock ?? null,
-      onRecorded: (d) => this.register(d),
     })
     this.accountResolver = new AccountResolver({ ledger, provider: options.walletProvider ?? null, clock: { now: () => this.engine.accountNow() ?? -Infinity } })
   }
@@ -176,9 +177,9 @@ export class EngineRunner {
     try {
       const fits = await FitStore.open(options.dataDir === null ? null : join(options.dataDir, 'fits'))
       runner = new EngineRunner({ ...options, cadence: options.cadence ?? true, trainDays: options.trainDays ?? 30 }, names, ledger, fits)
-      for (const d of ledger.index.unresolvedClaims()) runner.register(d)
-      // Decisions other writers append later are clocks too; they resolve at the next tick of their asset past the grace.
-      ledger.onFollowed = (d) => runner.register(d)
+      // Every decision in the ledger, then each new one (this engine's, or another writer's), starts its clock: a
+      // synchronous subscriber, so a clock staged in a tick is tracked before the next tick is folded in.
+      runner.clocks = ledger.bus.decisions.subscribe('engine-runner.clocks', (d) => runner.register(d))
       runner.consumer = await eventLog.createConsumer({ groupId, topics: [names.ticks], fromBeginning: true })
     } catch (err) {
       await ledger.close()
@@ -311,6 +312,7 @@ export class EngineRunner {
   private closing: Promise<void> | null = null
 
   private async closeOnce(): Promise<void> {
+    this.clocks?.unsubscribe()
     await this.accountResolver.close()
     await this.consumer?.stop()
     await this.running?.catch(() => undefined)

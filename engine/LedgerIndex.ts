@@ -119,4 +119,9 @@ export class LedgerIndex {
   *allDecisions(): IterableIterator<LedgerDecision> {
     yield* this.decisions.values()
   }
+
+  /** Outcomes in the order the index learned them. */
+  *outcomesInOrder(): IterableIterator<LedgerOutcome> {
+    yield* this.outcomes.values()
+  }
 }

@@ -1,4 +1,7 @@
-/** Topic names and partition counts; every name is configurable (SVC_TOPIC_<NAME>, SVC_PARTITIONS). */
+/**
+ * Topic names and partition counts. Every name is configurable (app/config.ts: SVC_TOPIC_<NAME>, SVC_PARTITIONS);
+ * library code takes the names it is given, or these defaults.
+ */
 import type { TopicSpec } from './log/EventLog.ts'
 
 export interface TopicNames {
@@ -8,15 +11,21 @@ export interface TopicNames {
   draws: string
 }
 
-export function topicNames(env: NodeJS.ProcessEnv = process.env): TopicNames {
-  return {
-    ticks: env.SVC_TOPIC_TICKS ?? 'venue.ticks',
-    decisions: env.SVC_TOPIC_DECISIONS ?? 'decisions',
-    outcomes: env.SVC_TOPIC_OUTCOMES ?? 'outcomes',
-    draws: env.SVC_TOPIC_DRAWS ?? 'billing.draws',
-  }
+export const DEFAULT_TOPIC_NAMES: Readonly<TopicNames> = Object.freeze({
+  ticks: 'venue.ticks',
+  decisions: 'decisions',
+  outcomes: 'outcomes',
+  draws: 'billing.draws',
+})
+
+/** Partitions per topic when the service creates one. */
+export const DEFAULT_PARTITIONS = 3
+
+/** The default names, with any given ones in their place. */
+export function topicNames(overrides: Partial<TopicNames> = {}): TopicNames {
+  return { ...DEFAULT_TOPIC_NAMES, ...overrides }
 }
 
-export function topicSpecs(names: TopicNames = topicNames(), partitions = Number(process.env.SVC_PARTITIONS ?? 3)): TopicSpec[] {
+export function topicSpecs(names: TopicNames = topicNames(), partitions = DEFAULT_PARTITIONS): TopicSpec[] {
   return Object.values(names).map((name) => ({ name, partitions }))
 }

@@ -1,15 +1,6 @@
--- The billing draws journal sealed from the billing.draws topic (pipeline/sinks/drawsTable.ts), the source of truth
--- for credit balances. Storage: ${DATA_DIR}/parquet/billing.draws/date=YYYY-MM-DD/asset=%2A/...
+-- Views over the billing draws journal (billing_draw_rows: sql/002_journals.sql, generated from pipeline/records/drawRecord.ts),
+-- the source of truth for credit balances. Storage: ${DATA_DIR}/parquet/billing.draws/date=YYYY-MM-DD/asset=%2A/...
 -- Append-only: a reversal is a new refund row with the debit's ref and lot_id; reversed_at is derived here.
-
-CREATE OR REPLACE VIEW billing_draw_rows AS
-SELECT id, payer, kind, amount, reason, ref, lot_id, created_at, expires_at, date, log_partition, log_offset
-FROM read_parquet(
-  '${DATA_DIR}/parquet/billing.draws/**/*.parquet',
-  hive_partitioning = true,
-  union_by_name = true,
-  hive_types = {'date': DATE, 'asset': VARCHAR}
-);
 
 -- The spec's draws: debit (amount < 0), credit, refund; answer receipts are left out.
 CREATE OR REPLACE VIEW billing_draws AS

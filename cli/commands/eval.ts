@@ -7,6 +7,7 @@ import { open } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { UsageError, type Command } from '../Command.ts'
 import { startProgress } from '../../common/progress.ts'
+import { progressSettings } from '../environment.ts'
 import { readTape } from '../../ingest/TapeReader.ts'
 import { importFiles } from '../../ingest/importers/index.ts'
 import { tickTime, type Tick } from '../../ingest/Tick.ts'
@@ -134,7 +135,7 @@ export const command: Command = {
     }
     const ticks = await loadTicks(tapes)
     if (ticks.length === 0) throw new UsageError('the tapes hold no records')
-    const progress = startProgress('eval', ticks.length, 'ticks')
+    const progress = startProgress('eval', ticks.length, 'ticks', progressSettings())
     const { samples, stats } = buildDataset(ticks, questions, (n) => progress.update(n))
     progress.update(ticks.length)
     progress.stop()

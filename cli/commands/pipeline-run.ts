@@ -7,6 +7,8 @@ import { resolve } from 'node:path'
 import { UsageError, type Command } from '../Command.ts'
 import { startProgress } from '../../common/progress.ts'
 import { openEventLog } from '../../pipeline/log/openEventLog.ts'
+import { eventLogOf, progressOf, topicNamesOf } from '../../app/config.ts'
+import { environment } from '../environment.ts'
 import { Pipeline } from '../../pipeline/Pipeline.ts'
 import { Catalog } from '../../sql/Catalog.ts'
 
@@ -44,17 +46,17 @@ export const command: Command = {
     if (!Number.isFinite(speed) || speed < 0) throw new UsageError(`--speed must be a number >= 0, got '${values.speed}'`)
     const partitions = values.partitions ? Number(values.partitions) : undefined
     if (partitions !== undefined && !(Number.isInteger(partitions) && partitions > 0)) throw new UsageError('--partitions must be a positive integer')
-    const dataDir = resolve(values['data-dir'] ?? process.env.SVC_DATA_DIR ?? 'data')
-    const env = { ...process.env, SVC_DATA_DIR: dataDir, ...(values.log ? { SVC_LOG: values.log } : {}) }
+    const config = environment({ SVC_DATA_DIR: values['data-dir'], SVC_LOG: values.log, SVC_PARTITIONS: values.partitions })
+    const dataDir = resolve(config.SVC_DATA_DIR)
 
     await Catalog.apply(dataDir)
-    const eventLog = await openEventLog(env)
-    const pipeline = await Pipeline.start({ dataDir, log: eventLog, ...(partitions ? { partitions } : {}) })
+    const eventLog = await openEventLog(eventLogOf(config))
+    const pipeline = await Pipeline.start({ dataDir, log: eventLog, names: topicNamesOf(config), partitions: partitions ?? config.SVC_PARTITIONS })
     const abort = new AbortController()
     const onSignal = () => abort.abort()
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
-    const progress = startProgress('pipeline run', 0, 'records')
+    const progress = startProgress('pipeline run', 0, 'records', progressOf(config))
     try {
       const result = await pipeline.replay({
         tape: resolve(values.tape),

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util'
 import { once } from 'node:events'
 import { UsageError, type Command } from '../Command.ts'
 import { startProgress } from '../../common/progress.ts'
+import { progressSettings } from '../environment.ts'
 import { openTapeStream } from '../../ingest/TapeReader.ts'
 import { Replay } from '../../ingest/Replay.ts'
 
@@ -63,7 +64,7 @@ export const command: Command = {
     process.stdout.on('error', onStdoutError)
 
     const total = await countLines(values.tape)
-    const progress = startProgress('replay', total, 'records')
+    const progress = startProgress('replay', total, 'records', progressSettings())
     const replay = new Replay({
       tape: values.tape,
       speed: Number(values.speed),

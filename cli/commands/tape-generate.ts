@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util'
 import { UsageError, type Command } from '../Command.ts'
 import { startProgress } from '../../common/progress.ts'
+import { progressSettings } from '../environment.ts'
 import { DEFAULT_START, SyntheticMarket } from '../../ingest/SyntheticMarket.ts'
 import { TapeWriter } from '../../ingest/TapeWriter.ts'
 
@@ -56,7 +57,7 @@ export const command: Command = {
     }
 
     const writer = TapeWriter.open(values.out)
-    const progress = startProgress('tape generate', market.minutes, 'minutes')
+    const progress = startProgress('tape generate', market.minutes, 'minutes', progressSettings())
     // A closed pipe (`| head`) ends the run quietly: the reader has all it asked for.
     const onStdoutError = (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPIPE') throw err

@@ -9,6 +9,7 @@ import { UsageError, type Command } from '../Command.ts'
 import { IMPORTERS, ImportError, importerById, importFiles } from '../../ingest/importers/index.ts'
 import { TapeWriter } from '../../ingest/TapeWriter.ts'
 import { startProgress } from '../../common/progress.ts'
+import { progressSettings } from '../environment.ts'
 import { childLogger } from '../../common/logger.ts'
 
 const log = childLogger('tape-import')
@@ -64,7 +65,7 @@ export const command: Command = {
     if (toStdout) process.stdout.on('error', onStdoutError)
 
     const label = `tape import ${positionals.length === 1 ? basename(positionals[0]!) : `${positionals.length} files`}`
-    const progress = startProgress(label, result.ticks.length)
+    const progress = startProgress(label, result.ticks.length, 'records', progressSettings())
     const writer = TapeWriter.open(values.out)
     try {
       for (const [i, tick] of result.ticks.entries()) {

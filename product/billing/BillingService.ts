@@ -2,19 +2,21 @@
  * The billing part of the service: free allowance, balances and lots, the draws journal, credit purchases, operator
  * grants and reversals, the rate lock and the surge meter, all over one CreditLedger (rebuilt from the draws journal).
  *
- *   const billing = await BillingService.open({ log, clock, opsToken: process.env.SVC_OPS_TOKEN ?? null })
+ *   const billing = await BillingService.open({ log, clock, opsToken })   // opsToken: SVC_OPS_TOKEN (app/config.ts)
  *   Server.start({ ..., services: { billing, paymentGate: new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo) }) } })
  *   await billing.close()
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
+import { topicNames } from '../../pipeline/topics.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { Billing } from './Billing.ts'
 import type { Clock } from '../../common/Clock.ts'
 import { atomicToUsd, CREDIT_TO_USD, LADDER_STEP, PACKS, PLANS, priceOf, type PackId, type PlanId, type Price } from './pricing.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
-import { CreditLedger, DAY_MS, SCOUT_CREDITS, type DrawView, type LotView } from './CreditLedger.ts'
-import { DrawsJournal } from './DrawsJournal.ts'
+import { CreditLedger, DAY_MS, SCOUT_CREDITS, type DrawsJournal, type DrawView, type LotView } from './CreditLedger.ts'
+import { Journal } from '../../pipeline/journal/Journal.ts'
+import { DRAWS } from '../../pipeline/records/drawRecord.ts'
 
 export const OPS_HEADER = 'x-svc-ops'
 /** Spec (Limits): "Rate lock | 12 months; fee at current rung spot plus 20% premium". */
@@ -32,6 +34,8 @@ export interface BillingServiceOptions {
   opsToken: string | null
   /** Draws topic; default pipeline/topics.ts. */
   topic?: string
+  /** Partitions when the draws topic is created here. */
+  partitions?: number
 }
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest()
@@ -50,7 +54,7 @@ export class BillingService implements Billing {
   }
 
   static async open(options: BillingServiceOptions): Promise<BillingService> {
-    const journal = await DrawsJournal.open(options.log, options.topic ? { topic: options.topic } : {})
+    const journal = await Journal.open({ log: options.log, def: DRAWS, topic: options.topic ?? topicNames().draws, ...(options.partitions ? { partitions: options.partitions } : {}) })
     const ledger = await CreditLedger.open(journal, options.clock)
     return new BillingService(ledger, journal, options.clock, options.opsToken)
   }

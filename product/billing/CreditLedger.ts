@@ -26,7 +26,11 @@ import { ServiceError } from '../../common/ServiceError.ts'
 import type { Clock } from '../../common/Clock.ts'
 import { JUDGMENT_FLOOR_CREDITS } from './pricing.ts'
 import { questionById } from '../../models/questions/index.ts'
-import { newDrawId, type DrawRow, type DrawsJournal } from './DrawsJournal.ts'
+import type { Journal } from '../../pipeline/journal/Journal.ts'
+import { newDrawId, type DRAW_RECORD_SCHEMA, type DrawRow } from '../../pipeline/records/drawRecord.ts'
+
+/** The credit draws journal on the event log (pipeline/records/drawRecord.ts). */
+export type DrawsJournal = Journal<typeof DRAW_RECORD_SCHEMA>
 
 export const SCOUT_QUESTIONS = 3
 export const SCOUT_CREDITS_PER_QUESTION = JUDGMENT_FLOOR_CREDITS

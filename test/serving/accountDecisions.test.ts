@@ -18,7 +18,8 @@ import { S11_risk } from '../../models/questions/S11_risk.ts'
 import { topicNames, topicSpecs } from '../../pipeline/topics.ts'
 import { EngineServices } from '../../engine/EngineServices.ts'
 import { ProviderHealth } from '../../product/platform/ProviderHealth.ts'
-import { openWalletWiring, walletWiringFromEnv } from '../../app/walletWiring.ts'
+import { openWalletWiring, walletWiringOf } from '../../app/walletWiring.ts'
+import { loadConfig } from '../../app/config.ts'
 import type { WalletProvider } from '../../ingest/wallet/WalletProvider.ts'
 import { DECISION_RECORD } from '../../engine/schemas.ts'
 import { withReplayServer } from '../helpers/HyperliquidReplayServer.ts'
@@ -57,7 +58,7 @@ t.test('recorded venue wallets: refusals recorded with the v2 texts, replayable;
   const replay = await withReplayServer(t, { unrecordedUsers: 'empty_account' })
   const providers = new ProviderHealth()
   t.teardown(() => providers.close())
-  const wiring = openWalletWiring(walletWiringFromEnv({ SVC_WALLET_PROVIDER: 'hyperliquid', SVC_HL_BASE_URL: replay.baseUrl }), { providers, clock: { now: () => FILLS_AT } })
+  const wiring = openWalletWiring(walletWiringOf(loadConfig({ SVC_WALLET_PROVIDER: 'hyperliquid', SVC_HL_BASE_URL: replay.baseUrl })), { providers, clock: { now: () => FILLS_AT } })
   t.match(providers.list(), [{ slug: 'wallet-provider', kind: 'wallet', status: 'degraded', error_class: 'NOT_YET_CHECKED', critical: false }], 'registered when wired')
   const { call, gate, rows } = await stack(t, { provider: wiring.provider, now: FILLS_AT, wallets: wiring.services, providers })
 
@@ -137,9 +138,9 @@ t.test('simulated wallet histories with a pooled fit: claims read wallet_state:<
 })
 
 t.test('no wallet provider: PROVIDER_DOWN for account decisions, wallet and risk routes unwired, signals say why', async (t) => {
-  const wiring = openWalletWiring(walletWiringFromEnv({}), { providers: new ProviderHealth(), clock: { now: () => END } })
+  const wiring = openWalletWiring(walletWiringOf(loadConfig({})), { providers: new ProviderHealth(), clock: { now: () => END } })
   t.same([wiring.provider, wiring.accountClock, wiring.services], [null, null, {}], 'default none')
-  t.throws(() => walletWiringFromEnv({ SVC_WALLET_PROVIDER: 'etherscan' }), /options\/provider/)
+  t.throws(() => loadConfig({ SVC_WALLET_PROVIDER: 'etherscan' }), /environment\/SVC_WALLET_PROVIDER/)
   const { call, rows, gate } = await stack(t, { provider: wiring.provider, now: END, wallets: wiring.services })
   const res = await call('POST', '/v1/decisions', { asset: 'BTC', question_id: 'S10_wallet_flow', subject: FILLS_USER })
   t.match(res, { status: 503, body: { error: { code: 'PROVIDER_DOWN', detail: { reason: 'WALLET_PROVIDER_UNWIRED' } } } })

@@ -13,8 +13,7 @@ import t from 'tap'
 import { readdir, readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { ParquetSink } from '../../pipeline/sinks/ParquetSink.ts'
-import { decisionsTable } from '../../pipeline/sinks/decisionsTable.ts'
-import { decisionKey, encodeDecision, type LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
+import { DECISIONS, decisionKey, encodeDecision, type LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import { Catalog, SQL_DIR, sqlFiles, withCatalog } from '../../sql/Catalog.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
@@ -100,7 +99,7 @@ t.test('a conflicting record that reaches the log is appended, and the decisions
     journal: '{}',
   }
   const second: LedgerDecision = { ...first, probability: 0.9, decision: 'likely', action: 'alert' }
-  const sink = await ParquetSink.open({ dataDir, tables: [decisionsTable('decisions')] })
+  const sink = await ParquetSink.open({ dataDir, tables: [DECISIONS.topicTable('decisions')] })
   const records = [first, second].map((d, i) => ({
     topic: 'decisions',
     partition: 0,

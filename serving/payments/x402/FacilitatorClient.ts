@@ -53,11 +53,6 @@ export class FacilitatorClient {
     this.authHeaders = opts.authHeaders
   }
 
-  /** SVC_FACILITATOR_URL overrides the built-in default. */
-  static fromEnv(env: NodeJS.ProcessEnv = process.env, opts: Omit<FacilitatorClientOptions, 'url'> = {}): FacilitatorClient {
-    return new FacilitatorClient({ ...opts, ...(env.SVC_FACILITATOR_URL ? { url: env.SVC_FACILITATOR_URL } : {}) })
-  }
-
   async verify(paymentPayload: PaymentPayload, paymentRequirements: PaymentRequirements): Promise<VerifyResponse> {
     const body = await this.call('verify', 'POST', { x402Version: 2, paymentPayload, paymentRequirements }, this.verifyTimeoutMs, 'isValid')
     if (typeof body.isValid !== 'boolean') throw new FacilitatorError('protocol', 'verify', 'verify answer has no boolean isValid')

@@ -1,14 +1,17 @@
 /**
  * Ledger records and their sink tables: canonical bytes, validation naming the field path, every record field in the
- * Parquet row, no drift between the TopicTables and sql/002–003, and the SQL question catalog equal to the registry.
+ * Parquet row, no drift between the TopicTables and the generated views (sql/002_journals.sql), and the SQL question catalog equal to the registry.
  */
 import t from 'tap'
 import { canonicalJson } from '../../../common/jcs.ts'
-import { decodeDecision, encodeDecision, validateDecision, DECISION_RECORD_SCHEMA, type LedgerDecision } from '../../../pipeline/records/decisionRecord.ts'
-import { decodeOutcome, encodeOutcome, type LedgerOutcome } from '../../../pipeline/records/outcomeRecord.ts'
+import { DECISIONS, decodeDecision, encodeDecision, validateDecision, DECISION_RECORD_SCHEMA, type LedgerDecision } from '../../../pipeline/records/decisionRecord.ts'
+import { OUTCOMES_JOURNAL, decodeOutcome, encodeOutcome, type LedgerOutcome } from '../../../pipeline/records/outcomeRecord.ts'
+
+const DECISIONS_COLUMNS = DECISIONS.columns
+const OUTCOMES_COLUMNS = OUTCOMES_JOURNAL.columns
+const decisionsTable = (topic: string) => DECISIONS.topicTable(topic)
+const outcomesTable = (topic: string) => OUTCOMES_JOURNAL.topicTable(topic)
 import { ParquetSink } from '../../../pipeline/sinks/ParquetSink.ts'
-import { DECISIONS_COLUMNS, decisionsTable } from '../../../pipeline/sinks/decisionsTable.ts'
-import { OUTCOMES_COLUMNS, outcomesTable } from '../../../pipeline/sinks/outcomesTable.ts'
 import { SINK_COLUMNS } from '../../../pipeline/sinks/TopicTable.ts'
 import { QUESTIONS } from '../../../models/questions/index.ts'
 import { Catalog, withCatalog } from '../../../sql/Catalog.ts'

@@ -9,7 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { EmbeddedLog } from '../../../pipeline/log/EmbeddedLog.ts'
-import { DrawsJournal } from '../../../product/billing/DrawsJournal.ts'
+import { Journal } from '../../../pipeline/journal/Journal.ts'
+import { DRAWS } from '../../../pipeline/records/drawRecord.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 import { OPS_TOKEN } from '../../helpers/serving/billing.ts'
 
@@ -83,7 +84,7 @@ t.test('ACCEPTANCE: SIGKILL during a burst of paid calls: every debit has its an
   await exited(second.proc)
 
   const log = await EmbeddedLog.open(join(dir, 'log'))
-  const journal = await DrawsJournal.open(log)
+  const journal = await Journal.open({ log, def: DRAWS })
   const rows = await journal.readAll()
   await journal.close()
   await log.close() // releases the directory lock for the next start

@@ -5,7 +5,8 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import { DrawsJournal } from '../../../product/billing/DrawsJournal.ts'
+import { Journal } from '../../../pipeline/journal/Journal.ts'
+import { DRAWS } from '../../../pipeline/records/drawRecord.ts'
 import { BillingService } from '../../../product/billing/BillingService.ts'
 import { DAY_MS } from '../../../product/billing/CreditLedger.ts'
 import { RailRouter } from '../../../serving/payments/RailRouter.ts'
@@ -80,7 +81,7 @@ t.test('ACCEPTANCE: 1,000 concurrent paid calls against a balance covering exact
     t.equal(await s.balance(), 0, 'the balance ends at 0')
 
     // The journal, read back from the log, sums to the spend.
-    const journal = await DrawsJournal.open(log)
+    const journal = await Journal.open({ log, def: DRAWS })
     const rows = await journal.readAll()
     await journal.close()
     const debits = rows.filter((r) => r.kind === 'debit')

@@ -4,7 +4,8 @@
  */
 import t from 'tap'
 import { tickTime } from '../../../ingest/Tick.ts'
-import { marketWiringFromEnv, openMarketServices } from '../../../app/openMarketServices.ts'
+import { marketWiringOf, openMarketServices } from '../../../app/openMarketServices.ts'
+import { loadConfig } from '../../../app/config.ts'
 import { errorClassOf, ProviderHealth } from '../../../product/platform/ProviderHealth.ts'
 import { HyperliquidError } from '../../../ingest/hyperliquid/HyperliquidError.ts'
 import { marketFixture, TICKS_TOPIC } from '../../helpers/marketTape.ts'
@@ -84,10 +85,10 @@ t.test('call-tracked status rules and error classes', async (t) => {
 })
 
 t.test('environment: SVC_UNIVERSE and provider URLs are validated naming the field', async (t) => {
-  t.same(marketWiringFromEnv({}), { universe: 'replay' })
-  t.same(marketWiringFromEnv({ SVC_UNIVERSE: 'hyperliquid', SVC_HL_BASE_URL: 'http://127.0.0.1:1', SVC_COINGECKO_URL: 'https://api.coingecko.com/api/v3', SVC_COINGECKO_KEY: 'k' }), {
+  t.same(marketWiringOf(loadConfig({})), { universe: 'replay' })
+  t.same(marketWiringOf(loadConfig({ SVC_UNIVERSE: 'hyperliquid', SVC_HL_BASE_URL: 'http://127.0.0.1:1', SVC_COINGECKO_URL: 'https://api.coingecko.com/api/v3', SVC_COINGECKO_KEY: 'k' })), {
     universe: 'hyperliquid', hlBaseUrl: 'http://127.0.0.1:1', coingeckoUrl: 'https://api.coingecko.com/api/v3', coingeckoKey: 'k',
   })
-  t.throws(() => marketWiringFromEnv({ SVC_UNIVERSE: 'live' }), /\/universe/)
-  t.throws(() => marketWiringFromEnv({ SVC_COINGECKO_URL: 'nope' }), /\/coingeckoUrl/)
+  t.throws(() => loadConfig({ SVC_UNIVERSE: 'live' }), /environment\/SVC_UNIVERSE/)
+  t.throws(() => loadConfig({ SVC_COINGECKO_URL: 'nope' }), /environment\/SVC_COINGECKO_URL/)
 })

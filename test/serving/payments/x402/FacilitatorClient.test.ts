@@ -83,7 +83,7 @@ t.test('a non-2xx that carries a settle answer is that answer; a 2xx without one
 
 t.test('the built-in default and SVC_FACILITATOR_URL', async (t) => {
   t.equal(new FacilitatorClient().url, DEFAULT_FACILITATOR_URL)
-  t.equal(FacilitatorClient.fromEnv({}).url, DEFAULT_FACILITATOR_URL)
-  t.equal(FacilitatorClient.fromEnv({ SVC_FACILITATOR_URL: 'https://facilitator.example/x402/' }).url, 'https://facilitator.example/x402')
+  t.equal(new FacilitatorClient({}).url, DEFAULT_FACILITATOR_URL)
+  t.equal(new FacilitatorClient({ url: 'https://facilitator.example/x402/' }).url, 'https://facilitator.example/x402')
   t.throws(() => new FacilitatorClient({ url: 'ftp://x' }), /http/)
 })

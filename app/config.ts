@@ -1,0 +1,180 @@
+/**
+ * THE configuration schema: every environment variable the service reads, with its type, default and meaning, in one
+ * TypeBox schema. The command line validates the environment against it once, at start; a bad value stops the
+ * process with one line naming the variable (`svc: invalid environment: environment/PORT: must be <= 65535`), never a
+ * stack trace. Nothing else reads process.env (test/layers.test.ts); library code takes these values as options.
+ *
+ * README's environment table is generated from this schema (`svc docs env`) and a test fails when they disagree.
+ */
+import { resolve, join } from 'node:path'
+import { LOG_LEVELS, type LoggingOptions } from '../common/logger.ts'
+import type { ProgressOptions } from '../common/progress.ts'
+import { StringEnum, Type, type Static, type TSchema } from '../common/schema.ts'
+import { compile, describeFieldErrors, fieldErrors, OptionsError, type FieldError } from '../common/validation.ts'
+import type { OpenEventLogOptions } from '../pipeline/log/openEventLog.ts'
+import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../pipeline/topics.ts'
+
+const Url = (description: string) => Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description }))
+
+/**
+ * Every variable. `default` is what an unset (or empty) variable means; `x-unset` says it in words where the default
+ * is not a constant.
+ */
+export const ENV_SCHEMA = Type.Object(
+  {
+    SVC_DATA_DIR: Type.String({ minLength: 1, default: './data', description: 'where the log, Parquet files, fits and `catalog.duckdb` live' }),
+    PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'the port the API listens on (0 picks a free one)' }),
+    HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'the address the API listens on' }),
+    SVC_LOG: StringEnum(['embedded', 'kafka'], { default: 'embedded', description: 'the event log: the embedded file log (one process) or Apache Kafka' }),
+    KAFKA_BROKERS: Type.Optional(
+      Type.String({
+        pattern: '^\\s*[^\\s:,]+:[0-9]{1,5}\\s*(,\\s*[^\\s:,]+:[0-9]{1,5}\\s*)*$',
+        description: 'comma-separated `host:port` list; required with SVC_LOG=kafka',
+      }),
+    ),
+    KAFKA_CLIENT_ID: Type.String({ minLength: 1, default: 'decision-intelligence-service', description: 'Kafka client id' }),
+    KAFKA_TOPIC_PREFIX: Type.String({ pattern: '^[a-zA-Z0-9._-]*$', maxLength: 100, default: '', description: 'prefix of every topic and consumer group on the broker' }),
+    KAFKA_REPLICATION_FACTOR: Type.Integer({ minimum: 1, maximum: 32, default: 1, description: 'replication factor of the topics the service creates' }),
+    SVC_PARTITIONS: Type.Integer({ minimum: 1, maximum: 1024, default: DEFAULT_PARTITIONS, description: 'partitions per topic the service creates' }),
+    SVC_TOPIC_TICKS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().ticks, description: 'topic of venue ticks' }),
+    SVC_TOPIC_DECISIONS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().decisions, description: 'topic of the decision ledger' }),
+    SVC_TOPIC_OUTCOMES: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().outcomes, description: 'topic of resolved outcomes' }),
+    SVC_TOPIC_DRAWS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().draws, description: 'topic of the credit draws journal' }),
+    SVC_TAPE: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'a seeded 45-day tape, generated on first start', description: 'the tape `svc start` replays' })),
+    SVC_REPLAY_SPEED: Type.Number({ minimum: 0, default: 60, description: 'event time per wall time after the warm-up (0: as fast as possible)' }),
+    SVC_TRAIN_DAYS: Type.Number({ exclusiveMinimum: 0, default: 30, description: "days of each asset's first ticks every question is fitted on" }),
+    SVC_TRAIN_UNTIL: Type.Optional(Type.String({ format: 'date-time', description: 'an absolute training cut (ISO instant), instead of SVC_TRAIN_DAYS' })),
+    SVC_PAY_TO: Type.Optional(
+      Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),
+    ),
+    SVC_FACILITATOR_URL: Url('x402 facilitator that verifies and settles payments (default: the built-in one)'),
+    SVC_OPS_TOKEN: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'operator routes answer OPS_UNSET', description: 'operator token for `x-svc-ops` routes (grants, reversals, surge)' })),
+    SVC_BASE_URL: Type.Optional(
+      Type.String({ pattern: '^https?://[^/\\s]+$', 'x-unset': 'http://HOST:PORT', description: 'public base URL in discovery documents and x402 resource URLs' }),
+    ),
+    SVC_DOCS_URL: Url('human documentation; `/docs` redirects there (else to /openapi.json)'),
+    SVC_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 64 * 1024, description: 'request body limit' }),
+    SVC_TRUST_PROXY: Type.Boolean({ default: false, description: 'trust `x-forwarded-for` for the client address (only behind a proxy you run)' }),
+    SVC_UNIVERSE: StringEnum(['replay', 'hyperliquid'], { default: 'replay', description: 'where the venue universe comes from: the replayed ticks or live Hyperliquid' }),
+    SVC_HL_BASE_URL: Url('Hyperliquid API base URL (default the public API)'),
+    SVC_COINGECKO_URL: Type.Optional(
+      Type.String({ pattern: '^https?://[^\\s]+$', 'x-unset': 'no market-cap source: /v1/marketcap answers PROVIDER_DOWN', description: 'CoinGecko API base URL for the market-cap list' }),
+    ),
+    SVC_COINGECKO_KEY: Type.Optional(Type.String({ minLength: 1, description: 'CoinGecko API key (sent in the demo or pro key header)' })),
+    SVC_COINGECKO_KEY_HEADER: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9-]+$', description: 'CoinGecko key header (default: demo or pro by URL)' })),
+    SVC_WALLET_PROVIDER: StringEnum(['hyperliquid', 'none'], {
+      default: 'none',
+      description: 'wallet data for the wallet and risk routes and S09..S11 (none: those answer PROVIDER_DOWN)',
+    }),
+    LOG_LEVEL: StringEnum(LOG_LEVELS, { default: 'info', description: 'pino log level' }),
+    LOG_FORMAT: StringEnum(['pretty', 'json'], { default: 'pretty', description: 'pretty on a TTY, else JSON lines; `json` forces JSON lines' }),
+    SVC_PROGRESS_MS: Type.Integer({ minimum: 1, default: 5000, description: 'how often long jobs print a progress line when not on a TTY' }),
+    CI: Type.Boolean({ default: false, description: 'set by CI: progress prints lines, never a bar' }),
+  },
+  {
+    additionalProperties: true,
+    if: { required: ['SVC_LOG'], properties: { SVC_LOG: { const: 'kafka' } } },
+    then: { required: ['KAFKA_BROKERS'] },
+  },
+)
+
+export type AppConfig = Static<typeof ENV_SCHEMA>
+export const ENV_VARIABLES = Object.keys(ENV_SCHEMA.properties) as Array<keyof AppConfig>
+
+/** The environment variables of one schema (the whole one, or a part picked for a light command). */
+function readEnv(schema: TSchema & { properties: Record<string, TSchema> }, env: Readonly<Record<string, string | undefined>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [name, s] of Object.entries(schema.properties)) {
+    const raw = env[name]
+    // An empty variable is an unset one (`SVC_PAY_TO= npm start`).
+    if (raw === undefined || raw === '') continue
+    const type = (s as { type?: string }).type
+    if ((type === 'integer' || type === 'number') && /^\s*-?\d+(\.\d+)?([eE][-+]?\d+)?\s*$/.test(raw)) out[name] = Number(raw)
+    else if (type === 'boolean' && /^(1|0|true|false)$/i.test(raw)) out[name] = raw === '1' || raw.toLowerCase() === 'true'
+    else out[name] = raw
+  }
+  return out
+}
+
+/** Validates the environment; throws an OptionsError naming every bad variable (`environment/<NAME>: ...`). */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): AppConfig {
+  const value = readEnv(ENV_SCHEMA, env)
+  const validate = compile<AppConfig>(ENV_SCHEMA)
+  if (!validate(value)) throw new OptionsError('environment', fieldErrors(validate))
+  return value
+}
+
+/** Some variables only, validated by the same schema (a light command checks what it reads). */
+function pick<K extends keyof AppConfig>(env: Readonly<Record<string, string | undefined>>, names: K[]): Pick<AppConfig, K> {
+  const schema = Type.Pick(ENV_SCHEMA, names)
+  const value = readEnv(schema, env)
+  const validate = compile<Pick<AppConfig, K>>(schema)
+  if (!validate(value)) throw new OptionsError('environment', fieldErrors(validate))
+  return value
+}
+
+/** The logging part only: every command configures logging before it loads the modules that log. */
+export function loggingFromEnv(env: Readonly<Record<string, string | undefined>>): LoggingOptions {
+  const c = pick(env, ['LOG_LEVEL', 'LOG_FORMAT'])
+  return { level: c.LOG_LEVEL, format: c.LOG_FORMAT }
+}
+
+export function progressOf(c: Pick<AppConfig, 'SVC_PROGRESS_MS' | 'CI'>): ProgressOptions {
+  return { everyMs: c.SVC_PROGRESS_MS, plain: c.CI }
+}
+
+/** The progress part only (light commands that need nothing else of the environment). */
+export function progressFromEnv(env: Readonly<Record<string, string | undefined>>): ProgressOptions {
+  return progressOf(pick(env, ['SVC_PROGRESS_MS', 'CI']))
+}
+
+export function topicNamesOf(c: AppConfig): TopicNames {
+  return { ticks: c.SVC_TOPIC_TICKS, decisions: c.SVC_TOPIC_DECISIONS, outcomes: c.SVC_TOPIC_OUTCOMES, draws: c.SVC_TOPIC_DRAWS }
+}
+
+/** The event log of this configuration: the embedded log under <data dir>/log, or Kafka. */
+export function eventLogOf(c: AppConfig): OpenEventLogOptions {
+  if (c.SVC_LOG === 'kafka') {
+    return {
+      kind: 'kafka',
+      kafka: {
+        brokers: c.KAFKA_BROKERS!.split(',').map((b) => b.trim()),
+        clientId: c.KAFKA_CLIENT_ID,
+        topicPrefix: c.KAFKA_TOPIC_PREFIX,
+        replicationFactor: c.KAFKA_REPLICATION_FACTOR,
+      },
+    }
+  }
+  return { kind: 'embedded', dir: join(resolve(c.SVC_DATA_DIR), 'log') }
+}
+
+/** One line per failure, for the command line. */
+export function configErrorLine(err: OptionsError): string {
+  return `invalid ${err.root}: ${describeFieldErrors(err.root, err.errors)}`
+}
+
+export type { FieldError }
+
+// ---------------------------------------------------------------- README's table
+
+const cell = (s: string) => s.replace(/\|/g, '\\|')
+
+function defaultText(s: Record<string, unknown>): string {
+  if (s['x-unset'] !== undefined) return `unset: ${String(s['x-unset'])}`
+  if (s.default === undefined) return 'unset'
+  if (s.default === '') return '`""`'
+  return `\`${String(s.default)}\``
+}
+
+/** README's environment table, generated from the schema (`svc docs env`). */
+export function renderEnvTable(): string {
+  const rows = Object.entries(ENV_SCHEMA.properties).map(([name, s]) => {
+    const schema = s as unknown as Record<string, unknown>
+    const allowed = Array.isArray(schema.enum) ? ` (${(schema.enum as string[]).map((v) => `\`${v}\``).join(', ')})` : ''
+    return `| \`${name}\` | ${cell(defaultText(schema))} | ${cell(String(schema.description ?? ''))}${allowed} |`
+  })
+  return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n')
+}
+
+export const ENV_TABLE_BEGIN = '<!-- env table: generated from app/config.ts by `svc docs env`; do not edit by hand -->'
+export const ENV_TABLE_END = '<!-- end of env table -->'

@@ -1,0 +1,202 @@
+/**
+ * A journal on the event log: an append-only topic of one record type (JournalDef), its durable writes and its
+ * followers. Every append-only thing of the service is one: the decision ledger, the outcomes, the credit draws.
+ *
+ *   const draws = await Journal.open({ log, def: DRAWS, topic: names.draws, partitions })
+ *   await draws.append([row])                                   // resolves once durable (fsync / acks=all)
+ *   const f = await draws.follow('svc.credits', (row) => ...)   // every record from the beginning, then live
+ *
+ * - Appends are validated and encoded before anything is sent (a bad record never reaches the log) and resolve only
+ *   once durable. Appends arriving while a send is in flight are group-committed into the next send, so concurrent
+ *   callers share round trips (the credits rail appends from up to 64 concurrent requests).
+ * - A follower reads the topic from the beginning with a consumer group that never commits (an in-memory index is
+ *   rebuilt at every start) and resolves once it reached the end offsets the topic had when it was asked to follow;
+ *   records appended later arrive as they are written, by this process or any other.
+ */
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Static, TObject } from '../../common/schema.ts'
+import type { ConsumedRecord, EventLog, LogConsumer, LogProducer, LogRecord } from '../log/EventLog.ts'
+import { DEFAULT_PARTITIONS } from '../topics.ts'
+import type { JournalDef } from './JournalDef.ts'
+
+/** Bytes of record values per send: well under Kafka's default 1 MiB message.max.bytes. */
+const SEND_BYTES = 256 * 1024
+
+export interface JournalOptions<S extends TObject> {
+  log: EventLog
+  def: JournalDef<S>
+  /** Topic name; default the definition's name. */
+  topic?: string
+  /** Partitions when the topic is created here. */
+  partitions?: number
+}
+
+interface PendingAppend {
+  records: LogRecord[]
+  resolve: () => void
+  reject: (err: unknown) => void
+}
+
+/** Where a followed record sat on the log. */
+export interface JournalPosition {
+  partition: number
+  offset: number
+}
+
+export interface JournalFollower {
+  /** The follower's consumer stopped with an error (the index it feeds is no longer current). */
+  readonly failed: Error | undefined
+  stop(): Promise<void>
+}
+
+export class Journal<S extends TObject> {
+  private pending: PendingAppend[] = []
+  private flushing = false
+  private closed = false
+  private readonly followers = new Set<LogConsumer>()
+
+  private constructor(
+    readonly log: EventLog,
+    readonly def: JournalDef<S>,
+    readonly topic: string,
+    private readonly producer: LogProducer,
+  ) {}
+
+  static async open<S extends TObject>(options: JournalOptions<S>): Promise<Journal<S>> {
+    const topic = options.topic ?? options.def.name
+    await options.log.ensureTopics([{ name: topic, partitions: options.partitions ?? DEFAULT_PARTITIONS }])
+    return new Journal(options.log, options.def, topic, await options.log.createProducer())
+  }
+
+  /** Validates and encodes now; throws LedgerRecordError naming the bad field. */
+  toLogRecord(record: Static<S>): LogRecord {
+    return this.def.toLogRecord(record)
+  }
+
+  /** Appends records; resolves once they are durable on the log. Rejects when the send failed (nothing acknowledged). */
+  append(records: readonly Static<S>[]): Promise<void> {
+    if (this.closed) return Promise.reject(new Error(`journal ${this.topic} is closed`))
+    if (records.length === 0) return Promise.resolve()
+    let encoded: LogRecord[]
+    try {
+      encoded = records.map((r) => this.def.toLogRecord(r))
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ records: encoded, resolve, reject })
+      if (!this.flushing) void this.flush()
+    })
+  }
+
+  /** Group commit: everything queued while a send runs goes out in the next one, in at most SEND_BYTES per request. */
+  private async flush(): Promise<void> {
+    this.flushing = true
+    try {
+      while (this.pending.length > 0) {
+        const batch: PendingAppend[] = []
+        let bytes = 0
+        while (this.pending.length > 0) {
+          const next = this.pending[0]!
+          const size = next.records.reduce((n, r) => n + r.value.length + r.key.length, 0)
+          if (batch.length > 0 && bytes + size > SEND_BYTES) break
+          batch.push(this.pending.shift()!)
+          bytes += size
+        }
+        try {
+          await this.producer.send(this.topic, batch.flatMap((p) => p.records))
+          for (const p of batch) p.resolve()
+        } catch (err) {
+          for (const p of batch) p.reject(err)
+        }
+      }
+    } finally {
+      this.flushing = false
+    }
+  }
+
+  /**
+   * Follows the topic from the beginning: `onRecord` gets every record in per-partition order (a record that does not
+   * decode goes to `onInvalid`, never silently dropped from the count). Resolves once the follower reached the end
+   * offsets the topic had when this was called; rejects when it fails first or takes longer than `catchUpTimeoutMs`.
+   */
+  async follow(
+    groupId: string,
+    onRecord: (record: Static<S>, at: JournalPosition) => void,
+    options: { onInvalid?: (err: Error, at: ConsumedRecord) => void; catchUpTimeoutMs?: number } = {},
+  ): Promise<JournalFollower> {
+    const ends = await this.log.endOffsets(this.topic)
+    const reached = ends.map(() => 0)
+    const consumer = await this.log.createConsumer({ groupId, topics: [this.topic], fromBeginning: true })
+    this.followers.add(consumer)
+    let failed: Error | undefined
+    consumer
+      .run(async (batch) => {
+        for (const r of batch.records) {
+          let record: Static<S>
+          try {
+            record = this.def.decode(r.value)
+          } catch (err) {
+            options.onInvalid?.(err as Error, r)
+            reached[batch.partition] = r.offset + 1
+            continue
+          }
+          onRecord(record, { partition: r.partition, offset: r.offset })
+          reached[batch.partition] = r.offset + 1
+        }
+      })
+      .catch((err: unknown) => {
+        failed = err instanceof Error ? err : new Error(String(err))
+      })
+    const follower: JournalFollower = {
+      get failed() {
+        return failed
+      },
+      stop: async () => {
+        this.followers.delete(consumer)
+        await consumer.stop()
+      },
+    }
+    const deadline = Date.now() + (options.catchUpTimeoutMs ?? 120_000)
+    while (ends.some((end, p) => end > 0 && (reached[p] ?? 0) < end)) {
+      if (failed) {
+        await follower.stop().catch(() => undefined)
+        throw failed
+      }
+      if (Date.now() > deadline) {
+        await follower.stop().catch(() => undefined)
+        throw new Error(`journal ${this.topic}: the follower did not reach the end of the topic within ${options.catchUpTimeoutMs ?? 120_000} ms`)
+      }
+      await sleep(5)
+    }
+    return follower
+  }
+
+  /** Every record up to the topic's current end, in per-partition offset order (a throwaway follower). */
+  async readAll(timeoutMs = 120_000): Promise<Static<S>[]> {
+    const ends = await this.log.endOffsets(this.topic)
+    const out: Array<{ record: Static<S>; at: JournalPosition }> = []
+    const keep = (record: Static<S>, at: JournalPosition) => {
+      if (at.offset < (ends[at.partition] ?? 0)) out.push({ record, at })
+    }
+    const f = await this.follow(`svc.${this.def.name}-read-${randomUUID()}`, keep, {
+      catchUpTimeoutMs: timeoutMs,
+      onInvalid: (err, r) => {
+        throw new Error(`journal ${this.topic}: record ${r.partition}/${r.offset} does not decode: ${err.message}`)
+      },
+    })
+    await f.stop()
+    return out.sort((a, b) => a.at.partition - b.at.partition || a.at.offset - b.at.offset).map((x) => x.record)
+  }
+
+  /** Waits for appends in flight, stops the followers it started, then closes the producer. */
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    while (this.flushing || this.pending.length > 0) await sleep(5)
+    for (const f of [...this.followers]) await f.stop().catch(() => undefined)
+    this.followers.clear()
+    await this.producer.close()
+  }
+}

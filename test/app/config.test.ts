@@ -1,0 +1,81 @@
+/**
+ * The one configuration schema (app/config.ts): defaults, typed values, one line naming every bad variable, the event
+ * log it opens (embedded under $SVC_DATA_DIR/log, or Kafka), and README's environment table generated from it.
+ */
+import { readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import t from 'tap'
+import { ENV_TABLE_BEGIN, ENV_TABLE_END, configErrorLine, eventLogOf, loadConfig, renderEnvTable, topicNamesOf } from '../../app/config.ts'
+import { OptionsError } from '../../common/validation.ts'
+import { openEventLog } from '../../pipeline/log/openEventLog.ts'
+import { kafkaBrokers, kafkaSkipReason } from '../helpers/logs.ts'
+import { makeTempDir } from '../helpers/tmp.ts'
+
+const README = new URL('../../README.md', import.meta.url)
+
+t.test('defaults to the embedded log under $SVC_DATA_DIR/log', async (t) => {
+  const dir = await makeTempDir(t)
+  const c = loadConfig({})
+  t.match(c, {
+    SVC_LOG: 'embedded',
+    SVC_DATA_DIR: './data',
+    KAFKA_CLIENT_ID: 'decision-intelligence-service',
+    KAFKA_TOPIC_PREFIX: '',
+    KAFKA_REPLICATION_FACTOR: 1,
+    PORT: 8080,
+    SVC_PARTITIONS: 3,
+    SVC_TRUST_PROXY: false,
+  })
+  t.same(topicNamesOf(c), { ticks: 'venue.ticks', decisions: 'decisions', outcomes: 'outcomes', draws: 'billing.draws' })
+  const log = await openEventLog(eventLogOf(loadConfig({ SVC_DATA_DIR: dir })))
+  t.teardown(() => log.close())
+  t.equal(log.kind, 'embedded')
+  t.ok((await stat(join(dir, 'log', 'LOCK'))).isFile(), 'log directory is $SVC_DATA_DIR/log')
+})
+
+t.test('values are typed; an empty variable is an unset one', async (t) => {
+  const c = loadConfig({ PORT: '0', SVC_TRUST_PROXY: 'true', SVC_REPLAY_SPEED: '1.5', SVC_PAY_TO: '', SVC_TOPIC_DRAWS: 'x.draws' })
+  t.equal(c.PORT, 0)
+  t.equal(c.SVC_TRUST_PROXY, true)
+  t.equal(c.SVC_REPLAY_SPEED, 1.5)
+  t.equal(c.SVC_PAY_TO, undefined)
+  t.equal(topicNamesOf(c).draws, 'x.draws')
+})
+
+t.test('invalid configuration names the variable, every one of them, in one line', async (t) => {
+  t.throws(() => loadConfig({ SVC_LOG: 'rabbit' }), { code: 'OPTIONS_INVALID', message: /environment\/SVC_LOG/ })
+  t.throws(() => loadConfig({ SVC_LOG: 'kafka' }), { code: 'OPTIONS_INVALID', message: /environment\/KAFKA_BROKERS/ })
+  t.throws(() => loadConfig({ SVC_LOG: 'kafka', KAFKA_BROKERS: 'localhost' }), { message: /environment\/KAFKA_BROKERS/ })
+  t.throws(() => loadConfig({ KAFKA_REPLICATION_FACTOR: '0' }), { message: /environment\/KAFKA_REPLICATION_FACTOR/ })
+  t.throws(() => loadConfig({ SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:9092,' }), { message: /environment\/KAFKA_BROKERS/ })
+  t.same(eventLogOf(loadConfig({ SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:9092, 10.0.0.2:9093' })), {
+    kind: 'kafka',
+    kafka: { brokers: ['127.0.0.1:9092', '10.0.0.2:9093'], clientId: 'decision-intelligence-service', topicPrefix: '', replicationFactor: 1 },
+  })
+  let err: unknown
+  try {
+    loadConfig({ PORT: '70000', SVC_PAY_TO: 'me', SVC_TRUST_PROXY: 'maybe' })
+  } catch (e) {
+    err = e
+  }
+  t.ok(err instanceof OptionsError)
+  const line = configErrorLine(err as OptionsError)
+  t.notOk(line.includes('\n'), 'one line')
+  for (const name of ['PORT', 'SVC_PAY_TO', 'SVC_TRUST_PROXY']) t.match(line, `environment/${name}:`, `names ${name}`)
+})
+
+t.test("README's environment table is the one generated from the schema", async (t) => {
+  const readme = await readFile(README, 'utf8')
+  const begin = readme.indexOf(ENV_TABLE_BEGIN)
+  const end = readme.indexOf(ENV_TABLE_END)
+  t.ok(begin >= 0 && end > begin, 'README has the generated table markers')
+  t.equal(readme.slice(begin + ENV_TABLE_BEGIN.length, end).trim(), renderEnvTable(), 'run `svc docs env` to regenerate it')
+})
+
+t.test('SVC_LOG=kafka connects to KAFKA_BROKERS', { skip: kafkaSkipReason() ?? false }, async (t) => {
+  const log = await openEventLog(eventLogOf(loadConfig({ SVC_LOG: 'kafka', KAFKA_BROKERS: kafkaBrokers()!.join(','), KAFKA_TOPIC_PREFIX: 'open-event-log-test.' })))
+  t.teardown(() => log.close())
+  t.equal(log.kind, 'kafka')
+  await log.ensureTopics([{ name: 'probe', partitions: 1 }])
+  t.equal(await log.partitionsOf('probe'), 1)
+})
