@@ -123,7 +123,7 @@ export class ServiceApp {
       log: eventLog, dataDir, names, partitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil,
       walletProvider: wallet.provider, accountClock: wallet.accountClock,
     })
-    const engine = new EngineServices(runner.engine)
+    const engine = new EngineServices(runner)
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock: systemClock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions })

@@ -97,7 +97,7 @@ export async function benchEngine(options: { kafkaBrokers?: string[] | null; pri
           const t0 = performance.now()
           let n = 0
           for (const at of instants(end)) {
-            const journaled = engine.journaled('SOL', at)
+            const journaled = runner.live.journaled('SOL', at)
             for (const q of questions) {
               if (at % q.horizonMs !== 0) continue
               const { record, isNew } = engine.compose(q, 'SOL', null, at, null, journaled)

@@ -195,7 +195,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     const started = await startEngine(dir)
     engineLog = started.log
     runner = started.runner
-    const engine = new EngineServices(runner.engine)
+    const engine = new EngineServices(runner)
     const newestResolved = (await engine.feed({ limit: 1 }))[0]
     if (!newestResolved) throw new Error(`the engine resolved no decision over the bench tape (${JSON.stringify(runner.stats())})`)
     const { ledger } = runner.stats()

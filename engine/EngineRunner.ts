@@ -35,6 +35,9 @@ import type { QuestionModel } from '../models/QuestionModel.ts'
 import { DatasetBuilder, RESOLUTION_GRACE_MS } from '../models/Dataset.ts'
 import { soldMarketQuestions } from '../models/questions/index.ts'
 import { DecisionEngine } from './DecisionEngine.ts'
+import { LedgerView } from './LedgerView.ts'
+import { LiveFeatures } from './LiveFeatures.ts'
+import { Replayer } from './Replayer.ts'
 import { DecisionLedger } from './DecisionLedger.ts'
 import { EngineError } from './EngineError.ts'
 import { FitStore } from './FitStore.ts'
@@ -106,7 +109,14 @@ function gcd(a: number, b: number): number {
 }
 
 export class EngineRunner {
+  /** The live features and the engine's event time. */
+  readonly live: LiveFeatures
+  /** The write path: decisions composed from the live features and appended to the ledger. */
   readonly engine: DecisionEngine
+  /** Replay and state verification. */
+  readonly replayer: Replayer
+  /** The free reads of the ledger. */
+  readonly reads: LedgerView
   readonly resolver: ResolutionEngine
   readonly accountResolver: AccountResolver
   readonly ledger: DecisionLedger
@@ -132,14 +142,11 @@ export class EngineRunner {
     this.questions = soldMarketQuestions()
     this.step = this.questions.map((q) => q.horizonMs).reduce(gcd)
     this.resolver = new ResolutionEngine({ ledger })
-    this.engine = new DecisionEngine({
-      ledger,
-      fits,
-      clock: options.clock ?? null,
-      walletProvider: options.walletProvider ?? null,
-      accountClock: options.accountClock ?? null,
-    })
-    this.accountResolver = new AccountResolver({ ledger, provider: options.walletProvider ?? null, clock: { now: () => this.engine.accountNow() ?? -Infinity } })
+    this.live = new LiveFeatures(options.clock ?? null, options.accountClock ?? null)
+    this.engine = new DecisionEngine({ ledger, fits, live: this.live, walletProvider: options.walletProvider ?? null })
+    this.replayer = new Replayer(ledger.index, fits)
+    this.reads = new LedgerView(ledger.index, this.live, this.replayer)
+    this.accountResolver = new AccountResolver({ ledger, provider: options.walletProvider ?? null, clock: { now: () => this.live.accountNow() ?? -Infinity } })
   }
 
   /** A decision's clock goes to the resolver that can read its outcome: ticks for markets, the provider for wallets. */
@@ -245,7 +252,7 @@ export class EngineRunner {
     }
     try {
       s.trainer?.push(tick)
-      this.engine.observe(tick)
+      this.live.observe(tick)
       this.resolver.observe(tick)
     } catch (err) {
       log.warn({ asset: tick.asset, kind: tick.kind, at: tick.provenance.timestamp, err: (err as Error).message }, 'tick out of order for its series; skipped')
@@ -265,10 +272,10 @@ export class EngineRunner {
   }
 
   private decideAt(asset: string, at: number): void {
-    let journaled: ReturnType<DecisionEngine['journaled']> | undefined
+    let journaled: ReturnType<LiveFeatures['journaled']> | undefined
     for (const q of this.questions) {
       if (at % q.horizonMs !== 0) continue
-      journaled ??= this.engine.journaled(asset, at)
+      journaled ??= this.live.journaled(asset, at)
       const { record, isNew } = this.engine.compose(q, asset, null, at, null, journaled)
       if (!isNew) continue
       // Unavailable on this market: no cadence decision (the dataset's rule); an API ask still records the refusal.

@@ -11,6 +11,9 @@ import { deepFreeze } from '../common/deepFreeze.ts'
 import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
 import { conditionStrings, type DecisionEngine as Engine, type PaymentRef } from './DecisionEngine.ts'
 import { EngineError, type EngineErrorCode } from './EngineError.ts'
+import type { LedgerView } from './LedgerView.ts'
+import type { LiveFeatures } from './LiveFeatures.ts'
+import type { Replayer } from './Replayer.ts'
 import { QUESTIONS } from '../models/questions/index.ts'
 import type { FeatureSnapshot } from '../pipeline/features/FeatureSnapshot.ts'
 import type { RiskCandidate } from '../models/account/accountSnapshot.ts'
@@ -163,22 +166,33 @@ export class EngineServices implements LedgerReads, DecisionService {
   private feedCache: { limit: number; outcomes: number; chips: FeedChip[] } | null = null
   private clocksCache: { now: number | null; decisions: number; outcomes: number; clocks: OpenClock[] } | null = null
 
-  constructor(private readonly engine: Engine) {}
+  private readonly engine: Engine
+  private readonly reads: LedgerView
+  private readonly replayer: Replayer
+  private readonly live: LiveFeatures
+
+  /** Over a running engine's parts (EngineRunner has them all). */
+  constructor(parts: { engine: Engine; reads: LedgerView; replayer: Replayer; live: LiveFeatures }) {
+    this.engine = parts.engine
+    this.reads = parts.reads
+    this.replayer = parts.replayer
+    this.live = parts.live
+  }
 
   // ------------------------------------------------------------ LedgerReads
 
   getDecision(decisionId: string): DecisionRead | null {
-    const d = this.engine.getDecision(decisionId.toLowerCase())
+    const d = this.reads.getDecision(decisionId.toLowerCase())
     return d ? decisionRead(d) : null
   }
 
   async latestDecision(q: { question_id: string; asset: string }): Promise<DecisionRead | null> {
-    const d = mapped(() => this.engine.latest(q.question_id, q.asset))
+    const d = mapped(() => this.reads.latest(q.question_id, q.asset))
     return d ? decisionRead(d) : null
   }
 
   async lineage(idOrPrefix: string): Promise<LineageBundle | null> {
-    const l = mapped(() => this.engine.lineage(idOrPrefix))
+    const l = mapped(() => this.reads.lineage(idOrPrefix))
     if (!l) return null
     return {
       decision: publicRecord(l.decision),
@@ -191,24 +205,24 @@ export class EngineServices implements LedgerReads, DecisionService {
   }
 
   async resolution(decisionId: string): Promise<ResolutionRecord | PendingResolution | null> {
-    return this.engine.resolution(decisionId.toLowerCase())
+    return this.reads.resolution(decisionId.toLowerCase())
   }
 
   openClocks(): OpenClock[] {
-    const now = this.engine.now()
-    const { decisions, outcomes } = this.engine.ledger.index.size
+    const now = this.live.now()
+    const { decisions, outcomes } = this.reads.index.size
     const c = this.clocksCache
     if (c && c.now === now && c.decisions === decisions && c.outcomes === outcomes) return c.clocks
-    const clocks = deepFreeze(this.engine.openClocks())
+    const clocks = deepFreeze(this.reads.openClocks())
     this.clocksCache = { now, decisions, outcomes, clocks }
     return clocks
   }
 
   feed(q: { limit: number }): FeedChip[] {
-    const outcomes = this.engine.ledger.index.size.outcomes
+    const outcomes = this.reads.index.size.outcomes
     const c = this.feedCache
     if (c && c.limit === q.limit && c.outcomes === outcomes) return c.chips
-    const chips = deepFreeze(this.engine.feed(q.limit))
+    const chips = deepFreeze(this.reads.feed(q.limit))
     this.feedCache = { limit: q.limit, outcomes, chips }
     return chips
   }
@@ -216,7 +230,7 @@ export class EngineServices implements LedgerReads, DecisionService {
   // ------------------------------------------------------------ DecisionService
 
   async replay(decisionId: string, opts: { ruleset_version: string | null }): Promise<ReplayResult | null> {
-    return mapped(() => this.engine.replay(decisionId.toLowerCase(), opts))
+    return mapped(() => this.replayer.replay(decisionId.toLowerCase(), opts))
   }
 
   /**
@@ -257,8 +271,8 @@ export class EngineServices implements LedgerReads, DecisionService {
    * when a wallet provider is wired (they fit per subject at decision time); a blocked one names why.
    */
   async signals(): Promise<SignalCatalog> {
-    const now = this.engine.now()
-    const assets = this.engine.features.assetList()
+    const now = this.live.now()
+    const assets = this.live.assetList()
     const questions = QUESTIONS.map((q) => {
       let reason: string | null = null
       if (q.scope === 'account') reason = this.engine.walletProvider ? null : 'wallet_provider_unwired'
@@ -267,7 +281,7 @@ export class EngineServices implements LedgerReads, DecisionService {
       return { question_id: q.id, label: q.label, available: reason === null, reason }
     })
     const sample_hours_by_asset: Record<string, number> = {}
-    if (now !== null) for (const a of assets) sample_hours_by_asset[a] = this.engine.features.snapshot(a, now).features.history_hours ?? 0
+    if (now !== null) for (const a of assets) sample_hours_by_asset[a] = this.live.state.snapshot(a, now).features.history_hours ?? 0
     return { questions, sample_hours_by_asset }
   }
 }

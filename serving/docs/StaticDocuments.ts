@@ -46,7 +46,7 @@ export class StaticDocuments {
       json(openapi),
       json(buildX402(routes, baseUrl, config.payTo)),
       json(buildAgentCard(routes, baseUrl, config.docsUrl ?? `${baseUrl}/openapi.json`, config.serviceVersion)),
-      text(buildAiTxt(baseUrl)),
+      text(buildAiTxt(routes, baseUrl)),
       text(buildLlmsTxt(routes, baseUrl), MARKDOWN_TYPE),
       text(ROBOTS_TXT),
       docsLocation,

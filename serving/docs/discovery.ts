@@ -44,6 +44,19 @@ export function buildX402(routes: readonly RouteDef[], baseUrl: string, payTo: s
   }
 }
 
+/** A route of the registry by id: documents name routes by id, so a path is written once (in its route module). */
+function routeOf(routes: readonly RouteDef[], id: string): RouteDef {
+  const r = routes.find((x) => x.id === id)
+  if (!r) throw new Error(`discovery documents name route '${id}', which is not in the registry`)
+  return r
+}
+
+/** `METHOD /path` of a route, for prose. */
+const call = (routes: readonly RouteDef[], id: string, baseUrl = ''): string => {
+  const r = routeOf(routes, id)
+  return `${r.method} ${baseUrl}${r.path}`
+}
+
 export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, docsUrl: string, version: string): Record<string, unknown> {
   return {
     name: SERVICE_NAME,
@@ -51,13 +64,13 @@ export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, doc
     version,
     url: baseUrl,
     docs_url: docsUrl,
-    openapi_url: `${baseUrl}/openapi.json`,
+    openapi_url: `${baseUrl}${routeOf(routes, 'openapi').path}`,
     payment: {
       rails: [
-        { kind: 'x402', x402Version: X402_VERSION, scheme: 'exact', network: BASE_NETWORK, discovery: `${baseUrl}/.well-known/x402.json` },
-        { kind: 'credits', header: 'x-svc-payer', credit_to_usd: CREDIT_TO_USD, pricing: `${baseUrl}/v1/pricing` },
+        { kind: 'x402', x402Version: X402_VERSION, scheme: 'exact', network: BASE_NETWORK, discovery: `${baseUrl}${routeOf(routes, 'wellknown.x402').path}` },
+        { kind: 'credits', header: 'x-svc-payer', credit_to_usd: CREDIT_TO_USD, pricing: `${baseUrl}${routeOf(routes, 'pricing').path}` },
       ],
-      free_allowance: '3 entry-tier questions per payer address (POST /v1/billing/scout)',
+      free_allowance: `3 entry-tier questions per payer address (${call(routes, 'billing.scout.grant')})`,
     },
     endpoints: routes.filter(isPublic).map((r) => ({
       id: r.id,
@@ -70,18 +83,11 @@ export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, doc
   }
 }
 
-export function buildAiTxt(baseUrl: string): string {
-  return [
-    `# ${SERVICE_NAME}`,
-    '# Read these first:',
-    `${baseUrl}/llms.txt`,
-    `${baseUrl}/openapi.json`,
-    `${baseUrl}/.well-known/agent.json`,
-    `${baseUrl}/.well-known/x402.json`,
-    `${baseUrl}/v1/pricing`,
-    `${baseUrl}/v1/signals`,
-    '',
-  ].join('\n')
+/** Spec (Discovery): "/.well-known/ai.txt | plain-text list of documents to read first". */
+export const AI_TXT_ROUTES = ['llms', 'openapi', 'wellknown.agent', 'wellknown.x402', 'pricing', 'signals'] as const
+
+export function buildAiTxt(routes: readonly RouteDef[], baseUrl: string): string {
+  return [`# ${SERVICE_NAME}`, '# Read these first:', ...AI_TXT_ROUTES.map((id) => `${baseUrl}${routeOf(routes, id).path}`), ''].join('\n')
 }
 
 export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): string {
@@ -90,6 +96,7 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): stri
     return `- \`${r.method} ${r.path}\` (${pay}) — ${r.summary}`
   }
   const pub = routes.filter(isPublic)
+  const at = (id: string) => `${baseUrl}${routeOf(routes, id).path}`
   return [
     `# ${SERVICE_NAME}`,
     '',
@@ -97,23 +104,23 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): stri
     '',
     '## Recipe for agents',
     '',
-    `1. Read the live question set: \`GET ${baseUrl}/v1/signals\` (never assume a fixed list).`,
-    `2. Read prices: \`GET ${baseUrl}/v1/pricing\`. 1 credit = ${CREDIT_TO_USD} USD at rung 0; prices rise 25% per ladder rung.`,
-    `3. Claim the one-time free allowance (3 entry-tier questions): \`POST ${baseUrl}/v1/billing/scout\` with { payer }.`,
+    `1. Read the live question set: \`${call(routes, 'signals', baseUrl)}\` (never assume a fixed list).`,
+    `2. Read prices: \`${call(routes, 'pricing', baseUrl)}\`. 1 credit = ${CREDIT_TO_USD} USD at rung 0; prices rise 25% per ladder rung.`,
+    `3. Claim the one-time free allowance (3 entry-tier questions): \`${call(routes, 'billing.scout.grant', baseUrl)}\` with { payer }.`,
     '4. Call a paid route. Without payment it answers 402 with a base64 PAYMENT-REQUIRED header (x402 v2, scheme exact,',
     '   USDC on Base eip155:8453). Sign the EIP-3009 authorization and retry with PAYMENT-SIGNATURE, or send',
     '   x-svc-payer with a Base address holding credits.',
     '5. Every answer is a recorded decision. A refusal (stale_input, insufficient_confidence, suppress) is a 200 with',
-    '   probability 0 and confidence 0: no claim. Read it back free at `GET /v1/decisions/{decision_id}`; its',
-    '   resolution at `GET /v1/resolutions/{decision_id}`; its lineage at `GET /v1/lineage/{decision_id}`.',
+    `   probability 0 and confidence 0: no claim. Read it back free at \`${call(routes, 'decisions.get')}\`; its`,
+    `   resolution at \`${call(routes, 'resolutions.get')}\`; its lineage at \`${call(routes, 'lineage.get')}\`.`,
     '6. Errors use one envelope: { error: { code, message, retryable, retry_after_ms, request_id, detail: { reason } } }.',
     '   Honour retry_after_ms and the RateLimit-* headers.',
     '',
     '## Documents',
     '',
-    `- OpenAPI 3.1: ${baseUrl}/openapi.json (pinned: ${baseUrl}/v1/openapi.json)`,
-    `- x402 requirements: ${baseUrl}/.well-known/x402.json`,
-    `- Agent card: ${baseUrl}/.well-known/agent.json`,
+    `- OpenAPI 3.1: ${at('openapi')} (pinned: ${at('openapi.v1')})`,
+    `- x402 requirements: ${at('wellknown.x402')}`,
+    `- Agent card: ${at('wellknown.agent')}`,
     '',
     '## Free endpoints',
     '',
@@ -126,4 +133,5 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): stri
   ].join('\n')
 }
 
+/** Spec (Discovery): "/robots.txt | allows all, disallows /v1/admin/" (the operator routes' prefix). */
 export const ROBOTS_TXT = 'User-agent: *\nAllow: /\nDisallow: /v1/admin/\n'

@@ -146,7 +146,7 @@ t.test('decision engine over a real tape', async (t) => {
     t.ok(again.reserved, 're-served')
     t.equal(again.record.payment_id, 'pay-1', 'the recorded row, unchanged')
     t.equal(await total(log, names.decisions), rowsAfterClaim, 'no new row')
-    t.same(engine().resolution(claim!.decision_id), { status: 'pending', decision_id: claim!.decision_id, horizon_end: claim!.horizon_end }, 'pending before the horizon')
+    t.same(runner.reads.resolution(claim!.decision_id), { status: 'pending', decision_id: claim!.decision_id, horizon_end: claim!.horizon_end }, 'pending before the horizon')
 
     // Next decision while the clock is open.
     await t.rejects(engine().nextDecision(claim!.decision_id, null), { code: 'CLOCK_OPEN' })
@@ -162,11 +162,11 @@ t.test('decision engine over a real tape', async (t) => {
     t.ok(s06, 'the S06 cadence decision of the gap window exists')
     let replayed = 0
     for (const d of engine().ledger.index.allDecisions()) {
-      const r = engine().replay(d.decision_id, { ruleset_version: null })!
+      const r = runner.replayer.replay(d.decision_id, { ruleset_version: null })!
       if (r.replayed_verdict === d.decision) replayed++
     }
     t.equal(replayed, engine().ledger.index.size.decisions, 'every recorded decision replays to its verdict')
-    t.same(engine().replay(s06!.decision_id, { ruleset_version: '1.0.0' }), {
+    t.same(runner.replayer.replay(s06!.decision_id, { ruleset_version: '1.0.0' }), {
       decision_id: s06!.decision_id,
       original_verdict: s06!.decision,
       replayed_verdict: s06!.decision,
@@ -174,15 +174,15 @@ t.test('decision engine over a real tape', async (t) => {
       policy_version: 'policy-1.0.0',
       deterministic: true,
     })
-    t.throws(() => engine().replay(s06!.decision_id, { ruleset_version: '9.9.9' }), { code: 'VALIDATION' })
-    t.equal(engine().replay(randomUUID(), { ruleset_version: null }), null)
+    t.throws(() => runner.replayer.replay(s06!.decision_id, { ruleset_version: '9.9.9' }), { code: 'VALIDATION' })
+    t.equal(runner.replayer.replay(randomUUID(), { ruleset_version: null }), null)
 
     // S06 window with no settlement → unresolvable, never not.
     t.not(s06!.action, 'refuse', 'the S06 decision is a claim')
     const o = engine().ledger.index.outcome(s06!.decision_id)
     t.equal(o?.outcome, 'unresolvable', 'resolved unresolvable')
     t.equal(o?.statistic, null)
-    t.match(engine().resolution(s06!.decision_id), { status: 'resolved', outcome: 'unresolvable' })
+    t.match(runner.reads.resolution(s06!.decision_id), { status: 'resolved', outcome: 'unresolvable' })
 
     // Tampered and missing journals (written past the engine, straight onto the log).
     const producer = await log.createProducer()
@@ -195,16 +195,16 @@ t.test('decision engine over a real tape', async (t) => {
     const conflictsBefore = engine().ledger.index.conflicts
     await producer.send(names.decisions, [tampered, lost, conflicting].map((d) => ({ key: decisionKey(d), value: encodeDecision(d), timestamp: Date.parse(d.created_at) })))
     await until(() => engine().ledger.index.decision(tampered.decision_id) !== null && engine().ledger.index.decision(lost.decision_id) !== null && engine().ledger.index.conflicts > conflictsBefore)
-    t.throws(() => engine().replay(tampered.decision_id, { ruleset_version: null }), { code: 'REPLAY_INPUT_LOST', detail: { reason: 'journal_hash_mismatch' } })
-    t.throws(() => engine().replay(lost.decision_id, { ruleset_version: null }), { code: 'REPLAY_INPUT_LOST', detail: { reason: 'journal_missing' } })
-    t.match(engine().lineage(tampered.decision_id)!.verify, { input_ok: false, state_ok: true })
-    t.match(engine().lineage(lost.decision_id)!.verify, { input_ok: 'unknown' })
-    t.match(engine().lineage(s06!.decision_id.slice(0, 13))!.verify, { input_ok: true, state_ok: true }, 'lineage by prefix verifies')
+    t.throws(() => runner.replayer.replay(tampered.decision_id, { ruleset_version: null }), { code: 'REPLAY_INPUT_LOST', detail: { reason: 'journal_hash_mismatch' } })
+    t.throws(() => runner.replayer.replay(lost.decision_id, { ruleset_version: null }), { code: 'REPLAY_INPUT_LOST', detail: { reason: 'journal_missing' } })
+    t.match(runner.reads.lineage(tampered.decision_id)!.verify, { input_ok: false, state_ok: true })
+    t.match(runner.reads.lineage(lost.decision_id)!.verify, { input_ok: 'unknown' })
+    t.match(runner.reads.lineage(s06!.decision_id.slice(0, 13))!.verify, { input_ok: true, state_ok: true }, 'lineage by prefix verifies')
 
     // The engine refuses a conflicting record; the index kept the first.
     t.throws(() => engine().ledger.stageDecision(conflicting), EngineError)
     t.throws(() => engine().ledger.stageDecision(conflicting), { code: 'LEDGER_CONFLICT' })
-    t.equal(engine().getDecision(s06!.decision_id)!.probability, s06!.probability, 'the recorded row is unchanged')
+    t.equal(runner.reads.getDecision(s06!.decision_id)!.probability, s06!.probability, 'the recorded row is unchanged')
 
     // Restart: same ticks, same ids; nothing new is written.
     const dBefore = await total(log, names.decisions)

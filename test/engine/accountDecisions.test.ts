@@ -87,10 +87,10 @@ t.test('account decisions and their clocks through the engine runner', async (t)
     const again = await engine.decide({ question_id: 'S09_wallet_state', asset: 'ETH', subject: a.address })
     t.same([again.reserved, again.record.decision_id], [true, r09.decision_id], 'identical inputs re-serve the recorded decision')
 
-    const replay = engine.replay(r09.decision_id, { ruleset_version: null })!
+    const replay = runner.replayer.replay(r09.decision_id, { ruleset_version: null })!
     t.same(replay, { decision_id: r09.decision_id, original_verdict: r09.decision, replayed_verdict: r09.decision, matched_rules: r09.matched_rules, policy_version: 'policy-2.0.0', deterministic: true })
-    t.equal(engine.replay(r09.decision_id, { ruleset_version: '1.0.0' })!.replayed_verdict, `regime:${r09.choice!.choice_id}`, 'pinned to v1, the sealed v1 text')
-    t.match(engine.lineage(r09.decision_id)!.verify, { input_ok: true, state_ok: true })
+    t.equal(runner.replayer.replay(r09.decision_id, { ruleset_version: '1.0.0' })!.replayed_verdict, `regime:${r09.choice!.choice_id}`, 'pinned to v1, the sealed v1 text')
+    t.match(runner.reads.lineage(r09.decision_id)!.verify, { input_ok: true, state_ok: true })
 
     // ---- S10 (binary) and S11 (choice over allow/review/block)
     const s10 = (await engine.decide({ question_id: 'S10_wallet_flow', asset: 'ETH', subject: a.address })).record
@@ -145,14 +145,14 @@ t.test('account decisions and their clocks through the engine runner', async (t)
       t.same([o.outcome, o.realized_choice, o.reason], [expected.outcome, expected.realized_choice, expected.reason], `${d.question_id}: the outcome re-derived from the whole history`)
       t.equal(o.subject, h.address)
       t.equal(o.resolved_at, new Date(d === s10u ? now - 1 : now).toISOString(), 'resolved_at: the pass instant')
-      t.same(engine.resolution(d.decision_id), { status: 'resolved', decision_id: d.decision_id, outcome: o.outcome, resolved_at: o.resolved_at, statistic: o.statistic })
+      t.same(runner.reads.resolution(d.decision_id), { status: 'resolved', decision_id: d.decision_id, outcome: o.outcome, resolved_at: o.resolved_at, statistic: o.statistic })
     }
     t.match(engine.ledger.index.outcome(s10u.decision_id), { outcome: 'unresolvable', reason: 'unvalued_transfers_in_window' }, 'an unvalued transfer: unresolvable, never not')
     // S09 / S11 over a complete window always grade (S10 depends on whether the window held an unvalued transfer).
     const graded = [r09, s11].map((d) => engine.ledger.index.outcome(d.decision_id)!)
     t.ok(graded.every((o) => (o.outcome === 'obtains' || o.outcome === 'not') && o.realized_choice !== null), `complete windows grade obtains/not (${graded.map((o) => o.outcome)})`)
     t.equal(engine.ledger.index.outcome(s09c.decision_id), null, 'provider down: still pending')
-    t.equal(engine.resolution(s09c.decision_id)!.status, 'pending')
+    t.equal(runner.reads.resolution(s09c.decision_id)!.status, 'pending')
 
     now = Date.parse(s09c.horizon_end) + ACCOUNT_RESOLUTION_DEADLINE_MS
     t.same(await runner.accountResolver.resolveDue(), { resolved: 0, retrying: 1 }, 'retried up to the deadline')

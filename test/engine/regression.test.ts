@@ -90,16 +90,16 @@ t.test('a real tape through the whole pipeline gives the same ledger on both log
 
       // Derived views agree with the engine's reads.
       const chips = await c.query(`SELECT * FROM feed_chips ORDER BY resolved_at DESC, decision_id DESC LIMIT 50`)
-      const feed = runner.engine.feed(50)
+      const feed = runner.reads.feed(50)
       t.same(
         chips.map((r) => [r.decision_id, r.output, r.predicted_label ?? r.predicted_probability, r.realized, r.match, r.observed, r.status]),
         feed.map((f) => [f.decision_id, f.output, f.predicted, f.realized, f.match, f.observed, f.status]),
         'feed_chips = engine feed',
       )
       // The view lists every unresolved claim; the API also drops those whose horizon_end event time has passed.
-      const now = new Date(runner.engine.now()!).toISOString()
+      const now = new Date(runner.live.now()!).toISOString()
       const open = await c.query(`SELECT decision_id FROM open_clocks WHERE horizon_end > $now::TIMESTAMP ORDER BY horizon_end, decision_id`, { now })
-      t.same(open.map((r) => r.decision_id), runner.engine.openClocks().map((x) => x.decision_id), 'open_clocks = engine open clocks')
+      t.same(open.map((r) => r.decision_id), runner.reads.openClocks().map((x) => x.decision_id), 'open_clocks = engine open clocks')
       t.ok(open.length > 0, 'clocks are open at the end of the tape')
       t.same(
         await c.query(`SELECT count(*) AS n FROM outcomes o JOIN decisions d USING (decision_id) WHERE d.action = 'refuse'`),

@@ -44,7 +44,7 @@ async function stack(t: TapTest, o: { provider: WalletProvider | null; now: numb
   await log.ensureTopics(topicSpecs(topicNames(), 3))
   const runner = await EngineRunner.start({ log, dataDir: null, cadence: false, walletProvider: o.provider, accountClock: { now: () => o.now }, accountResolveIntervalMs: 0 })
   t.teardown(() => runner.close())
-  const engine = new EngineServices(runner.engine)
+  const engine = new EngineServices(runner)
   const gate = new AuthorizingPaymentGate()
   const server = await withServer(t, { services: { paymentGate: gate, ledger: engine, engine, ...(o.providers ? { providers: o.providers } : {}), ...(o.wallets ?? {}) } })
   const call = async (method: string, path: string, body?: unknown) => {

@@ -90,7 +90,7 @@ t.test('paid market surfaces over a replayed tape, the engine and a real payment
   const runner = await EngineRunner.start({ log: fx.log, dataDir: null, cadence: false, groupId: 'test.paid-market.engine' })
   t.teardown(() => runner.close())
   await runner.waitForTicks()
-  const engine = new EngineServices(runner.engine)
+  const engine = new EngineServices(runner)
   const paid = new PaidMarketServices({ state: fx.state, decisions: engine })
   const market = new MarketServices({ state: fx.state, universe: new ReplayUniverseSource(fx.state), paid })
   const gate = new AuthorizingPaymentGate()
