@@ -108,7 +108,7 @@ export const RATE_LOCK_PURCHASE = Type.Object({
 /** Spec: "Surge meter | { before_usd, after_usd, ratio }; ratio is null when the after-window has no settled revenue". */
 export const SURGE = Type.Object({ before_usd: Type.Number(), after_usd: Type.Number(), ratio: NullableNumber })
 
-/** grant needs credits; reverse must not carry it (checked by the handler, naming /body/credits). */
+/** Spec: "{ action: 'grant', payer, credits, ref } or { action: 'reverse', payer, ref }": a grant needs credits, a reversal must not carry them. */
 export const GRANT_BODY = Type.Object(
   {
     action: StringEnum(['grant', 'reverse']),
@@ -116,7 +116,13 @@ export const GRANT_BODY = Type.Object(
     credits: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
     ref: Type.String({ minLength: 1, maxLength: 128 }),
   },
-  Strict,
+  {
+    additionalProperties: false,
+    allOf: [
+      { if: { properties: { action: { const: 'grant' } }, required: ['action'] }, then: { required: ['credits'] } },
+      { if: { properties: { action: { const: 'reverse' } }, required: ['action'] }, then: { properties: { credits: false } } },
+    ],
+  },
 )
 
 // ---------------------------------------------------------------- the price list and its ladder
