@@ -7,8 +7,7 @@
 import { benchLogs } from './logs.ts'
 import { benchPipeline } from './pipeline.ts'
 import { benchEngine } from './engine.ts'
-import { benchPaymentsX402 } from './payments-x402.ts'
-import { benchPaymentsCredits } from './payments-credits.ts'
+import { benchPayments } from './payments.ts'
 
 const print = (line: string) => process.stdout.write(line + '\n')
 const brokers = process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(',') : null
@@ -32,18 +31,8 @@ for (const r of e2e) {
   )
 }
 
-print('\n== payments: x402 paid calls (verify + fsync nonce + facilitator verify/settle, local facilitator) vs free read')
-const x402 = await benchPaymentsX402({ calls: 400, concurrency: 16 })
-print(
-  `x402 paid ${fmt(x402.paidPerSec)} calls/s vs free read of the same records ${fmt(x402.freeReadPerSec)} req/s → ratio ${(x402.paidPerSec / x402.freeReadPerSec).toFixed(3)}` +
-    `   (local EIP-712 verify alone ${fmt(x402.localVerifyPerSec)}/s)`,
-)
-
-print('\n== payments: credits paid calls (reserve + fsync debit + fsync answer receipt, embedded log) vs free read')
-const credits = await benchPaymentsCredits({ calls: 2000, concurrency: 16 })
-print(
-  `credits paid ${fmt(credits.paidPerSec)} calls/s vs free read of the same records ${fmt(credits.freeReadPerSec)} req/s → ratio ${(credits.paidPerSec / credits.freeReadPerSec).toFixed(3)}`,
-)
+print('\n== payments: paid decisions through POST /v1/decisions (model evaluation, debit + decision + receipt in one durable unit) vs free decision reads, same client, same run')
+await benchPayments({ calls: 3000, concurrencies: [16, 64], x402Calls: 300, print })
 
 print('\n== engine: decisions evaluated and appended to the ledger (OKX SOL tape, batches of 200 per durable send)')
 const engineRuns = await benchEngine({ kafkaBrokers: brokers })

@@ -35,34 +35,9 @@ import { EngineServices } from '../engine/EngineServices.ts'
 import { openMarketServices } from '../app/openMarketServices.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
+import { startEngine } from './engineFixture.ts'
 import { startFloorServer, type FloorServer } from './serving-floor.ts'
 import { startHelloServer } from './serving-hello.ts'
-
-const OKX = new URL('../../shared/tapes/okx_swap_1h_2023_2026/', import.meta.url).pathname
-const ENGINE_FROM = Date.parse('2026-03-01T00:00:00Z')
-const ENGINE_CUT = Date.parse('2026-06-20T00:00:00Z')
-
-/** The engine `svc start` runs, over the recorded SOL tape on its own log; resolves once it consumed all of it. */
-async function startEngine(dir: string): Promise<{ log: EmbeddedLog; runner: EngineRunner; ticks: number }> {
-  const all = (await importFiles([join(OKX, 'SOL-USDT-SWAP_1H.csv'), join(OKX, 'SOL-USDT-SWAP_funding_8h.csv')])).ticks
-  const ticks = all.filter((x) => tickTime(x) >= ENGINE_FROM)
-  const names = topicNames({})
-  const log = await EmbeddedLog.open(join(dir, 'engine-log'))
-  try {
-    await log.ensureTopics(topicSpecs(names, 3))
-    const producer = await log.createProducer()
-    for (let i = 0; i < ticks.length; i += 2000) {
-      await producer.send(names.ticks, ticks.slice(i, i + 2000).map((x, j) => ({ key: tickKey(x), value: encodeTickEnvelope({ seq: i + j + 1, tape: 'bench', tick: x }), timestamp: tickTime(x) })))
-    }
-    await producer.close()
-    const runner = await EngineRunner.start({ log, dataDir: join(dir, 'engine-data'), names, trainUntil: ENGINE_CUT })
-    await runner.waitForTicks()
-    return { log, runner, ticks: ticks.length }
-  } catch (err) {
-    await log.close()
-    throw err
-  }
-}
 
 export interface ServingBenchRow {
   name: string

@@ -10,8 +10,9 @@
  *   settings as options;
  * - a product domain (product/<domain>/) reaches another only through that domain's public face, never its internals,
  *   and reacts to resolutions through the outcome bus;
- * - bench/ measures the product as shipped: it imports no test helper;
- * - test/ may import anything.
+ * - bench/ measures the product as shipped: it imports no test helper (the protocol peers both use, such as the
+ *   local x402 facilitator, live in peers/);
+ * - test/ may import anything; no layer imports test/, bench/ or peers/.
  * Every import is read from the source text (static, re-exports and dynamic import()), so a wrong arrow fails here
  * before it can land.
  */
@@ -74,10 +75,12 @@ t.test('imports point from a layer to itself or a lower one, never upward', asyn
   t.same(wrong, [], 'no upward arrow')
 })
 
-t.test('bench measures the shipped product: no test helper', async (t) => {
+t.test('bench measures the shipped product: no test helper; the service imports no test, bench or peer', async (t) => {
   const { edges: all } = await edges()
   const wrong = all.filter((e) => e.from.startsWith('bench/') && e.to.startsWith('test/')).map((e) => `${e.from} → ${e.to}`)
-  t.same(wrong, [], 'bench imports nothing from test/')
+  t.same(wrong, [], 'bench imports nothing from test/ (shared protocol peers live in peers/)')
+  const leaks = all.filter((e) => rank(e.from) >= 0 && /^(test|bench|peers)\//.test(e.to)).map((e) => `${e.from} → ${e.to}`)
+  t.same(leaks, [], 'no layer imports test/, bench/ or peers/')
 })
 
 t.test('models are pure: no logger, clock, environment, file system or network', async (t) => {

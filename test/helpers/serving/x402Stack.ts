@@ -13,7 +13,7 @@ import { X402PaymentGate } from '../../../serving/payments/x402/X402PaymentGate.
 import { BASE_USDC_DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, typedMessage, type Eip712Domain } from '../../../serving/payments/x402/X402Verifier.ts'
 import type { Eip3009Authorization, Hex, PaymentPayload } from '../../../serving/payments/x402/types.ts'
 import { encodeHeader, type PaymentRequired, type PaymentRequirements } from '../../../serving/payments/x402.ts'
-import { LocalFacilitator } from '../LocalFacilitator.ts'
+import { LocalFacilitator } from '../../../peers/LocalFacilitator.ts'
 import { AnswerBook } from './AnswerBook.ts'
 import { PAY_TO } from './server.ts'
 

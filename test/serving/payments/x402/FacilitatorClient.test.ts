@@ -9,7 +9,7 @@ import { FacilitatorClient, DEFAULT_FACILITATOR_URL } from '../../../../serving/
 import { FacilitatorError } from '../../../../serving/payments/x402/FacilitatorError.ts'
 import { requirementsFor } from '../../../../serving/payments/x402.ts'
 import { priceOf } from '../../../../product/billing/pricing.ts'
-import { LocalFacilitator } from '../../../helpers/LocalFacilitator.ts'
+import { LocalFacilitator } from '../../../../peers/LocalFacilitator.ts'
 import { PAY_TO } from '../../../helpers/serving/server.ts'
 import { freePort } from '../../../helpers/tmp.ts'
 import { signPayment, testAccount, TEST_ADDRESS } from '../../../helpers/serving/x402Stack.ts'

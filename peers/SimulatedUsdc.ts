@@ -14,7 +14,7 @@ import {
   decodeFunctionData, encodeAbiParameters, encodeFunctionResult, getAddress, keccak256, parseAbi, recoverTypedDataAddress,
   serializeSignature, stringToHex, verifyTypedData, type Hex,
 } from 'viem'
-import { BASE_USDC_DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES } from '../../serving/payments/x402/X402Verifier.ts'
+import { BASE_USDC_DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES } from '../serving/payments/x402/X402Verifier.ts'
 
 type Args = { address: Hex; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] }
 

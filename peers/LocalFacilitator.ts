@@ -1,5 +1,5 @@
 /**
- * A local x402 facilitator for tests: a real node:http server on 127.0.0.1 (free port) answering the facilitator
+ * A local x402 facilitator for tests and benches (a protocol peer, not part of the service): a real node:http server on 127.0.0.1 (free port) answering the facilitator
  * API of x402-v2.md §9 — POST /verify, POST /settle, GET /supported — with the reference facilitator's own checks:
  * `@x402/core` x402Facilitator + `@x402/evm/exact/facilitator` ExactEvmScheme, running against SimulatedUsdc instead
  * of an RPC (signature, recipient, amount, time window, nonce unused, balance). Settlement receipts carry a FAKE,

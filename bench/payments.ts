@@ -1,0 +1,187 @@
+/**
+ * Paid decisions per second through the real POST /v1/decisions — the credits rail (x-svc-payer → reservation →
+ * model evaluation → debit, decision and answer receipt appended as one durable unit → 200) — beside free decision
+ * reads (GET /v1/decisions/{id}) of the same records at the same concurrency, in the same run, by the same client.
+ * Also the p50/p99 of a paid decision, and the same paid route on the x402 rail (the reference client signing each
+ * payment against the LocalFacilitator over a simulated USDC, in this process).
+ *
+ * The engine is the one `svc start` runs, over the recorded OKX SOL tape (bench/engineFixture.ts); its clock moves one
+ * millisecond per read, so every ask is a new decision (identical inputs would re-serve a recorded one, free).
+ * Issue 11's goal: paid decisions ≥ 0.5 × the free read rate; the issue's reference run measured 721 paid/s against
+ * 6,213 free reads/s at concurrency 16 (0.12).
+ *
+ *   node --import tsx bench/payments.ts [calls] [concurrency...]
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch'
+import { registerExactEvmScheme } from '@x402/evm/exact/client'
+import { privateKeyToAccount } from 'viem/accounts'
+import { EngineServices } from '../engine/EngineServices.ts'
+import { BillingService } from '../product/billing/BillingService.ts'
+import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
+import { RailRouter } from '../serving/payments/RailRouter.ts'
+import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts'
+import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
+import { RateLimiter } from '../serving/RateLimiter.ts'
+import { Server } from '../serving/Server.ts'
+import { LocalFacilitator } from '../peers/LocalFacilitator.ts'
+import { startEngine } from './engineFixture.ts'
+
+const PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
+/** The public Hardhat/Anvil account #0 (x402-v2.md §12.2): a TEST key, funded only on the simulated USDC. */
+const TEST_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const
+const ASK = JSON.stringify({ asset: 'SOL', question_id: 'S05_volatility_expansion' })
+
+export interface PaidRun {
+  concurrency: number
+  calls: number
+  paidPerSec: number
+  paidP50Ms: number
+  paidP99Ms: number
+  freeReadPerSec: number
+  freeP99Ms: number
+  /** paid / free. */
+  ratio: number
+}
+
+export interface PaymentsBenchResult {
+  credits: PaidRun[]
+  x402: { calls: number; concurrency: number; paidPerSec: number; paidP99Ms: number } | null
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+}
+
+/** Runs `fn` over items with `concurrency` callers; returns the wall time and each call's latency. */
+async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<{ ms: number; latencies: number[] }> {
+  let next = 0
+  const latencies: number[] = []
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const item = items[next++]!
+        const s = performance.now()
+        await fn(item)
+        latencies.push(performance.now() - s)
+      }
+    }),
+  )
+  return { ms: performance.now() - t0, latencies: latencies.sort((a, b) => a - b) }
+}
+
+export async function benchPayments(opts: { calls?: number; concurrencies?: number[]; x402Calls?: number; print?: (line: string) => void } = {}): Promise<PaymentsBenchResult> {
+  const calls = opts.calls ?? 3000
+  const concurrencies = opts.concurrencies ?? [16, 64]
+  const print = opts.print ?? (() => undefined)
+  const dir = await mkdtemp(join(tmpdir(), 'svc-bench-payments-'))
+  let base: number | null = null
+  let tick = 0
+  // A new event-time instant at every read: every ask is a new decision.
+  const started = await startEngine(dir, { clock: { now: () => (base ?? 0) + ++tick } })
+  base = started.lastTick
+  const { runner, log } = started
+  const billing = await BillingService.open({ log, clock: { now: () => Date.now() }, opsToken: null })
+  const facilitator = await LocalFacilitator.start()
+  const account = privateKeyToAccount(TEST_KEY)
+  facilitator.token.fund(account.address, 10n ** 15n)
+  const x402 = await X402PaymentGate.open({
+    payTo: PAY_TO,
+    dataDir: join(dir, 'x402'),
+    facilitator: new FacilitatorClient({ url: facilitator.url }),
+  })
+  const engine = new EngineServices(runner)
+  const server = await Server.start({
+    port: 0,
+    config: { payTo: PAY_TO },
+    services: {
+      ledger: engine,
+      engine,
+      billing,
+      paymentGate: new RailRouter({ payTo: PAY_TO, credits: new CreditsPaymentGate(billing.ledger, PAY_TO), x402 }),
+      // The bench measures payments, not the token bucket refusing them.
+      rateLimiter: new RateLimiter({ ip: { burst: 1e9, refillPerSec: 1e9 }, payer: { burst: 1e9, refillPerSec: 1e9 } }),
+    },
+  })
+  try {
+    const url = `${server.url}/v1/decisions`
+    const payers = Array.from({ length: 64 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`)
+    const total = calls * (concurrencies.length + 1)
+    for (const p of payers) await billing.grant({ payer: p, credits: Math.ceil(total / payers.length + 10) * 1000, ref: 'bench' })
+    const paid = async (i: number, ids: string[]) => {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-payer': payers[i % payers.length]! }, body: ASK })
+      const body = (await res.json()) as { data: { decision_id: string }; meta: { pricing: { credits: number } | null } }
+      if (res.status !== 200) throw new Error(`paid decision answered ${res.status}: ${JSON.stringify(body)}`)
+      if (res.headers.get('x-svc-credits-charged') !== '1000') throw new Error('a paid decision was not charged as a new decision (inputs repeated?)')
+      ids.push(body.data.decision_id)
+    }
+    // Warm up (JIT, connections) before measuring.
+    await pool(Array.from({ length: 200 }, (_, i) => i), 16, (i) => paid(i, []))
+
+    const credits: PaidRun[] = []
+    for (const concurrency of concurrencies) {
+      const ids: string[] = []
+      const p = await pool(Array.from({ length: calls }, (_, i) => i), concurrency, (i) => paid(i, ids))
+      const f = await pool(ids, concurrency, async (id) => {
+        const res = await fetch(`${server.url}/v1/decisions/${id}`)
+        if (res.status !== 200) throw new Error(`free read answered ${res.status}`)
+        await res.arrayBuffer()
+      })
+      const run: PaidRun = {
+        concurrency,
+        calls,
+        paidPerSec: (calls / p.ms) * 1000,
+        paidP50Ms: quantile(p.latencies, 0.5),
+        paidP99Ms: quantile(p.latencies, 0.99),
+        freeReadPerSec: (calls / f.ms) * 1000,
+        freeP99Ms: quantile(f.latencies, 0.99),
+        ratio: 0,
+      }
+      run.ratio = run.paidPerSec / run.freeReadPerSec
+      credits.push(run)
+      print(
+        `credits, concurrency ${String(concurrency).padStart(2)}: paid ${Math.round(run.paidPerSec)} decisions/s (p50 ${run.paidP50Ms.toFixed(1)} ms, p99 ${run.paidP99Ms.toFixed(1)} ms)` +
+          `  vs free reads ${Math.round(run.freeReadPerSec)} req/s (p99 ${run.freeP99Ms.toFixed(1)} ms) → ratio ${run.ratio.toFixed(2)}`,
+      )
+    }
+
+    let x402Run: PaymentsBenchResult['x402'] = null
+    const x402Calls = opts.x402Calls ?? 300
+    if (x402Calls > 0) {
+      const client = new x402Client()
+      registerExactEvmScheme(client, { signer: account })
+      const payFetch = wrapFetchWithPayment(fetch, client)
+      const concurrency = 16
+      const r = await pool(Array.from({ length: x402Calls }, (_, i) => i), concurrency, async () => {
+        const res = await payFetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ASK })
+        if (res.status !== 200 || !res.headers.get('payment-response')) throw new Error(`x402 paid decision answered ${res.status}: ${await res.text()}`)
+        await res.arrayBuffer()
+      })
+      x402Run = { calls: x402Calls, concurrency, paidPerSec: (x402Calls / r.ms) * 1000, paidP99Ms: quantile(r.latencies, 0.99) }
+      print(
+        `x402, concurrency ${concurrency}: paid ${Math.round(x402Run.paidPerSec)} decisions/s (p99 ${x402Run.paidP99Ms.toFixed(1)} ms; each call is a 402 challenge, ` +
+          'a signature by the reference client and a paid retry, verified and settled by the local facilitator)',
+      )
+    }
+    return { credits, x402: x402Run }
+  } finally {
+    await server.close()
+    await x402.close()
+    await facilitator.close()
+    await billing.close()
+    await runner.close()
+    await log.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const calls = Number(process.argv[2] ?? 3000)
+  const concurrencies = process.argv.slice(3).map(Number)
+  await benchPayments({ calls, ...(concurrencies.length ? { concurrencies } : {}), print: (l) => process.stdout.write(l + '\n') })
+}
