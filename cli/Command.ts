@@ -1,4 +1,4 @@
-import { CodedError, type CodeTable } from '../common/CodedError.ts'
+import { codedError } from '../common/CodedError.ts'
 
 /** A `svc` subcommand. Each file in cli/commands/ exports `command` (or `commands`) of this shape. */
 export interface Command {
@@ -12,11 +12,9 @@ export interface Command {
 }
 
 /** A usage error: printed with the command's usage, exit code 2. */
-export class UsageError extends CodedError<'USAGE'> {
-  static override readonly codes = {
-    USAGE: { retryable: false, meaning: 'bad or missing arguments: printed with the command usage, exit code 2' },
-  } as const satisfies CodeTable<'USAGE'>
-
+export class UsageError extends codedError({
+  USAGE: { retryable: false, meaning: 'bad or missing arguments: printed with the command usage, exit code 2' },
+}) {
   constructor(message: string) {
     super('USAGE', message)
   }

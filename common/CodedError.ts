@@ -6,7 +6,8 @@
  *
  * Two families sit on it (as the MCP SDK keeps wire errors apart from local ones):
  * - stage errors (LogError, SinkError, CatalogError, EngineError, HyperliquidError, ...): local to a layer, each with
- *   its own closed code table (`static codes`), one entry per code with its retry flag and meaning;
+ *   its own closed code table (`static codes`, see codedError below), one entry per code with its retry flag and
+ *   meaning;
  * - the wire error, ServiceError (common/ServiceError.ts): a code of the one error registry (common/errors.ts), what a
  *   client receives in the spec's error envelope.
  */
@@ -23,6 +24,16 @@ export class CodedError<Code extends string> extends Error {
     this.name = new.target.name
     this.code = code
     this.retryable = options.retryable ?? (new.target as typeof CodedError).codes[code]?.retryable ?? false
+  }
+}
+
+/**
+ * The base of a stage error with this code table, so the class is one line:
+ * `export class LogError extends codedError(LOG_ERRORS) {}` (code: the table's keys; retryable: the thrown code's entry).
+ */
+export function codedError<const Table extends CodeTable<string>>(codes: Table) {
+  return class extends CodedError<keyof Table & string> {
+    static override readonly codes: Table = codes
   }
 }
 

@@ -11,7 +11,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import { CodedError, type CodeTable } from './CodedError.ts'
+import { codedError } from './CodedError.ts'
 
 /**
  * allErrors: a configuration with three bad variables names all three in one message. strict off: TypeBox and
@@ -76,11 +76,9 @@ export function describeFieldErrors(root: string, errors: readonly FieldError[])
 }
 
 /** Options, configuration or a record that failed its schema. */
-export class OptionsError extends CodedError<'OPTIONS_INVALID'> {
-  static override readonly codes = {
-    OPTIONS_INVALID: { retryable: false, meaning: 'an options object, configuration or record failed its schema; the message names each field' },
-  } as const satisfies CodeTable<'OPTIONS_INVALID'>
-
+export class OptionsError extends codedError({
+  OPTIONS_INVALID: { retryable: false, meaning: 'an options object, configuration or record failed its schema; the message names each field' },
+}) {
   constructor(
     readonly root: string,
     readonly errors: readonly FieldError[],

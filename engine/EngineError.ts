@@ -1,4 +1,4 @@
-import { CodedError, type CodeTable } from '../common/CodedError.ts'
+import { codedError, type CodeTable } from '../common/CodedError.ts'
 import type { ErrorCode, ReasonCode } from '../common/errors.ts'
 
 /**
@@ -25,9 +25,7 @@ export type EngineErrorCode = keyof typeof ENGINE_ERRORS
 /** Detail of a refusal; it becomes the wire error's detail, so its reason is one of the closed registry. */
 export type EngineErrorDetail = { reason?: ReasonCode } & Record<string, unknown>
 
-export class EngineError extends CodedError<EngineErrorCode> {
-  static override readonly codes = ENGINE_ERRORS
-
+export class EngineError extends codedError(ENGINE_ERRORS) {
   constructor(
     code: EngineErrorCode,
     message: string,

@@ -7,15 +7,13 @@ import { open } from 'node:fs/promises'
 import { createGunzip } from 'node:zlib'
 import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
-import { CodedError, type CodeTable } from '../common/CodedError.ts'
+import { codedError } from '../common/CodedError.ts'
 import { TickValidationError, tickTime, validateTick, type Tick } from './Tick.ts'
 
 /** A tape line that is not a valid record; `line` is 1-based, `path` a JSON pointer into the record ('' = the line). */
-export class TapeFormatError extends CodedError<'TAPE_BAD_RECORD'> {
-  static override readonly codes = {
-    TAPE_BAD_RECORD: { retryable: false, meaning: 'a tape line is not JSON, is empty, fails the tick schema or is earlier than the line before' },
-  } as const satisfies CodeTable<'TAPE_BAD_RECORD'>
-
+export class TapeFormatError extends codedError({
+  TAPE_BAD_RECORD: { retryable: false, meaning: 'a tape line is not JSON, is empty, fails the tick schema or is earlier than the line before' },
+}) {
   readonly line: number
   readonly path: string
   constructor(file: string, line: number, path: string, message: string) {

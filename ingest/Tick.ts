@@ -5,7 +5,7 @@
  * Every record carries its schema version `v` and its provenance. The full field reference is docs/tape-format.md.
  */
 import type { ErrorObject } from 'ajv'
-import { CodedError, type CodeTable } from '../common/CodedError.ts'
+import { codedError } from '../common/CodedError.ts'
 import { compile } from '../common/validation.ts'
 
 export const TICK_SCHEMA_VERSION = 1 as const
@@ -244,11 +244,9 @@ export const TICK_JSON_SCHEMA = {
 const validateCompiled = compile(TICK_JSON_SCHEMA)
 
 /** A record that does not match the tick schema; `path` is a JSON pointer to the offending field. */
-export class TickValidationError extends CodedError<'TICK_INVALID'> {
-  static override readonly codes = {
-    TICK_INVALID: { retryable: false, meaning: 'a record does not match the tick schema (docs/tape-format.md); path names the field' },
-  } as const satisfies CodeTable<'TICK_INVALID'>
-
+export class TickValidationError extends codedError({
+  TICK_INVALID: { retryable: false, meaning: 'a record does not match the tick schema (docs/tape-format.md); path names the field' },
+}) {
   readonly path: string
   /** The reason without the path, for callers that print the path themselves. */
   readonly reason: string

@@ -1,4 +1,4 @@
-import { CodedError, type CodeTable } from '../common/CodedError.ts'
+import { codedError, type CodeTable } from '../common/CodedError.ts'
 
 /** Errors raised by the DuckDB catalog; `code` is one of a closed set so callers can branch on it. */
 export const CATALOG_ERRORS = {
@@ -9,6 +9,4 @@ export const CATALOG_ERRORS = {
 
 export type CatalogErrorCode = keyof typeof CATALOG_ERRORS
 
-export class CatalogError extends CodedError<CatalogErrorCode> {
-  static override readonly codes = CATALOG_ERRORS
-}
+export class CatalogError extends codedError(CATALOG_ERRORS) {}

@@ -6,7 +6,7 @@
  * Nullable: market_cap_rank, fully_diluted_valuation, max_supply, total_supply, roi." "Key on id; symbols are not
  * unique." Unknown fields are ignored; a row missing a required field fails the whole response with its path.
  */
-import { CodedError, isRetryableStatus, type CodeTable } from '../../common/CodedError.ts'
+import { codedError, isRetryableStatus, type CodeTable } from '../../common/CodedError.ts'
 import { validateOptions } from '../../common/validation.ts'
 
 export const CG_DEFAULT_BASE_URL = 'https://api.coingecko.com/api/v3'
@@ -19,9 +19,7 @@ export const CG_ERRORS = {
 } as const satisfies CodeTable<string>
 export type CgErrorCode = keyof typeof CG_ERRORS
 
-export class CoinGeckoError extends CodedError<CgErrorCode> {
-  static override readonly codes = CG_ERRORS
-
+export class CoinGeckoError extends codedError(CG_ERRORS) {
   readonly status: number | null
   constructor(code: CgErrorCode, message: string, opts: { status?: number; cause?: unknown } = {}) {
     const status = opts.status ?? null

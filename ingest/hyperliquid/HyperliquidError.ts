@@ -1,4 +1,4 @@
-import { CodedError, isRetryableStatus, type CodeTable } from '../../common/CodedError.ts'
+import { codedError, isRetryableStatus, type CodeTable } from '../../common/CodedError.ts'
 
 /**
  * The one error type of the Hyperliquid adapter. `code` is a closed union so callers can switch exhaustively;
@@ -23,9 +23,7 @@ export interface HyperliquidErrorDetails {
   cause?: unknown
 }
 
-export class HyperliquidError extends CodedError<HlErrorCode> {
-  static override readonly codes = HL_ERRORS
-
+export class HyperliquidError extends codedError(HL_ERRORS) {
   readonly status: number | null
   readonly request: string | null
   readonly path: string | null

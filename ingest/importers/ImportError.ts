@@ -1,4 +1,4 @@
-import { CodedError, type CodeTable } from '../../common/CodedError.ts'
+import { codedError, type CodeTable } from '../../common/CodedError.ts'
 
 export const IMPORT_ERRORS = {
   IMPORT_FORMAT: { retryable: false, meaning: 'the file is not a known source format: unrecognized or ambiguous header, unreadable name, not JSON, no rows' },
@@ -12,9 +12,7 @@ export type ImportErrorCode = keyof typeof IMPORT_ERRORS
  * A source file that cannot be imported. Names the file and the 1-based line of the offending row, so a bad row
  * is reported where it is and never skipped.
  */
-export class ImportError extends CodedError<ImportErrorCode> {
-  static override readonly codes = IMPORT_ERRORS
-
+export class ImportError extends codedError(IMPORT_ERRORS) {
   readonly file: string
   readonly line: number
   constructor(code: ImportErrorCode, file: string, line: number, message: string) {

@@ -1,4 +1,4 @@
-import { CodedError, type CodeTable } from '../../common/CodedError.ts'
+import { codedError, type CodeTable } from '../../common/CodedError.ts'
 
 /**
  * The one error of the wallet provider seam. Spec, What the service does 4: "An unreachable provider is an error
@@ -14,9 +14,7 @@ export type WalletProviderErrorCode = keyof typeof WALLET_PROVIDER_ERRORS
 export const WALLET_PROVIDER_DOWN_REASONS = ['unwired', 'unreachable', 'timeout', 'http_status', 'bad_response'] as const
 export type WalletProviderDownReason = (typeof WALLET_PROVIDER_DOWN_REASONS)[number]
 
-export class WalletProviderError extends CodedError<WalletProviderErrorCode> {
-  static override readonly codes = WALLET_PROVIDER_ERRORS
-
+export class WalletProviderError extends codedError(WALLET_PROVIDER_ERRORS) {
   readonly reason: WalletProviderDownReason
   /** Provider slug ('hyperliquid', 'none'). */
   readonly provider: string

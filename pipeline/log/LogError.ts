@@ -1,4 +1,4 @@
-import { CodedError, type CodeTable } from '../../common/CodedError.ts'
+import { codedError, type CodeTable } from '../../common/CodedError.ts'
 import type { ToError } from '../../common/validation.ts'
 
 /** Errors raised by the event log layer; `code` is one of a closed set so callers can branch on it. */
@@ -16,9 +16,7 @@ export const LOG_ERRORS = {
 
 export type LogErrorCode = keyof typeof LOG_ERRORS
 
-export class LogError extends CodedError<LogErrorCode> {
-  static override readonly codes = LOG_ERRORS
-
+export class LogError extends codedError(LOG_ERRORS) {
   /** LOG_CONFIG from a failed options schema (the toError of common/validation.ts). */
   static readonly config: ToError = (message) => new LogError('LOG_CONFIG', message)
 }

@@ -1,4 +1,4 @@
-import { CodedError, type CodeTable } from '../../common/CodedError.ts'
+import { codedError, type CodeTable } from '../../common/CodedError.ts'
 
 /** Errors raised by the Parquet sink; `code` is one of a closed set so callers can branch on it. */
 export const SINK_ERRORS = {
@@ -10,6 +10,4 @@ export const SINK_ERRORS = {
 
 export type SinkErrorCode = keyof typeof SINK_ERRORS
 
-export class SinkError extends CodedError<SinkErrorCode> {
-  static override readonly codes = SINK_ERRORS
-}
+export class SinkError extends codedError(SINK_ERRORS) {}

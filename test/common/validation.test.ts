@@ -3,7 +3,7 @@
  * `<root><path>: <message>` naming the field as a JSON pointer, defaults applied, and a stage's own error when it asks.
  */
 import t from 'tap'
-import { Type } from '@sinclair/typebox'
+import { StringEnum, Strict, Type } from '../../common/schema.ts'
 import { OptionsError, compile, optionsValidator, validateOptions } from '../../common/validation.ts'
 import { LogError } from '../../pipeline/log/LogError.ts'
 import { sourceTexts } from '../helpers/sources.ts'
@@ -15,20 +15,12 @@ import { sourceTexts } from '../helpers/sources.ts'
  */
 const PENDING = ['pipeline/records/decisionRecord.ts', 'pipeline/records/outcomeRecord.ts', 'serving/config.ts']
 
-const OPTIONS = {
-  type: 'object',
-  required: ['dataDir'],
-  additionalProperties: false,
-  properties: {
-    dataDir: { type: 'string', minLength: 1 },
-    maxRows: { type: 'integer', minimum: 1, default: 50_000 },
-    retry: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { attempts: { type: 'integer', minimum: 0, default: 3 }, mode: { enum: ['fixed', 'backoff'] } },
-    },
-  },
-} as const
+/** A TypeBox options schema with defaults, an enum and a nested object. */
+const OPTIONS = Strict({
+  dataDir: Type.String({ minLength: 1 }),
+  maxRows: Type.Optional(Type.Integer({ minimum: 1, default: 50_000 })),
+  retry: Type.Optional(Strict({ attempts: Type.Optional(Type.Integer({ minimum: 0, default: 3 })), mode: Type.Optional(StringEnum(['fixed', 'backoff'])) })),
+})
 
 t.test('no Ajv instance outside common/validation.ts', async (t) => {
   const found = (await sourceTexts()).filter(([, text]) => /\bnew\s+Ajv\s*\(/.test(text)).map(([file]) => file)
@@ -85,10 +77,11 @@ t.test("a stage's own error, built from the same message", async (t) => {
 })
 
 t.test('TypeBox and plain JSON Schema compile on the one instance, once per schema object', async (t) => {
-  const boxed = Type.Object({ limit: Type.Integer({ minimum: 1 }), when: Type.String({ format: 'date-time' }) })
-  const validate = compile(boxed)
-  t.equal(compile(boxed), validate, 'compiled once')
+  const plain = { type: 'object', properties: { limit: { type: 'integer', minimum: 1 }, when: { type: 'string', format: 'date-time' } } }
+  const validate = compile(plain)
+  t.equal(compile(plain), validate, 'compiled once')
   t.ok(validate({ limit: 2, when: '2026-01-01T00:00:00Z' }))
   t.notOk(validate({ limit: 2, when: 'yesterday' }), 'formats are checked (ajv-formats)')
   t.ok(compile(OPTIONS)({ dataDir: 'd' }))
+  t.notOk(compile(OPTIONS)({ dataDir: 'd', maxRows: 0 }))
 })

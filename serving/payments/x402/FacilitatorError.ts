@@ -1,4 +1,4 @@
-import { CodedError, isRetryableStatus, type CodeTable } from '../../../common/CodedError.ts'
+import { codedError, isRetryableStatus, type CodeTable } from '../../../common/CodedError.ts'
 
 /** A facilitator call that produced no usable answer (as opposed to a well-formed isValid:false / success:false). */
 export const FACILITATOR_ERRORS = {
@@ -22,9 +22,7 @@ const CODE_OF_KIND = {
   protocol: 'FACILITATOR_PROTOCOL',
 } as const satisfies Record<FacilitatorErrorKind, FacilitatorErrorCode>
 
-export class FacilitatorError extends CodedError<FacilitatorErrorCode> {
-  static override readonly codes = FACILITATOR_ERRORS
-
+export class FacilitatorError extends codedError(FACILITATOR_ERRORS) {
   constructor(
     readonly kind: FacilitatorErrorKind,
     readonly operation: 'verify' | 'settle' | 'supported',
