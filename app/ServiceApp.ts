@@ -12,7 +12,7 @@
  */
 import { access, mkdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { CodedError } from '../common/CodedError.ts'
+import { codedError } from '../common/CodedError.ts'
 import { childLogger } from '../common/logger.ts'
 import { systemClock } from '../common/Clock.ts'
 import { EngineRunner } from '../engine/EngineRunner.ts'
@@ -41,10 +41,13 @@ const log = childLogger('app')
 const DAY_MS = 86_400_000
 const DEFAULT_TAPE_HOURS = 45 * 24
 
-/** A configuration the app cannot run with that the schema cannot see (an empty tape, an unparsable instant). */
-export class AppConfigError extends CodedError<'APP_CONFIG'> {
+export const APP_ERRORS = {
+  APP_CONFIG: { retryable: false, meaning: 'a configuration the app cannot run with that the schema cannot see (an empty tape, an unparsable instant)' },
+} as const
+
+export class AppConfigError extends codedError(APP_ERRORS) {
   constructor(message: string) {
-    super('APP_CONFIG', message, { retryable: false })
+    super('APP_CONFIG', message)
   }
 }
 

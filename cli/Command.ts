@@ -1,3 +1,5 @@
+import { codedError } from '../common/CodedError.ts'
+
 /** A `svc` subcommand. Each file in cli/commands/ exports `command` (or `commands`) of this shape. */
 export interface Command {
   /** Words after `svc`, e.g. 'tape import'. */
@@ -10,6 +12,10 @@ export interface Command {
 }
 
 /** A usage error: printed with the command's usage, exit code 2. */
-export class UsageError extends Error {
-  override name = 'UsageError'
+export class UsageError extends codedError({
+  USAGE: { retryable: false, meaning: 'bad or missing arguments: printed with the command usage, exit code 2' },
+}) {
+  constructor(message: string) {
+    super('USAGE', message)
+  }
 }

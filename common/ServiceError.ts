@@ -1,14 +1,15 @@
-import { ERRORS, type ErrorCode } from './errors.ts'
+import { CodedError } from './CodedError.ts'
+import { ERRORS, type ErrorCode, type ReasonCode } from './errors.ts'
 
-/** Extra detail fields; never secrets or stacks (they are serialized to clients as-is). */
-export type ErrorDetail = { reason?: string } & Record<string, unknown>
+/**
+ * Extra detail fields; never secrets or stacks (they are serialized to clients as-is). `reason` is one of the closed
+ * registry (common/errors.ts REASONS, listed in docs/errors.md); without it the envelope repeats the code.
+ */
+export type ErrorDetail = { reason?: ReasonCode } & Record<string, unknown>
 
 /** A typed refusal: thrown by handlers and services, rendered as the spec's error envelope. */
-export class ServiceError extends Error {
-  override name = 'ServiceError'
-  readonly code: ErrorCode
+export class ServiceError extends CodedError<ErrorCode> {
   readonly status: number
-  readonly retryable: boolean
   readonly retryAfterMs: number | null
   readonly detail: ErrorDetail
   /** Response headers the refusal needs (Allow, Retry-After, PAYMENT-REQUIRED). */
@@ -19,10 +20,8 @@ export class ServiceError extends Error {
     opts: { message?: string; detail?: ErrorDetail; retryAfterMs?: number | null; headers?: Record<string, string> } = {},
   ) {
     const entry = ERRORS[code]
-    super(opts.message ?? entry.message)
-    this.code = code
+    super(code, opts.message ?? entry.message, { retryable: entry.retryable })
     this.status = entry.status
-    this.retryable = entry.retryable
     this.retryAfterMs = opts.retryAfterMs ?? null
     this.detail = opts.detail ?? {}
     this.headers = opts.headers ?? {}

@@ -44,18 +44,106 @@ export type ErrorCode = keyof typeof ERRORS
 
 export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[]
 
+/** One machine reason: the codes it comes with and what it means. */
+export interface ReasonEntry {
+  readonly codes: readonly ErrorCode[]
+  readonly meaning: string
+}
+
 /**
- * Stable machine reasons carried in detail.reason beside a code (spec: "Stable machine reasons in detail.reason
- * or as codes"). When no reason is given, detail.reason repeats the code.
+ * The x402 protocol's own machine reasons (x402-v2 §9: the spec list and the strings @x402/evm@2.27.0 emits), kept
+ * verbatim in lower snake case. The rail's local checks and the facilitator's verify/settle answers carry them with
+ * 402 PAYMENT_INVALID; a facilitator string outside this list is reported as unexpected_verify_error or
+ * unexpected_settle_error, with the string itself in detail.facilitator_reason.
+ */
+const X402_REASON_MEANINGS = {
+  insufficient_funds: "the payer's USDC balance cannot cover the amount",
+  invalid_payload: 'PAYMENT-SIGNATURE is not base64 JSON of the documented PaymentPayload shape',
+  invalid_x402_version: 'x402Version is not 2',
+  invalid_scheme: 'the payment scheme is not exact',
+  unsupported_scheme: 'the facilitator does not support the scheme',
+  invalid_network: 'the network is not Base (eip155:8453)',
+  invalid_payment_requirements: "the accepted requirements do not match this route's",
+  invalid_transaction_state: 'the on-chain transaction is not in a state that can settle',
+  invalid_exact_evm_payload_signature: 'the EIP-3009 signature is malformed or does not recover authorization.from',
+  invalid_exact_evm_payload_recipient_mismatch: "authorization.to is not this service's payTo (spec spelling)",
+  invalid_exact_evm_recipient_mismatch: "authorization.to is not this service's payTo",
+  invalid_exact_evm_payload_authorization_value_mismatch: 'authorization.value is not exactly the price',
+  invalid_exact_evm_payload_authorization_valid_before: 'the authorization expired (validBefore too soon)',
+  invalid_exact_evm_payload_authorization_valid_after: 'the authorization is not valid yet (validAfter in the future)',
+  invalid_exact_evm_scheme: 'the facilitator refused the scheme',
+  invalid_exact_evm_network_mismatch: 'the facilitator found a different network',
+  invalid_exact_evm_missing_eip712_domain: 'the EIP-712 domain (token name, version) is missing',
+  invalid_exact_evm_signature: 'the facilitator could not verify the signature',
+  invalid_exact_evm_authorization_value: 'the facilitator refused the authorization value',
+  invalid_exact_evm_payload_undeployed_smart_wallet: 'the payer is an undeployed smart wallet',
+  invalid_exact_evm_transaction_failed: 'the settlement transaction failed on chain',
+  invalid_exact_evm_transfer_event_mismatch: 'the settlement transfer event does not match the authorization',
+  invalid_exact_evm_token_name_mismatch: 'the EIP-712 token name does not match the asset',
+  invalid_exact_evm_token_version_mismatch: 'the EIP-712 token version does not match the asset',
+  invalid_exact_evm_eip3009_not_supported: 'the asset does not support EIP-3009',
+  invalid_exact_evm_nonce_already_used: 'the authorization nonce is already used on chain',
+  invalid_exact_evm_insufficient_balance: "the payer's token balance cannot cover the amount",
+  invalid_exact_evm_transaction_simulation_failed: 'the settlement transaction failed in simulation',
+  invalid_exact_evm_failed_to_parse_signature: 'the facilitator could not parse the signature',
+  asset_not_deployed_contract: 'the asset address is not a deployed contract',
+  eip6492_factory_not_allowed: 'the EIP-6492 wallet factory is not allowed',
+  settlement_pending: 'the transfer was broadcast but no receipt came in time; it may still land (logged for reconciliation)',
+  unexpected_verify_error: 'the facilitator rejected the payment at verify for a reason outside the x402 list',
+  unexpected_settle_error: 'settlement failed for a reason outside the x402 list, or on a different network',
+} as const
+
+export type X402ProtocolReason = keyof typeof X402_REASON_MEANINGS
+
+/** A reason string received from a facilitator that is one of the x402 protocol reasons. */
+export function isX402ProtocolReason(reason: string): reason is X402ProtocolReason {
+  return Object.hasOwn(X402_REASON_MEANINGS, reason)
+}
+
+type X402ReasonEntries = { readonly [R in X402ProtocolReason]: { readonly codes: readonly ['PAYMENT_INVALID']; readonly meaning: (typeof X402_REASON_MEANINGS)[R] } }
+
+const X402_REASONS = Object.fromEntries(
+  Object.entries(X402_REASON_MEANINGS).map(([reason, meaning]) => [reason, { codes: ['PAYMENT_INVALID'], meaning }]),
+) as unknown as X402ReasonEntries
+
+/**
+ * The closed registry of machine reasons carried in detail.reason beside a code (spec: "Stable machine reasons in
+ * detail.reason or as codes"). When no reason is given, detail.reason repeats the code. docs/errors.md lists every
+ * one and a test checks both directions; ServiceError and EngineError accept no other reason.
  */
 export const REASONS = {
-  REQUEST_VALIDATION_FAILED: { code: 'VALIDATION', meaning: 'a path parameter, query parameter or body field failed its schema; detail.field names it' },
-  MALFORMED_JSON: { code: 'VALIDATION', meaning: 'the body is not valid JSON' },
-  INSUFFICIENT_BALANCE: { code: 'PAYMENT_REQUIRED', meaning: 'credits cannot cover the call; detail carries balance and required_credits' },
-  CIRCUIT_OPEN: { code: 'PROVIDER_DOWN', meaning: 'the provider circuit breaker is open after repeated failures' },
-  JEV_CALL_FAILED: { code: 'PROVIDER_DOWN', meaning: 'the model layer call failed' },
-  SERVICE_UNWIRED: { code: 'PROVIDER_DOWN', meaning: 'a service part this route needs is not wired on this deployment; detail.missing names it' },
-  FACILITATOR_UNAVAILABLE: { code: 'PAYMENT_REQUIRED', meaning: 'the x402 facilitator could not verify or settle the payment (down, timeout, rate limited); nothing was charged; sign a new authorization and retry' },
-} as const satisfies Record<string, { code: ErrorCode; meaning: string }>
+  REQUEST_VALIDATION_FAILED: { codes: ['VALIDATION'], meaning: 'a path parameter, query parameter, header or body field failed its schema or check; detail.field names it' },
+  MALFORMED_JSON: { codes: ['VALIDATION'], meaning: 'the body is not valid JSON' },
+  AMBIGUOUS_PREFIX: { codes: ['VALIDATION'], meaning: 'the decision id prefix matches more than one decision; give more characters' },
+  PAYMENT_REQUIRED: { codes: ['PAYMENT_REQUIRED'], meaning: 'no payment was offered: sign the PAYMENT-REQUIRED challenge or name an x-svc-payer holding credits' },
+  INSUFFICIENT_BALANCE: { codes: ['PAYMENT_REQUIRED'], meaning: 'credits cannot cover the call; detail carries balance and required_credits' },
+  PAYMENT_VERIFIER_UNWIRED: { codes: ['PAYMENT_REQUIRED'], meaning: 'a PAYMENT-SIGNATURE was sent but no x402 verifier is wired on this deployment' },
+  CREDITS_UNWIRED: { codes: ['PAYMENT_REQUIRED'], meaning: 'an x-svc-payer was sent but no credit ledger is wired on this deployment' },
+  FACILITATOR_UNAVAILABLE: { codes: ['PAYMENT_REQUIRED'], meaning: 'the x402 facilitator could not verify or settle the payment (down, timeout, rate limited); nothing was charged; sign a new authorization and retry' },
+  PAYMENT_REPLAYED: { codes: ['PAYMENT_REPLAYED'], meaning: 'the authorization nonce was already used; detail names payer and nonce' },
+  SETTLEMENT_FAILED: { codes: ['PAYMENT_INVALID'], meaning: 'a payment rail could not settle the payment and gave no protocol reason; nothing was recorded' },
+  ...X402_REASONS,
+  clock_open: { codes: ['CLOCK_OPEN'], meaning: 'the previous clock of this question is open; detail.horizon_end says when to ask again' },
+  ruleset_unknown: { codes: ['REPLAY_INPUT_LOST'], meaning: 'the recorded ruleset is not known to this build' },
+  journal_missing: { codes: ['REPLAY_INPUT_LOST'], meaning: 'the decision has no journaled inputs' },
+  journal_hash_mismatch: { codes: ['REPLAY_INPUT_LOST'], meaning: 'the journaled inputs do not hash to the recorded input_hash' },
+  fitted_state_missing: { codes: ['REPLAY_INPUT_LOST'], meaning: 'the fitted parameters the decision used are not in the fit store' },
+  LEDGER_CONFLICT: { codes: ['INTERNAL'], meaning: 'the ledger refused a record that conflicts with one already recorded' },
+  decision_id_recorded: { codes: ['INTERNAL'], meaning: 'a decision with this decision_id is already recorded with other content; the ledger keeps the first' },
+  outcome_recorded: { codes: ['INTERNAL'], meaning: 'the decision already has an outcome; a clock is resolved once' },
+  unknown_decision: { codes: ['INTERNAL'], meaning: 'an outcome names a decision the ledger does not hold' },
+  PROVIDER_DOWN: { codes: ['PROVIDER_DOWN'], meaning: 'a venue or provider could not be read and no earlier answer exists; detail.provider names it' },
+  SERVICE_UNWIRED: { codes: ['PROVIDER_DOWN'], meaning: 'a service part this route needs is not wired on this deployment; detail.missing names it' },
+  NOT_READY: { codes: ['PROVIDER_DOWN'], meaning: 'the service is not ready; detail carries the health rollup' },
+  NO_VENUE_DATA: { codes: ['PROVIDER_DOWN'], meaning: 'no venue data (event time) has reached the engine yet' },
+  NO_MARKET_DATA: { codes: ['STALE_DATA', 'PROVIDER_DOWN'], meaning: 'no market data for the asset has reached the service yet; detail.asset names it' },
+  WALLET_PROVIDER_UNWIRED: { codes: ['PROVIDER_DOWN'], meaning: 'an account-scoped question needs a wallet provider and none is wired' },
+  WALLET_PROVIDER_DOWN: { codes: ['PROVIDER_DOWN'], meaning: 'the wallet provider could not be read; detail.provider_reason says why' },
+  ENGINE_CLOSED: { codes: ['PROVIDER_DOWN'], meaning: 'the decision engine is closed or its ledger follower failed' },
+  CIRCUIT_OPEN: { codes: ['PROVIDER_DOWN'], meaning: 'the provider circuit breaker is open after repeated failures' },
+  JEV_CALL_FAILED: { codes: ['PROVIDER_DOWN'], meaning: 'the model layer call failed' },
+} as const satisfies Record<string, ReasonEntry>
 
 export type ReasonCode = keyof typeof REASONS
+
+export const REASON_CODES = Object.keys(REASONS) as ReasonCode[]

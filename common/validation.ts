@@ -11,7 +11,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import { CodedError } from './CodedError.ts'
+import { codedError } from './CodedError.ts'
 
 /**
  * allErrors: a configuration with three bad variables names all three in one message. strict off: TypeBox and
@@ -46,6 +46,10 @@ export function fieldError(e: ErrorObject): FieldError {
   if (e.keyword === 'additionalProperties') {
     return { path: `${e.instancePath}/${String(e.params.additionalProperty)}`, message: 'is not a known field', keyword: e.keyword }
   }
+  if (e.keyword === 'enum') {
+    const allowed = (e.params.allowedValues as unknown[]).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')
+    return { path: e.instancePath, message: `${e.message ?? 'is not allowed'} (${allowed})`, keyword: e.keyword }
+  }
   return { path: e.instancePath, message: e.message ?? 'is invalid', keyword: e.keyword }
 }
 
@@ -72,12 +76,19 @@ export function describeFieldErrors(root: string, errors: readonly FieldError[])
 }
 
 /** Options, configuration or a record that failed its schema. */
-export class OptionsError extends CodedError<'OPTIONS_INVALID'> {
+export class OptionsError extends codedError({
+  OPTIONS_INVALID: { retryable: false, meaning: 'an options object, configuration or record failed its schema; the message names each field' },
+}) {
   constructor(
     readonly root: string,
     readonly errors: readonly FieldError[],
   ) {
-    super('OPTIONS_INVALID', describeFieldErrors(root, errors), { retryable: false })
+    super('OPTIONS_INVALID', describeFieldErrors(root, errors))
+  }
+
+  /** One failure found by a check the schema cannot express (a function, an instance, a calendar rule). */
+  static at(root: string, path: string, message: string): OptionsError {
+    return new OptionsError(root, [{ path, message, keyword: 'check' }])
   }
 
   /** JSON pointer of the first failure. */
@@ -86,25 +97,33 @@ export class OptionsError extends CodedError<'OPTIONS_INVALID'> {
   }
 }
 
+/** Builds a stage's own error (e.g. LogError LOG_CONFIG) from the one-format message and the failures. */
+export type ToError = (message: string, errors: readonly FieldError[]) => Error
+
+function failure(validate: ValidateFunction, root: string, toError: ToError | undefined): Error {
+  const errors = fieldErrors(validate)
+  return toError ? toError(describeFieldErrors(root, errors), errors) : new OptionsError(root, errors)
+}
+
 /**
  * A validator for an options object: returns a validated copy with the schema's defaults applied, or throws. The
  * error is an OptionsError unless the stage passes its own (e.g. LogError LOG_CONFIG), built from the same message.
  */
-export function optionsValidator<T>(schema: object, root: string, toError?: (message: string, errors: readonly FieldError[]) => Error): (value: unknown) => T {
+export function optionsValidator<T>(schema: object, root: string, toError?: ToError): (value: unknown) => T {
   const validate = compile(schema)
   return (value: unknown): T => {
     const copy: unknown = value === undefined ? {} : structuredClone(value)
-    if (!validate(copy)) {
-      const errors = fieldErrors(validate)
-      throw toError ? toError(describeFieldErrors(root, errors), errors) : new OptionsError(root, errors)
-    }
+    if (!validate(copy)) throw failure(validate, root, toError)
     return copy as T
   }
 }
 
-/** Validates `value` in place (no copy; defaults applied to it) and returns it typed, or throws an OptionsError. */
-export function validateOptions<T>(root: string, schema: object, value: unknown): T {
+/**
+ * Validates `value` in place (no copy, so it may hold functions and instances; defaults are applied to it) and returns
+ * it typed, or throws an OptionsError (or the stage's own error).
+ */
+export function validateOptions<T>(root: string, schema: object, value: unknown, toError?: ToError): T {
   const validate = compile(schema)
-  if (!validate(value)) throw new OptionsError(root, fieldErrors(validate))
+  if (!validate(value)) throw failure(validate, root, toError)
   return value as T
 }

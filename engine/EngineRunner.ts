@@ -24,8 +24,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { join } from 'node:path'
-import { Ajv } from 'ajv'
 import { childLogger } from '../common/logger.ts'
+import { validateOptions } from '../common/validation.ts'
 import { tickTime, type Tick } from '../ingest/Tick.ts'
 import type { Clock } from '../common/Clock.ts'
 import type { ConsumedBatch, EventLog, LogConsumer } from '../pipeline/log/EventLog.ts'
@@ -86,7 +86,6 @@ const OPTIONS_SCHEMA = {
     accountResolveIntervalMs: { type: 'integer', minimum: 0 },
   },
 } as const
-const validateOptions = new Ajv({ allErrors: true, strict: false }).compile(OPTIONS_SCHEMA)
 
 interface AssetState {
   cut: number
@@ -173,10 +172,7 @@ export class EngineRunner {
 
   static async start(options: EngineRunnerOptions): Promise<EngineRunner> {
     const { log: eventLog, clock, names: givenNames, walletProvider, accountClock, ...plain } = options
-    if (!validateOptions(plain)) {
-      const e = validateOptions.errors?.[0]
-      throw new EngineError('VALIDATION', `invalid options: options${(e?.instancePath ?? '').replaceAll('/', '.')}: ${e?.message ?? 'is invalid'}`)
-    }
+    validateOptions('EngineRunner options', OPTIONS_SCHEMA, plain, (message) => new EngineError('VALIDATION', message))
     const names = givenNames ?? topicNames()
     const groupId = options.groupId ?? 'svc.engine'
     const ledger = await DecisionLedger.open({ log: eventLog, names, partitions: options.partitions, groupId: `${groupId}.ledger` })

@@ -10,7 +10,7 @@
 import { deepFreeze } from '../common/deepFreeze.ts'
 import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
 import { conditionStrings, type DecisionEngine as Engine, type PaymentRef } from './DecisionEngine.ts'
-import { EngineError, type EngineErrorCode } from './EngineError.ts'
+import { ENGINE_ERRORS, EngineError } from './EngineError.ts'
 import type { LedgerView } from './LedgerView.ts'
 import type { LiveFeatures } from './LiveFeatures.ts'
 import type { Replayer } from './Replayer.ts'
@@ -18,28 +18,25 @@ import { QUESTIONS } from '../models/questions/index.ts'
 import type { FeatureSnapshot } from '../pipeline/features/FeatureSnapshot.ts'
 import type { RiskCandidate } from '../models/account/accountSnapshot.ts'
 import { ServiceError } from '../common/ServiceError.ts'
-import type { ErrorCode } from '../common/errors.ts'
+import type { ErrorCode, ReasonCode } from '../common/errors.ts'
 import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
 import type { CanonicalAsset } from '../common/schema.ts'
 import type { DecisionService } from './DecisionService.ts'
 import type { DecisionRead, DecisionRecord, FeedChip, LineageBundle, OpenClock, PendingResolution, ReplayResult, ResolutionRecord, SignalCatalog } from './schemas.ts'
 import type { LedgerReads } from './LedgerReads.ts'
 
-const CODE_MAP: Record<EngineErrorCode, ErrorCode> = {
-  VALIDATION: 'VALIDATION',
-  REPLAY_INPUT_LOST: 'REPLAY_INPUT_LOST',
-  CLOCK_OPEN: 'CLOCK_OPEN',
-  PROVIDER_DOWN: 'PROVIDER_DOWN',
-  LEDGER_CONFLICT: 'INTERNAL',
-  ENGINE_CLOSED: 'PROVIDER_DOWN',
+/** The wire error of an engine refusal: its registry code, and its reason (or the code's stand-in reason). */
+function toServiceError(err: EngineError): ServiceError {
+  const entry: { wire: ErrorCode; reason?: ReasonCode } = ENGINE_ERRORS[err.code]
+  const reason = err.detail.reason ?? entry.reason
+  return new ServiceError(entry.wire, { message: err.message, detail: { ...err.detail, ...(reason === undefined ? {} : { reason }) } })
 }
 
 function mapped<T>(fn: () => T): T {
   try {
     return fn()
   } catch (err) {
-    if (err instanceof EngineError) throw new ServiceError(CODE_MAP[err.code], { message: err.message, detail: { ...err.detail, reason: err.detail.reason ?? err.code } })
-    throw err
+    throw err instanceof EngineError ? toServiceError(err) : err
   }
 }
 
@@ -47,8 +44,7 @@ async function mappedAsync<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn()
   } catch (err) {
-    if (err instanceof EngineError) throw new ServiceError(CODE_MAP[err.code], { message: err.message, detail: { ...err.detail, reason: err.detail.reason ?? err.code } })
-    throw err
+    throw err instanceof EngineError ? toServiceError(err) : err
   }
 }
 

@@ -9,7 +9,7 @@
  * pace only from an event time on (svc start's warm-up). Replay knows nothing of the event log; a consumer wires it
  * there.
  */
-import { Ajv } from 'ajv'
+import { OptionsError, validateOptions } from '../common/validation.ts'
 import { openTapeStream, readTape, type TapeEntry } from './TapeReader.ts'
 import { VirtualClock } from './VirtualClock.ts'
 export interface ReplayProgress {
@@ -76,16 +76,12 @@ const OPTIONS_SCHEMA = {
     maxSleepMs: { type: 'number', exclusiveMinimum: 0 },
   },
 } as const
-const validateOptionsSchema = new Ajv({ allErrors: false, strict: false }).compile(OPTIONS_SCHEMA)
+const ROOT = 'Replay options'
 
+/** Validates in place (the options hold a clock, a signal and functions); errors name the field path. */
 function checkOptions(options: ReplayOptions): void {
-  const fail = (path: string, message: string) => new TypeError(`Replay options${path}: ${message}`)
-  if (!validateOptionsSchema(options)) {
-    const err = validateOptionsSchema.errors?.[0]
-    const extra =
-      err?.keyword === 'required' ? `/${String(err.params.missingProperty)}` : err?.keyword === 'additionalProperties' ? `/${String(err.params.additionalProperty)}` : ''
-    throw fail(`${err?.instancePath ?? ''}${extra}`, err?.message ?? 'invalid')
-  }
+  validateOptions(ROOT, OPTIONS_SCHEMA, options)
+  const fail = (path: string, message: string) => OptionsError.at(ROOT, path, message)
   if (options.skip !== undefined && typeof options.skip !== 'function') throw fail('/skip', 'must be a function')
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw fail('/onProgress', 'must be a function')
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw fail('/signal', 'must be an AbortSignal')

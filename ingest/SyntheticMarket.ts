@@ -9,7 +9,7 @@
  * Spec (../shared/reference/hyperliquid-api.md §5): "Paid hourly. F = P̄ + clamp(I − P̄, −0.0005, 0.0005) on the
  * 8-hour basis, paid at 1/8 per hour … Interest component I = 0.01 % per 8 h = 1.25e-05/h … Cap: 4 % per hour."
  */
-import { Ajv } from 'ajv'
+import { OptionsError, validateOptions } from '../common/validation.ts'
 import { Prng } from './Prng.ts'
 import {
   CANONICAL_ASSETS,
@@ -154,26 +154,16 @@ const OPTIONS_SCHEMA = {
     start: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?Z$' },
   },
 } as const
-const validateOptionsSchema = new Ajv({ allErrors: false, strict: false }).compile(OPTIONS_SCHEMA)
-
-function optionsError(path: string, message: string): TypeError {
-  return new TypeError(`SyntheticMarket options${path}: ${message}`)
-}
+const ROOT = 'SyntheticMarket options'
 
 /** Validates once; returns start and minute count. Errors name the field path (`SyntheticMarket options/hours: …`). */
 function checkOptions(options: SyntheticMarketOptions): { startMs: number; minutes: number } {
-  if (!validateOptionsSchema(options)) {
-    const err = validateOptionsSchema.errors?.[0]
-    const extra =
-      err?.keyword === 'required' ? `/${String(err.params.missingProperty)}` : err?.keyword === 'additionalProperties' ? `/${String(err.params.additionalProperty)}` : ''
-    const allowed = err?.keyword === 'enum' ? ` (${(err.params.allowedValues as string[]).join(', ')})` : ''
-    throw optionsError(`${err?.instancePath ?? ''}${extra}`, `${err?.message ?? 'invalid'}${allowed}`)
-  }
+  validateOptions(ROOT, OPTIONS_SCHEMA, options)
   const startMs = Date.parse(options.start ?? DEFAULT_START)
-  if (Number.isNaN(startMs)) throw optionsError('/start', 'not a valid instant')
-  if (startMs % MINUTE_MS !== 0) throw optionsError('/start', 'must fall on a whole minute')
+  if (Number.isNaN(startMs)) throw OptionsError.at(ROOT, '/start', 'not a valid instant')
+  if (startMs % MINUTE_MS !== 0) throw OptionsError.at(ROOT, '/start', 'must fall on a whole minute')
   const minutes = options.hours * 60
-  if (!Number.isInteger(minutes)) throw optionsError('/hours', 'must be a whole number of minutes')
+  if (!Number.isInteger(minutes)) throw OptionsError.at(ROOT, '/hours', 'must be a whole number of minutes')
   return { startMs, minutes }
 }
 

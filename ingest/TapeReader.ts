@@ -7,14 +7,17 @@ import { open } from 'node:fs/promises'
 import { createGunzip } from 'node:zlib'
 import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
+import { codedError } from '../common/CodedError.ts'
 import { TickValidationError, tickTime, validateTick, type Tick } from './Tick.ts'
 
-export class TapeFormatError extends Error {
+/** A tape line that is not a valid record; `line` is 1-based, `path` a JSON pointer into the record ('' = the line). */
+export class TapeFormatError extends codedError({
+  TAPE_BAD_RECORD: { retryable: false, meaning: 'a tape line is not JSON, is empty, fails the tick schema or is earlier than the line before' },
+}) {
   readonly line: number
   readonly path: string
   constructor(file: string, line: number, path: string, message: string) {
-    super(`${file}:${line}: ${path ? path + ': ' : ''}${message}`)
-    this.name = 'TapeFormatError'
+    super('TAPE_BAD_RECORD', `${file}:${line}: ${path ? path + ': ' : ''}${message}`)
     this.line = line
     this.path = path
   }

@@ -4,7 +4,9 @@
  * A tape is a file of these records, one JSON object per line (NDJSON, optionally gzip), in event-time order.
  * Every record carries its schema version `v` and its provenance. The full field reference is docs/tape-format.md.
  */
-import { Ajv, type ErrorObject } from 'ajv'
+import type { ErrorObject } from 'ajv'
+import { codedError } from '../common/CodedError.ts'
+import { compile } from '../common/validation.ts'
 
 export const TICK_SCHEMA_VERSION = 1 as const
 
@@ -239,17 +241,17 @@ export const TICK_JSON_SCHEMA = {
   ],
 } as const
 
-const ajv = new Ajv({ allErrors: false, strict: false })
-const validateCompiled = ajv.compile(TICK_JSON_SCHEMA)
+const validateCompiled = compile(TICK_JSON_SCHEMA)
 
 /** A record that does not match the tick schema; `path` is a JSON pointer to the offending field. */
-export class TickValidationError extends Error {
+export class TickValidationError extends codedError({
+  TICK_INVALID: { retryable: false, meaning: 'a record does not match the tick schema (docs/tape-format.md); path names the field' },
+}) {
   readonly path: string
   /** The reason without the path, for callers that print the path themselves. */
   readonly reason: string
   constructor(path: string, reason: string) {
-    super(`${path || '/'}: ${reason}`)
-    this.name = 'TickValidationError'
+    super('TICK_INVALID', `${path || '/'}: ${reason}`)
     this.path = path
     this.reason = reason
   }

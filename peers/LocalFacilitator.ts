@@ -9,7 +9,8 @@
  *   ok      the reference answers;
  *   down    the socket is destroyed without a response (a dead facilitator as the client sees it);
  *   error   HTTP 500 with a non-JSON body;
- *   reject  /verify answers normally, /settle answers 200 { success: false, errorReason: 'insufficient_funds' }.
+ *   reject  /verify answers normally, /settle answers 200 { success: false, errorReason: rejectReason } (default
+ *           'insufficient_funds').
  * rateLimitNext(n) answers the next n requests with 429 and Retry-After: 0.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -23,6 +24,8 @@ export type FacilitatorMode = 'ok' | 'down' | 'error' | 'reject'
 
 export class LocalFacilitator {
   mode: FacilitatorMode = 'ok'
+  /** The settle errorReason of reject mode. */
+  rejectReason = 'insufficient_funds'
   readonly calls = { verify: 0, settle: 0, supported: 0 }
   private rateLimited = 0
 
@@ -94,7 +97,7 @@ export class LocalFacilitator {
       if (this.mode === 'reject') {
         return send(res, 200, {
           success: false,
-          errorReason: 'insufficient_funds',
+          errorReason: this.rejectReason,
           transaction: '',
           network: body.paymentRequirements.network,
           payer: body.paymentPayload.payload.authorization && (body.paymentPayload.payload.authorization as { from: string }).from,

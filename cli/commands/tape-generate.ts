@@ -3,6 +3,7 @@
  * docs/generator.md). Same seed and arguments → byte-identical output.
  */
 import { parseArgs } from 'node:util'
+import { OptionsError } from '../../common/validation.ts'
 import { UsageError, type Command } from '../Command.ts'
 import { startProgress } from '../../common/progress.ts'
 import { progressSettings } from '../environment.ts'
@@ -52,7 +53,7 @@ export const command: Command = {
     try {
       market = new SyntheticMarket({ seed, hours, assets, ...(values.start ? { start: values.start } : {}) })
     } catch (err) {
-      if (err instanceof TypeError) throw new UsageError(err.message)
+      if (err instanceof OptionsError) throw new UsageError(err.message)
       throw err
     }
 

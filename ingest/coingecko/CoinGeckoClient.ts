@@ -6,21 +6,25 @@
  * Nullable: market_cap_rank, fully_diluted_valuation, max_supply, total_supply, roi." "Key on id; symbols are not
  * unique." Unknown fields are ignored; a row missing a required field fails the whole response with its path.
  */
-import { validateOptions } from '../hyperliquid/validateOptions.ts'
+import { codedError, isRetryableStatus, type CodeTable } from '../../common/CodedError.ts'
+import { validateOptions } from '../../common/validation.ts'
 
 export const CG_DEFAULT_BASE_URL = 'https://api.coingecko.com/api/v3'
 
-export const CG_ERROR_CODES = ['CG_HTTP_STATUS', 'CG_TIMEOUT', 'CG_BAD_RESPONSE', 'CG_UNREACHABLE'] as const
-export type CgErrorCode = (typeof CG_ERROR_CODES)[number]
+export const CG_ERRORS = {
+  CG_HTTP_STATUS: { retryable: false, meaning: 'CoinGecko answered a non-2xx status; retryable for 429 and 5xx' },
+  CG_TIMEOUT: { retryable: true, meaning: 'no complete response within the timeout' },
+  CG_BAD_RESPONSE: { retryable: false, meaning: 'the body is not JSON or not the documented shape; the message names the field' },
+  CG_UNREACHABLE: { retryable: true, meaning: 'connection refused, reset or DNS failure' },
+} as const satisfies CodeTable<string>
+export type CgErrorCode = keyof typeof CG_ERRORS
 
-export class CoinGeckoError extends Error {
-  override name = 'CoinGeckoError'
-  readonly code: CgErrorCode
+export class CoinGeckoError extends codedError(CG_ERRORS) {
   readonly status: number | null
   constructor(code: CgErrorCode, message: string, opts: { status?: number; cause?: unknown } = {}) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
-    this.code = code
-    this.status = opts.status ?? null
+    const status = opts.status ?? null
+    super(code, message, { cause: opts.cause, retryable: code === 'CG_HTTP_STATUS' ? isRetryableStatus(status) : CG_ERRORS[code].retryable })
+    this.status = status
   }
 }
 
@@ -63,7 +67,7 @@ export class CoinGeckoClient {
   readonly #timeoutMs: number
 
   constructor(options: CoinGeckoClientOptions = {}) {
-    const o = validateOptions<CoinGeckoClientOptions>('CoinGeckoClient', OPTIONS_SCHEMA, options)
+    const o = validateOptions<CoinGeckoClientOptions>('CoinGeckoClient options', OPTIONS_SCHEMA, options)
     this.baseUrl = (o.baseUrl ?? CG_DEFAULT_BASE_URL).replace(/\/+$/, '')
     this.#apiKey = o.apiKey ?? null
     this.#keyHeader = o.keyHeader ?? (/^https?:\/\/pro-api\./.test(this.baseUrl) ? 'x-cg-pro-api-key' : 'x-cg-demo-api-key')

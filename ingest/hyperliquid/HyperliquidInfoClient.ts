@@ -7,7 +7,7 @@
  * closed code and a `retryable` flag; this client does not retry by itself, the caller owns the schedule.
  */
 import { HyperliquidError } from './HyperliquidError.ts'
-import { validateOptions } from './validateOptions.ts'
+import { validateOptions } from '../../common/validation.ts'
 import {
   parseAllMids,
   parseBook,
@@ -77,7 +77,7 @@ export class HyperliquidInfoClient {
   readonly #maxPages: number
 
   constructor(options: HyperliquidInfoClientOptions = {}) {
-    const o = validateOptions<HyperliquidInfoClientOptions>('HyperliquidInfoClient', OPTIONS_SCHEMA, options)
+    const o = validateOptions<HyperliquidInfoClientOptions>('HyperliquidInfoClient options', OPTIONS_SCHEMA, options)
     this.baseUrl = (o.baseUrl ?? HL_DEFAULT_BASE_URL).replace(/\/+$/, '')
     this.#url = `${this.baseUrl}/info`
     this.#timeoutMs = o.timeoutMs ?? 10_000

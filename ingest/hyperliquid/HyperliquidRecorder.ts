@@ -13,7 +13,7 @@ import { HyperliquidError } from './HyperliquidError.ts'
 import { HyperliquidInfoClient } from './HyperliquidInfoClient.ts'
 import { HyperliquidStream, type HyperliquidStreamOptions } from './HyperliquidStream.ts'
 import { l2BookToTick, metaAndAssetCtxsToTicks, predictedFundingsToTicks, type HlTickContext } from './toTicks.ts'
-import { validateOptions } from './validateOptions.ts'
+import { validateOptions } from '../../common/validation.ts'
 
 export interface HyperliquidRecorderOptions {
   coins: string[]
@@ -87,7 +87,7 @@ export class HyperliquidRecorder {
   }
 
   static async start(options: HyperliquidRecorderOptions): Promise<HyperliquidRecorder> {
-    const o = validateOptions<HyperliquidRecorderOptions>('HyperliquidRecorder', OPTIONS_SCHEMA, options)
+    const o = validateOptions<HyperliquidRecorderOptions>('HyperliquidRecorder options', OPTIONS_SCHEMA, options)
     const rec = new HyperliquidRecorder(o)
     rec.#stream = await HyperliquidStream.open({
       ...(o.stream ?? {}),

@@ -14,7 +14,7 @@ import { WebSocket, type RawData } from 'ws'
 import type { Tick } from '../Tick.ts'
 import { childLogger } from '../../common/logger.ts'
 import { HyperliquidError } from './HyperliquidError.ts'
-import { validateOptions } from './validateOptions.ts'
+import { validateOptions } from '../../common/validation.ts'
 import { parseActiveAssetCtx, parseBook, parseTrades } from './parseInfo.ts'
 import { activeAssetCtxToTicks, l2BookToTick, tradesToTicks, type HlTickContext } from './toTicks.ts'
 
@@ -126,7 +126,7 @@ export class HyperliquidStream extends EventEmitter {
    * scheduled): an unreachable venue at start-up is retried like any later drop, never thrown.
    */
   static async open(options: HyperliquidStreamOptions): Promise<HyperliquidStream> {
-    const o = validateOptions<HyperliquidStreamOptions>('HyperliquidStream', OPTIONS_SCHEMA, options)
+    const o = validateOptions<HyperliquidStreamOptions>('HyperliquidStream options', OPTIONS_SCHEMA, options)
     const stream = new HyperliquidStream(o)
     await new Promise<void>((resolve) => {
       const settle = () => {

@@ -59,10 +59,10 @@ function parseArray(file: SourceFile): unknown[] {
   } catch (err) {
     const message = (err as Error).message
     const position = /position (\d+)/.exec(message)
-    throw new ImportError(file.path, position ? lineAt(file.text, Number(position[1])) : 1, `not valid JSON (${message})`)
+    throw new ImportError('IMPORT_FORMAT', file.path, position ? lineAt(file.text, Number(position[1])) : 1, `not valid JSON (${message})`)
   }
-  if (!Array.isArray(doc)) throw new ImportError(file.path, 1, 'expected a JSON array of fundingHistory records')
-  if (doc.length === 0) throw new ImportError(file.path, 1, 'no records in the array')
+  if (!Array.isArray(doc)) throw new ImportError('IMPORT_FORMAT', file.path, 1, 'expected a JSON array of fundingHistory records')
+  if (doc.length === 0) throw new ImportError('IMPORT_FORMAT', file.path, 1, 'no records in the array')
   return doc
 }
 
@@ -79,17 +79,17 @@ export const hyperliquidFundingJson: Importer = {
       const line = lines[index] ?? 1
       const where = `record ${index + 1}`
       if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-        throw new ImportError(file.path, line, `${where}: not an object`)
+        throw new ImportError('IMPORT_ROW', file.path, line, `${where}: not an object`)
       }
       const r = record as Record<string, unknown>
-      if (typeof r.coin !== 'string' || r.coin === '') throw new ImportError(file.path, line, `${where}: coin: missing or not a string`)
+      if (typeof r.coin !== 'string' || r.coin === '') throw new ImportError('IMPORT_ROW', file.path, line, `${where}: coin: missing or not a string`)
       if (typeof r.fundingRate !== 'string' && typeof r.fundingRate !== 'number') {
-        throw new ImportError(file.path, line, `${where}: fundingRate: missing or not a decimal string`)
+        throw new ImportError('IMPORT_ROW', file.path, line, `${where}: fundingRate: missing or not a decimal string`)
       }
       if (r.premium !== undefined && r.premium !== null && typeof r.premium !== 'string' && typeof r.premium !== 'number') {
-        throw new ImportError(file.path, line, `${where}: premium: not a decimal string`)
+        throw new ImportError('IMPORT_ROW', file.path, line, `${where}: premium: not a decimal string`)
       }
-      if (typeof r.time !== 'number' && typeof r.time !== 'string') throw new ImportError(file.path, line, `${where}: time: missing`)
+      if (typeof r.time !== 'number' && typeof r.time !== 'string') throw new ImportError('IMPORT_ROW', file.path, line, `${where}: time: missing`)
       const timeMs = epochMs(file.path, line, `${where}: time`, r.time)
       const at = isoMs(timeMs)
       const tick: FundingTick = {

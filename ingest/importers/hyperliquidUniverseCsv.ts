@@ -30,14 +30,14 @@ export const hyperliquidUniverseCsv: Importer = {
     const captures = new Map<string, Capture>()
     for (const { line, fields } of csvRows(file, HEADER)) {
       const [stamp, symbol, funding, mark] = fields as [string, string, string, string]
-      if (!/^[A-Za-z0-9]+$/.test(symbol)) throw new ImportError(file.path, line, `symbol: not a coin name: '${symbol}'`)
+      if (!/^[A-Za-z0-9]+$/.test(symbol)) throw new ImportError('IMPORT_ROW', file.path, line, `symbol: not a coin name: '${symbol}'`)
       let capture = captures.get(stamp)
       if (!capture) {
         capture = { line, timeMs: instant(file.path, line, 'timestamp', stamp, 'offset'), rows: [] }
         captures.set(stamp, capture)
       }
       const seen = capture.rows.find((r) => r.symbol === symbol)
-      if (seen) throw new ImportError(file.path, line, `symbol ${symbol} appears twice in capture ${stamp} (first on line ${seen.line})`)
+      if (seen) throw new ImportError('IMPORT_DUPLICATE', file.path, line, `symbol ${symbol} appears twice in capture ${stamp} (first on line ${seen.line})`)
       capture.rows.push({
         line,
         symbol,

@@ -44,8 +44,8 @@ export function detectImporter(file: SourceFile): Importer {
   const matches = IMPORTERS.filter((i) => i.detect(file))
   if (matches.length === 1) return matches[0]!
   const known = IMPORTERS.map((i) => i.id).join(', ')
-  if (matches.length === 0) throw new ImportError(file.path, 1, `unrecognized source format (header '${file.firstLine.slice(0, 80)}'); known formats: ${known}`)
-  throw new ImportError(file.path, 1, `ambiguous source format (${matches.map((i) => i.id).join(', ')}); pass the format explicitly`)
+  if (matches.length === 0) throw new ImportError('IMPORT_FORMAT', file.path, 1, `unrecognized source format (header '${file.firstLine.slice(0, 80)}'); known formats: ${known}`)
+  throw new ImportError('IMPORT_FORMAT', file.path, 1, `ambiguous source format (${matches.map((i) => i.id).join(', ')}); pass the format explicitly`)
 }
 
 export interface ImportOptions {
@@ -85,7 +85,7 @@ export async function importFiles(paths: readonly string[], options: ImportOptio
       try {
         validateTick(tick)
       } catch (err) {
-        if (err instanceof TickValidationError) throw new ImportError(path, line, `row gives an invalid record: ${err.message}`)
+        if (err instanceof TickValidationError) throw new ImportError('IMPORT_ROW', path, line, `row gives an invalid record: ${err.message}`)
         throw err
       }
       entries.push({ tick, time: tickTime(tick), path, line })
@@ -101,7 +101,7 @@ export async function importFiles(paths: readonly string[], options: ImportOptio
     const first = seen.get(key)
     if (first) {
       const where = first.path === e.path ? `line ${first.line}` : `${first.path}:${first.line}`
-      throw new ImportError(e.path, e.line, `duplicate ${t.kind} for ${t.instrument} at ${t.provenance.timestamp} (also ${where})`)
+      throw new ImportError('IMPORT_DUPLICATE', e.path, e.line, `duplicate ${t.kind} for ${t.instrument} at ${t.provenance.timestamp} (also ${where})`)
     }
     seen.set(key, { path: e.path, line: e.line })
   }

@@ -20,7 +20,7 @@ export function csvRows(file: SourceFile, header: string): CsvRow[] {
   if (lines.at(-1) === '') lines.pop()
   const headerLine = stripCr(lines[0] ?? '')
   if (headerLine !== header) {
-    throw new ImportError(file.path, 1, `expected header '${header}', found '${headerLine}'`)
+    throw new ImportError('IMPORT_FORMAT', file.path, 1, `expected header '${header}', found '${headerLine}'`)
   }
   const width = header.split(',').length
   const rows: CsvRow[] = []
@@ -28,11 +28,11 @@ export function csvRows(file: SourceFile, header: string): CsvRow[] {
     const text = stripCr(lines[i]!)
     const fields = text.split(',')
     if (fields.length !== width) {
-      throw new ImportError(file.path, i + 1, `expected ${width} columns, found ${text === '' ? 'an empty line' : fields.length}`)
+      throw new ImportError('IMPORT_ROW', file.path, i + 1, `expected ${width} columns, found ${text === '' ? 'an empty line' : fields.length}`)
     }
     rows.push({ line: i + 1, fields })
   }
-  if (rows.length === 0) throw new ImportError(file.path, 1, 'no data rows after the header')
+  if (rows.length === 0) throw new ImportError('IMPORT_FORMAT', file.path, 1, 'no data rows after the header')
   return rows
 }
 
@@ -45,14 +45,14 @@ const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
 /** A decimal number as the venues print them ('63460.0', '1.25e-05'); rejects '', 'NaN', 'Infinity', hex. */
 export function decimal(file: string, line: number, column: string, text: string): number {
   const value = DECIMAL.test(text) ? Number(text) : NaN
-  if (!Number.isFinite(value)) throw new ImportError(file, line, `${column}: not a decimal number: '${text}'`)
+  if (!Number.isFinite(value)) throw new ImportError('IMPORT_ROW', file, line, `${column}: not a decimal number: '${text}'`)
   return value
 }
 
 /** Epoch milliseconds as an integer string or number. */
 export function epochMs(file: string, line: number, column: string, value: string | number): number {
   const ms = typeof value === 'number' ? value : /^\d{1,15}$/.test(value) ? Number(value) : NaN
-  if (!Number.isSafeInteger(ms) || ms < 0) throw new ImportError(file, line, `${column}: not epoch milliseconds: '${String(value)}'`)
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new ImportError('IMPORT_ROW', file, line, `${column}: not epoch milliseconds: '${String(value)}'`)
   return ms
 }
 
@@ -65,7 +65,7 @@ const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9
  */
 export function instant(file: string, line: number, column: string, text: string, zone: 'naive-utc' | 'offset'): number {
   const m = INSTANT.exec(text)
-  const bad = (why: string) => new ImportError(file, line, `${column}: ${why}: '${text}'`)
+  const bad = (why: string) => new ImportError('IMPORT_ROW', file, line, `${column}: ${why}: '${text}'`)
   if (!m) throw bad('not a timestamp')
   const [, y, mo, d, h, mi, s, frac, tz] = m
   if (zone === 'naive-utc' && tz !== undefined) throw bad('expected a naive UTC timestamp without offset')
@@ -88,10 +88,10 @@ export interface BarInterval {
 /** Reads the bar interval from a file name such as 'BTCUSDT_5m.csv', 'BTCUSDT_60m.csv' or 'BTC-USDT-SWAP_1H.csv'. */
 export function intervalFromName(file: SourceFile): BarInterval {
   const m = /_(\d+)([mhd])\.[a-z]+$/i.exec(file.name)
-  if (!m) throw new ImportError(file.path, 1, `cannot read the bar interval from the file name '${file.name}' (expected e.g. _1m, _5m, _1H)`)
+  if (!m) throw new ImportError('IMPORT_FORMAT', file.path, 1, `cannot read the bar interval from the file name '${file.name}' (expected e.g. _1m, _5m, _1H)`)
   const unitMin = { m: 1, h: 60, d: 1440 }[m[2]!.toLowerCase() as 'm' | 'h' | 'd']
   const minutes = Number(m[1]) * unitMin
-  if (minutes <= 0) throw new ImportError(file.path, 1, `bar interval must be positive in '${file.name}'`)
+  if (minutes <= 0) throw new ImportError('IMPORT_FORMAT', file.path, 1, `bar interval must be positive in '${file.name}'`)
   const label = minutes % 1440 === 0 ? `${minutes / 1440}d` : minutes % 60 === 0 ? `${minutes / 60}h` : `${minutes}m`
   return { label, ms: minutes * 60_000 }
 }
@@ -106,14 +106,14 @@ export function baseAsset(file: SourceFile, line: number, symbol: string): strin
 /** A coin name that already is the asset (Hyperliquid 'BTC', 'kPEPE'), upper-cased for the tick's `asset`. */
 export function assetSymbol(file: SourceFile, line: number, coin: string): string {
   const asset = coin.toUpperCase()
-  if (!ASSET.test(asset)) throw new ImportError(file.path, line, `cannot derive an asset symbol from '${coin}'`)
+  if (!ASSET.test(asset)) throw new ImportError('IMPORT_ROW', file.path, line, `cannot derive an asset symbol from '${coin}'`)
   return asset
 }
 
 /** The symbol part of a file name before the first '_': 'BTCUSDT_1m.csv' → 'BTCUSDT'. */
 export function symbolFromName(file: SourceFile, pattern: RegExp): string {
   const m = pattern.exec(file.name)
-  if (!m?.[1]) throw new ImportError(file.path, 1, `cannot read the instrument from the file name '${file.name}'`)
+  if (!m?.[1]) throw new ImportError('IMPORT_FORMAT', file.path, 1, `cannot read the instrument from the file name '${file.name}'`)
   return m[1]
 }
 
@@ -129,8 +129,8 @@ export interface Ohlcv {
 export function ohlcv(file: string, line: number, fields: string[], names: readonly string[]): Ohlcv {
   const [open, high, low, close, volume] = names.map((name, i) => decimal(file, line, name, fields[i] ?? '')) as [number, number, number, number, number]
   if (!(low <= Math.min(open, close) && high >= Math.max(open, close))) {
-    throw new ImportError(file, line, `impossible bar: low ${low} / high ${high} do not bracket open ${open} and close ${close}`)
+    throw new ImportError('IMPORT_ROW', file, line, `impossible bar: low ${low} / high ${high} do not bracket open ${open} and close ${close}`)
   }
-  if (volume < 0) throw new ImportError(file, line, `volume: negative (${volume})`)
+  if (volume < 0) throw new ImportError('IMPORT_ROW', file, line, `volume: negative (${volume})`)
   return { open, high, low, close, volume }
 }

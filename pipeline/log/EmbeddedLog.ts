@@ -40,7 +40,7 @@ import { FRAME_OVERHEAD_BYTES, checkFrame, decodeFrame, encodeFrame } from './fr
 import { GroupOffsetsFile } from './GroupOffsetsFile.ts'
 import { LogError } from './LogError.ts'
 import { assertPartitionOffset, assertRecords, assertTopicName, assertTopicSpecs } from './validate.ts'
-import { optionsValidator } from './validateOptions.ts'
+import { optionsValidator } from '../../common/validation.ts'
 
 export interface EmbeddedLogOptions {
   /** A segment rolls when the next frame would take it past this many bytes. Default 64 MiB. */
@@ -67,6 +67,7 @@ const validateOptions = optionsValidator<EmbeddedLogOptions>(
     },
   } as JSONSchemaType<EmbeddedLogOptions>,
   'EmbeddedLog options',
+  LogError.config,
 )
 
 interface Segment {

@@ -77,7 +77,7 @@ export class KafkaConsumer implements LogConsumer {
     await consumer.subscribe({ topics: this.topics, fromBeginning: true })
     let removeListener = (): void => {}
     const joined = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new LogError('LOG_IO', `group ${this.groupId} did not join within ${JOIN_TIMEOUT_MS} ms`)), JOIN_TIMEOUT_MS)
+      const timer = setTimeout(() => reject(new LogError('LOG_IO', `group ${this.groupId} did not join within ${JOIN_TIMEOUT_MS} ms`, { retryable: true })), JOIN_TIMEOUT_MS)
       removeListener = consumer.on(consumer.events.GROUP_JOIN, () => {
         clearTimeout(timer)
         resolve()

@@ -22,7 +22,7 @@ import { KafkaConsumer, type KafkaLogInternals } from './KafkaConsumer.ts'
 import { kafkaLogLevel, pinoLogCreator } from './kafkaLogging.ts'
 import { LogError } from './LogError.ts'
 import { assertRecords, assertTopicName, assertTopicSpecs } from './validate.ts'
-import { optionsValidator } from './validateOptions.ts'
+import { optionsValidator } from '../../common/validation.ts'
 
 
 /**
@@ -64,6 +64,7 @@ const validateOptions = optionsValidator<KafkaLogOptions>(
     },
   } as JSONSchemaType<KafkaLogOptions>,
   'KafkaLog options',
+  LogError.config,
 )
 
 /** partition = toPositive(murmur2(key)) % n, exactly as EmbeddedLog places keys. */
@@ -249,7 +250,7 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
       for (const [partition, offset] of wanted) consumer.seek({ topic: physical, partition, offset: String(offset) })
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new LogError('LOG_IO', `lastRecords(${topic}) timed out after ${LAST_RECORDS_TIMEOUT_MS} ms`)), LAST_RECORDS_TIMEOUT_MS)
+        timer = setTimeout(() => reject(new LogError('LOG_IO', `lastRecords(${topic}) timed out after ${LAST_RECORDS_TIMEOUT_MS} ms`, { retryable: true })), LAST_RECORDS_TIMEOUT_MS)
       })
       try {
         await Promise.race([allFound, timeout])

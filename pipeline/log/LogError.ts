@@ -1,18 +1,22 @@
-import { CodedError } from '../../common/CodedError.ts'
+import { codedError, type CodeTable } from '../../common/CodedError.ts'
+import type { ToError } from '../../common/validation.ts'
 
 /** Errors raised by the event log layer; `code` is one of a closed set so callers can branch on it. */
-export const LOG_ERROR_CODES = [
-  'LOG_CONFIG', // openEventLog / EmbeddedLog options failed JSON Schema validation
-  'LOG_LOCKED', // another live process holds the embedded log directory
-  'LOG_CLOSED', // the log, producer or consumer was already closed
-  'LOG_UNKNOWN_TOPIC', // topic not created with ensureTopics
-  'LOG_TOPIC_MISMATCH', // topic exists with a different partition count
-  'LOG_INVALID_ARGUMENT', // bad topic name, record, partition or offset
-  'LOG_GROUP_BUSY', // embedded: a running consumer of the same group already owns the topic
-  'LOG_CORRUPT', // unreadable metadata or group file (never silently rewritten)
-  'LOG_IO', // a write or fsync failed; the embedded log refuses further writes
-] as const
+export const LOG_ERRORS = {
+  LOG_CONFIG: { retryable: false, meaning: 'openEventLog / EmbeddedLog / KafkaLog options failed JSON Schema validation' },
+  LOG_LOCKED: { retryable: true, meaning: 'another live process (or an open log in this one) holds the embedded log directory' },
+  LOG_CLOSED: { retryable: false, meaning: 'the log, producer or consumer was already closed' },
+  LOG_UNKNOWN_TOPIC: { retryable: false, meaning: 'topic not created with ensureTopics' },
+  LOG_TOPIC_MISMATCH: { retryable: false, meaning: 'topic exists with a different partition count' },
+  LOG_INVALID_ARGUMENT: { retryable: false, meaning: 'bad topic name, record, partition or offset' },
+  LOG_GROUP_BUSY: { retryable: true, meaning: 'embedded: a running consumer of the same group already owns the topic' },
+  LOG_CORRUPT: { retryable: false, meaning: 'unreadable metadata or group file (never silently rewritten)' },
+  LOG_IO: { retryable: false, meaning: 'a write or fsync failed and the embedded log refuses further writes; a Kafka wait timed out (retryable)' },
+} as const satisfies CodeTable<string>
 
-export type LogErrorCode = (typeof LOG_ERROR_CODES)[number]
+export type LogErrorCode = keyof typeof LOG_ERRORS
 
-export class LogError extends CodedError<LogErrorCode> {}
+export class LogError extends codedError(LOG_ERRORS) {
+  /** LOG_CONFIG from a failed options schema (the toError of common/validation.ts). */
+  static readonly config: ToError = (message) => new LogError('LOG_CONFIG', message)
+}

@@ -1,11 +1,15 @@
-/** A decision or outcome record that does not match its schema; `path` names the field (JSON pointer). */
-export class LedgerRecordError extends Error {
-  override name = 'LedgerRecordError'
-  readonly code = 'LEDGER_RECORD_INVALID' as const
+import { codedError } from '../../common/CodedError.ts'
+
+export const LEDGER_RECORD_ERRORS = {
+  LEDGER_RECORD_INVALID: { retryable: false, meaning: 'a journal record does not match its schema (path names the field)' },
+} as const
+
+/** A journal record that does not match its schema; `path` names the field (JSON pointer). */
+export class LedgerRecordError extends codedError(LEDGER_RECORD_ERRORS) {
   constructor(
     readonly path: string,
     detail: string,
   ) {
-    super(`${path || '/'}: ${detail}`)
+    super('LEDGER_RECORD_INVALID', `${path || '/'}: ${detail}`)
   }
 }

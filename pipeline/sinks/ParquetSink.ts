@@ -26,10 +26,10 @@
  */
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { Ajv, type ErrorObject } from 'ajv'
 import { DuckDBDataChunkWriter, DuckDBInstance, JSToDuckDBValueConverter, type DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from 'pino'
 import { childLogger } from '../../common/logger.ts'
+import { compile, describeFieldErrors, fieldErrors, optionsValidator } from '../../common/validation.ts'
 import type { ConsumedBatch, ConsumedRecord, LogConsumer } from '../log/EventLog.ts'
 import { SinkError } from './SinkError.ts'
 import {
@@ -110,43 +110,28 @@ const TABLE_SCHEMA = {
   },
 } as const
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false })
-const validateOptions = ajv.compile(OPTIONS_SCHEMA)
-const validateTable = ajv.compile(TABLE_SCHEMA)
-
-function fieldErrors(errors: ErrorObject[] | null | undefined, root: string): string {
-  return (errors ?? [])
-    .map((e) => {
-      const extra =
-        e.keyword === 'additionalProperties'
-          ? `/${String(e.params.additionalProperty)}`
-          : e.keyword === 'required'
-            ? `/${String(e.params.missingProperty)}`
-            : ''
-      const path = `${root}${e.instancePath}${extra}`.replaceAll('/', '.')
-      return `${path}: ${e.keyword === 'additionalProperties' ? 'is not a known option' : e.message ?? 'is invalid'}`
-    })
-    .join('; ')
-}
+const ROOT = 'ParquetSink options'
+const configError = (message: string) => new SinkError('SINK_CONFIG', message)
+const validateOptions = optionsValidator<ResolvedOptions>(OPTIONS_SCHEMA, ROOT, configError)
+const validateTable = compile<TopicTable>(TABLE_SCHEMA)
 
 function resolveOptions(options: ParquetSinkOptions): ResolvedOptions {
   const { tables, commit, ...plain } = options
-  const copy: Record<string, unknown> = { ...plain }
-  if (!validateOptions(copy)) throw new SinkError('SINK_CONFIG', `invalid options: ${fieldErrors(validateOptions.errors, 'options')}`)
-  if (!Array.isArray(tables) || tables.length === 0) throw new SinkError('SINK_CONFIG', 'invalid options: options.tables: must list at least one TopicTable')
-  if (commit !== undefined && typeof commit !== 'function') throw new SinkError('SINK_CONFIG', 'invalid options: options.commit: must be a function')
+  const resolved = validateOptions(plain)
+  if (!Array.isArray(tables) || tables.length === 0) throw configError(`${ROOT}/tables: must list at least one TopicTable`)
+  if (commit !== undefined && typeof commit !== 'function') throw configError(`${ROOT}/commit: must be a function`)
   const topics = new Set<string>()
   const dirs = new Set<string>()
   tables.forEach((table, i) => {
-    if (!validateTable(table) || typeof table.map !== 'function') {
-      throw new SinkError('SINK_CONFIG', `invalid options: ${fieldErrors(validateTable.errors, `options/tables/${i}`) || `options.tables.${i}.map: must be a function`}`)
-    }
-    if (topics.has(table.topic)) throw new SinkError('SINK_CONFIG', `invalid options: options.tables.${i}.topic: ${table.topic} is consumed twice`)
-    if (dirs.has(table.dir)) throw new SinkError('SINK_CONFIG', `invalid options: options.tables.${i}.dir: ${table.dir} is used twice`)
+    const at = `${ROOT}/tables/${i}`
+    if (!validateTable(table)) throw configError(describeFieldErrors(at, fieldErrors(validateTable)))
+    if (typeof table.map !== 'function') throw configError(`${at}/map: must be a function`)
+    if (topics.has(table.topic)) throw configError(`${at}/topic: ${table.topic} is consumed twice`)
+    if (dirs.has(table.dir)) throw configError(`${at}/dir: ${table.dir} is used twice`)
     topics.add(table.topic)
     dirs.add(table.dir)
   })
-  return copy as unknown as ResolvedOptions
+  return resolved
 }
 
 /** Where rejected records go: what the log held, and why it could not be mapped. */

@@ -1,13 +1,13 @@
-import { CodedError } from '../../common/CodedError.ts'
+import { codedError, type CodeTable } from '../../common/CodedError.ts'
 
 /** Errors raised by the Parquet sink; `code` is one of a closed set so callers can branch on it. */
-export const SINK_ERROR_CODES = [
-  'SINK_CONFIG', // ParquetSink options failed JSON Schema validation, or a TopicTable is malformed
-  'SINK_UNKNOWN_TOPIC', // a batch arrived for a topic no TopicTable consumes
-  'SINK_CLOSED', // the sink was closed, or an earlier flush failed and the sink refuses further work
-  'SINK_IO', // writing, syncing or renaming a Parquet file failed
-] as const
+export const SINK_ERRORS = {
+  SINK_CONFIG: { retryable: false, meaning: 'ParquetSink options failed JSON Schema validation, or a TopicTable is malformed' },
+  SINK_UNKNOWN_TOPIC: { retryable: false, meaning: 'a batch arrived for a topic no TopicTable consumes' },
+  SINK_CLOSED: { retryable: false, meaning: 'the sink was closed, or an earlier flush failed and the sink refuses further work' },
+  SINK_IO: { retryable: false, meaning: 'writing, syncing or renaming a Parquet file failed (the sink then refuses further work)' },
+} as const satisfies CodeTable<string>
 
-export type SinkErrorCode = (typeof SINK_ERROR_CODES)[number]
+export type SinkErrorCode = keyof typeof SINK_ERRORS
 
-export class SinkError extends CodedError<SinkErrorCode> {}
+export class SinkError extends codedError(SINK_ERRORS) {}

@@ -1,9 +1,9 @@
 /**
  * docs/errors.md, rendered from the error registry (common/errors.ts). Regenerate with `svc docs errors`;
- * test/serving/errorsDoc.test.ts fails when the committed file and the registry disagree.
+ * test/serving/documents.test.ts fails when the committed file and the registry disagree (codes and reasons, both ways).
  */
 import { fileURLToPath } from 'node:url'
-import { ERRORS, ERROR_CODES, REASONS } from '../../common/errors.ts'
+import { ERRORS, ERROR_CODES, REASONS, REASON_CODES } from '../../common/errors.ts'
 
 export const ERRORS_DOC_PATH = fileURLToPath(new URL('../../docs/errors.md', import.meta.url))
 
@@ -33,20 +33,32 @@ export function renderErrorsDoc(): string {
     '',
     '## Machine reasons (detail.reason)',
     '',
-    '| Reason | With code | Meaning |',
+    '| Reason | With codes | Meaning |',
     '|---|---|---|',
-    ...Object.entries(REASONS).map(([r, v]) => `| ${r} | ${v.code} | ${esc(v.meaning)} |`),
+    ...REASON_CODES.map((r) => `| ${r} | ${REASONS[r].codes.join(', ')} | ${esc(REASONS[r].meaning)} |`),
     '',
   ].join('\n')
 }
 
+/** The rows of the table under `## <heading>` whose cells match `row`. */
+function tableRows(md: string, heading: string, row: RegExp): RegExpExecArray[] {
+  const section = md.split(`## ${heading}`)[1]?.split('\n## ')[0] ?? ''
+  return section.split('\n').flatMap((line) => {
+    const m = row.exec(line)
+    return m ? [m] : []
+  })
+}
+
+const unescape = (s: string) => s.replace(/\\\|/g, '|')
+
 /** Parses the codes table back (code → status, retryable, message) for the drift test. */
 export function parseErrorsDoc(md: string): Map<string, { status: number; retryable: boolean; message: string }> {
-  const out = new Map<string, { status: number; retryable: boolean; message: string }>()
-  const section = md.split('## Codes')[1]?.split('\n## ')[0] ?? ''
-  for (const line of section.split('\n')) {
-    const m = /^\| ([A-Z_]+) \| (\d{3}) \| (yes|no) \| (.*) \|$/.exec(line)
-    if (m) out.set(m[1]!, { status: Number(m[2]), retryable: m[3] === 'yes', message: m[4]!.replace(/\\\|/g, '|') })
-  }
-  return out
+  const rows = tableRows(md, 'Codes', /^\| ([A-Z_]+) \| (\d{3}) \| (yes|no) \| (.*) \|$/)
+  return new Map(rows.map((m) => [m[1]!, { status: Number(m[2]), retryable: m[3] === 'yes', message: unescape(m[4]!) }]))
+}
+
+/** Parses the machine reasons table back (reason → codes, meaning) for the drift test. */
+export function parseReasonsDoc(md: string): Map<string, { codes: string[]; meaning: string }> {
+  const rows = tableRows(md, 'Machine reasons', /^\| ([A-Za-z0-9_]+) \| ([A-Z_]+(?:, [A-Z_]+)*) \| (.*) \|$/)
+  return new Map(rows.map((m) => [m[1]!, { codes: m[2]!.split(', '), meaning: unescape(m[3]!) }]))
 }

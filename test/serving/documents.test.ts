@@ -8,8 +8,8 @@ import { readFile } from 'node:fs/promises'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { ROUTES } from '../../serving/routes/registry.ts'
 import { concretePaidPaths, isPublic, routeErrors } from '../../serving/routes/derive.ts'
-import { ERRORS, ERROR_CODES, REASONS } from '../../common/errors.ts'
-import { ERRORS_DOC_PATH, parseErrorsDoc, renderErrorsDoc } from '../../serving/docs/errorsDoc.ts'
+import { ERRORS, ERROR_CODES, REASONS, REASON_CODES } from '../../common/errors.ts'
+import { ERRORS_DOC_PATH, parseErrorsDoc, parseReasonsDoc, renderErrorsDoc } from '../../serving/docs/errorsDoc.ts'
 import { priceOf } from '../../product/billing/pricing.ts'
 import { USDC_BASE } from '../../serving/payments/x402.ts'
 import { PAY_TO, withServer } from '../helpers/serving/server.ts'
@@ -81,7 +81,12 @@ t.test('docs/errors.md ↔ error registry, both directions', async (t) => {
     t.same(parsed.get(code), { status: ERRORS[code].status, retryable: ERRORS[code].retryable, message: ERRORS[code].message }, `${code} documented as registered`)
   }
   for (const code of parsed.keys()) t.ok(code in ERRORS, `documented ${code} is registered`)
-  for (const reason of Object.keys(REASONS)) t.match(md, `| ${reason} |`, `reason ${reason} documented`)
+  const reasons = parseReasonsDoc(md)
+  for (const reason of REASON_CODES) {
+    t.same(reasons.get(reason), { codes: [...REASONS[reason].codes], meaning: REASONS[reason].meaning }, `reason ${reason} documented as registered`)
+  }
+  for (const reason of reasons.keys()) t.ok(reason in REASONS, `documented reason ${reason} is registered`)
+  for (const [reason, { codes }] of reasons) for (const c of codes) t.ok(c in ERRORS, `${reason} comes with the registered code ${c}`)
   // Every code a route can answer with is registered (TypeScript guarantees it; this catches casts).
   for (const r of ROUTES) for (const c of routeErrors(r)) t.ok(c in ERRORS, `${r.id}: ${c}`)
 })
@@ -90,6 +95,10 @@ t.test('the drift check detects a changed document', async (t) => {
   const parsed = parseErrorsDoc(renderErrorsDoc().replace('| VALIDATION | 400 |', '| VALIDATION | 422 |'))
   t.equal(parsed.get('VALIDATION')?.status, 422)
   t.not(parsed.get('VALIDATION')?.status, ERRORS.VALIDATION.status)
+  const doc = renderErrorsDoc()
+  t.notOk(parseReasonsDoc(doc.replace(/^\| clock_open \|.*\n/m, '')).has('clock_open'), 'a registered reason missing from the document is seen')
+  const extra = parseReasonsDoc(doc.replace('| MALFORMED_JSON |', '| NOT_A_REASON | VALIDATION | invented |\n| MALFORMED_JSON |'))
+  t.ok(extra.has('NOT_A_REASON') && !('NOT_A_REASON' in REASONS), 'a documented reason missing from the registry is seen')
 })
 
 t.test('/.well-known/x402.json lists every paid route (templated keys expanded) with exact-scheme requirements', async (t) => {

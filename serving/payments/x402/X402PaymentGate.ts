@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto'
 import type { Logger } from 'pino'
 import { childLogger } from '../../../common/logger.ts'
-import type { ErrorCode, ReasonCode } from '../../../common/errors.ts'
+import { isX402ProtocolReason, type ErrorCode, type ReasonCode } from '../../../common/errors.ts'
 import { ServiceError } from '../../../common/ServiceError.ts'
 import type { Price } from '../../../product/billing/pricing.ts'
 import type { PaymentChallenge, PaymentGate, PaymentGrant, PaymentRequest, SettleOutcome } from '../PaymentGate.ts'
@@ -98,10 +98,11 @@ export class X402PaymentGate implements PaymentGate {
       }
       if (!verdict.isValid) {
         this.log.info({ payment_id: paymentId, payer: p.payer, reason: verdict.invalidReason }, 'facilitator rejected payment at verify')
+        const given = verdict.invalidReason
         return this.challenge('PAYMENT_INVALID', req, price, {
-          reason: verdict.invalidReason ?? 'unexpected_verify_error',
-          message: `The facilitator rejected the payment: ${verdict.invalidReason ?? 'no reason given'}.`,
-          detail: { payer: p.payer },
+          reason: protocolReason(given, 'unexpected_verify_error'),
+          message: `The facilitator rejected the payment: ${given ?? 'no reason given'}.`,
+          detail: { payer: p.payer, ...unlisted(given) },
         })
       }
     }
@@ -129,14 +130,15 @@ export class X402PaymentGate implements PaymentGate {
       return { ok: false, error: c.error }
     }
     if (!r.success || r.network !== BASE_NETWORK) {
-      const reason = r.success ? 'unexpected_settle_error' : (r.errorReason ?? 'unexpected_settle_error')
+      const given = r.success ? 'unexpected_settle_error' : (r.errorReason ?? 'unexpected_settle_error')
       // settlement_pending: broadcast without a receipt; the transfer may still land, so it is logged for reconciliation.
-      this.log.warn({ payment_id: paymentId, payer: p.payer, reason, transaction: r.transaction, network: r.network }, 'x402 settlement failed')
-      const receipt: SettleResponse = { success: false, errorReason: reason, transaction: r.success ? '' : r.transaction, network: BASE_NETWORK, payer: r.payer ?? p.payer }
+      this.log.warn({ payment_id: paymentId, payer: p.payer, reason: given, transaction: r.transaction, network: r.network }, 'x402 settlement failed')
+      // The receipt repeats the facilitator's own words; detail.reason stays within the registry.
+      const receipt: SettleResponse = { success: false, errorReason: given, transaction: r.success ? '' : r.transaction, network: BASE_NETWORK, payer: r.payer ?? p.payer }
       const c = this.challenge('PAYMENT_INVALID', req, price, {
-        reason,
-        message: `Settlement failed: ${reason}.`,
-        detail: { payer: p.payer },
+        reason: protocolReason(given, 'unexpected_settle_error'),
+        message: `Settlement failed: ${given}.`,
+        detail: { payer: p.payer, ...unlisted(given) },
       }, { 'PAYMENT-RESPONSE': encodeHeader(receipt) })
       return { ok: false, error: c.error }
     }
@@ -185,10 +187,22 @@ export class X402PaymentGate implements PaymentGate {
 }
 
 interface ChallengeSpec {
-  reason: string
+  reason: ReasonCode
   message?: string
   detail?: Record<string, unknown>
   retryAfterMs?: number | null
+}
+
+/**
+ * A facilitator's reason string as detail.reason: one of the x402 list as given, else the stand-in (x402-v2 §9:
+ * "treat as opaque strings; log them"; the registry stays closed, the string itself goes to facilitator_reason).
+ */
+function protocolReason(given: string | undefined, standIn: 'unexpected_verify_error' | 'unexpected_settle_error'): ReasonCode {
+  return given !== undefined && isX402ProtocolReason(given) ? given : standIn
+}
+
+function unlisted(given: string | undefined): { facilitator_reason?: string } {
+  return given !== undefined && !isX402ProtocolReason(given) ? { facilitator_reason: given } : {}
 }
 
 /** Stable id of one authorization: the same (payer, nonce) always names the same payment. */

@@ -2,6 +2,7 @@
  * x402 v2 wire shapes the x402 rail reads and writes (reference: ../shared/reference/x402-v2.md §4, §5, §9).
  * PaymentRequirements / PaymentRequired (the challenge) live in ../x402.ts.
  */
+import type { X402ProtocolReason } from '../../../common/errors.ts'
 import type { PaymentRequirements } from '../x402.ts'
 
 export type Hex = `0x${string}`
@@ -45,8 +46,8 @@ export interface VerifyResponse {
 }
 
 /**
- * Reason strings of the x402 spec and @x402/evm@2.27.0 (§9) that this rail emits in detail.reason. They are the
- * protocol's own machine reasons, so they are kept verbatim (lower snake case) rather than mapped to ours.
+ * Reason strings of the x402 spec and @x402/evm@2.27.0 (§9) that this rail's own checks emit in detail.reason. They
+ * are the protocol's own machine reasons, kept verbatim (lower snake case) and registered in common/errors.ts.
  */
 export const X402_REASONS = [
   'invalid_payload',
@@ -59,6 +60,6 @@ export const X402_REASONS = [
   'invalid_exact_evm_payload_authorization_value_mismatch',
   'invalid_exact_evm_payload_authorization_valid_before',
   'invalid_exact_evm_payload_authorization_valid_after',
-] as const
+] as const satisfies readonly X402ProtocolReason[]
 
 export type X402Reason = (typeof X402_REASONS)[number]

@@ -217,7 +217,7 @@ export class MemoryEngine implements DecisionService {
     const d = this.ledger.decisions.get(id)
     if (!d) return null
     if (opts.ruleset_version && opts.ruleset_version !== d.policy_version) {
-      throw new ServiceError('VALIDATION', { detail: { reason: 'UNKNOWN_RULESET_VERSION', field: '/body/ruleset_version' } })
+      throw new ServiceError('VALIDATION', { detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/body/ruleset_version' } })
     }
     return { decision_id: id, original_verdict: d.decision, replayed_verdict: d.decision, matched_rules: ['regime.default'], policy_version: d.policy_version, deterministic: true }
   }

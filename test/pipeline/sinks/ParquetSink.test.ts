@@ -258,13 +258,13 @@ t.test('bad records are kept among the rejects, never dropped, and do not hold b
 
 t.test('options are validated with the field path named', async (t) => {
   const dataDir = await makeTempDir(t)
-  await t.rejects(ParquetSink.open({ dataDir, tables: [ticksTable(TOPIC)], maxRows: 0 }), { code: 'SINK_CONFIG', message: /options\.maxRows/ })
-  await t.rejects(ParquetSink.open({ dataDir, tables: [] }), { code: 'SINK_CONFIG', message: /options\.tables/ })
+  await t.rejects(ParquetSink.open({ dataDir, tables: [ticksTable(TOPIC)], maxRows: 0 }), { code: 'SINK_CONFIG', message: /options\/maxRows/ })
+  await t.rejects(ParquetSink.open({ dataDir, tables: [] }), { code: 'SINK_CONFIG', message: /options\/tables/ })
   await t.rejects(
     ParquetSink.open({ dataDir, tables: [{ ...ticksTable(TOPIC), columns: [{ name: 'date', type: 'VARCHAR' }] }] }),
-    { code: 'SINK_CONFIG', message: /options\.tables\.0\.columns\.0\.name/ },
+    { code: 'SINK_CONFIG', message: /options\/tables\/0\/columns\/0\/name/ },
   )
-  await t.rejects(ParquetSink.open({ dataDir, tables: [ticksTable(TOPIC)], bogus: 1 } as never), { code: 'SINK_CONFIG', message: /options\.bogus/ })
+  await t.rejects(ParquetSink.open({ dataDir, tables: [ticksTable(TOPIC)], bogus: 1 } as never), { code: 'SINK_CONFIG', message: /options\/bogus/ })
   const sink = await ParquetSink.open({ dataDir, tables: [ticksTable(TOPIC)] })
   await t.rejects(sink.handle({ topic: 'other', partition: 0, records: [] }), { code: 'SINK_UNKNOWN_TOPIC' })
   await sink.handle({ topic: TOPIC, partition: 0, records: byPartition[0]!.slice(0, 1) })
