@@ -10,7 +10,6 @@
  * `topicPrefix` (an addition beyond the EventLog seam) maps every logical topic and group id to `<prefix><name>` on
  * the broker, so tests and tenants can share one broker without seeing each other; records carry the logical name.
  */
-import { randomUUID } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
 import { Kafka, type Admin, type ICustomPartitioner, type Producer } from 'kafkajs'
 import type { JSONSchemaType } from 'ajv'
@@ -20,6 +19,7 @@ import { murmur2 } from '../../common/murmur2.ts'
 import type { ConsumedRecord, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicSpec } from './EventLog.ts'
 import { KafkaConsumer, type KafkaLogInternals } from './KafkaConsumer.ts'
 import { kafkaLogLevel, pinoLogCreator } from './kafkaLogging.ts'
+import { KafkaTail, type PartitionTail } from './KafkaTail.ts'
 import { LogError } from './LogError.ts'
 import { assertRecords, assertTopicName, assertTopicSpecs } from './validate.ts'
 import { optionsValidator } from './validateOptions.ts'
@@ -74,7 +74,7 @@ export const murmur2Partitioner: ICustomPartitioner = () => ({ partitionMetadata
 }
 
 const CREATE_ATTEMPTS = 5
-const LAST_RECORDS_TIMEOUT_MS = 30_000
+const TAIL_ATTEMPTS = 5
 
 function errorType(err: unknown): string | undefined {
   const e = err as { type?: string; cause?: { type?: string }; errors?: Array<{ type?: string }> }
@@ -87,6 +87,7 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
   private readonly partitionCounts = new Map<string, number>()
   private readonly producers = new Set<Producer>()
   private readonly consumers = new Set<KafkaConsumer>()
+  private tail: Promise<KafkaTail> | null = null
   private closed = false
 
   private constructor(
@@ -201,66 +202,43 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
     }
   }
 
+  /** After the last record a read_committed consumer can read, per partition (KafkaTail: not the high watermark). */
   async endOffsets(topic: string): Promise<number[]> {
-    const n = await this.partitionsOf(topic)
-    const offsets = await this.admin.fetchTopicOffsets(this.physicalTopic(topic))
-    const ends = new Array<number>(n).fill(0)
-    for (const o of offsets) ends[o.partition] = Number(o.high)
-    return ends
+    return (await this.tails(topic)).map((t) => t.end)
   }
 
-  /**
-   * A throwaway consumer group (deleted afterwards, never committed) seeks every non-empty partition to end-1 and
-   * keeps the first record it sees there.
-   */
   async lastRecords(topic: string): Promise<(ConsumedRecord | null)[]> {
-    const ends = await this.endOffsets(topic)
-    const result: (ConsumedRecord | null)[] = ends.map(() => null)
-    const wanted = new Map(ends.flatMap((end, partition) => (end > 0 ? [[partition, end - 1] as const] : [])))
-    if (wanted.size === 0) return result
-    const physical = this.physicalTopic(topic)
-    const groupId = `${this.options.topicPrefix}__last-records-${randomUUID()}`
-    const consumer = this.kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 500 })
-    try {
-      await consumer.connect()
-      // If the broker rejects a seek (seen as "offset out of range" right after a producer was SIGKILLed), kafkajs
-      // resets to the group's default offset; from the beginning it still reaches end-1, only more slowly.
-      await consumer.subscribe({ topics: [physical], fromBeginning: true })
-      let done: () => void = () => {}
-      const allFound = new Promise<void>((resolve) => (done = resolve))
-      await consumer.run({
-        autoCommit: false,
-        eachBatch: async ({ batch }) => {
-          for (const m of batch.messages) {
-            const offset = Number(m.offset)
-            if (wanted.get(batch.partition) !== offset || result[batch.partition]) continue
-            result[batch.partition] = {
-              topic,
-              partition: batch.partition,
-              offset,
-              key: m.key === null ? '' : m.key.toString('utf8'),
-              value: m.value ?? Buffer.alloc(0),
-              timestamp: Number(m.timestamp),
-            }
-            if (result.filter(Boolean).length === wanted.size) done()
+    return (await this.tails(topic)).map(({ last }, partition) =>
+      last
+        ? {
+            topic,
+            partition,
+            offset: Number(last.offset),
+            key: last.key === null ? '' : last.key.toString('utf8'),
+            value: last.value ?? Buffer.alloc(0),
+            timestamp: Number(last.timestamp),
           }
-        },
-      })
-      for (const [partition, offset] of wanted) consumer.seek({ topic: physical, partition, offset: String(offset) })
-      let timer: NodeJS.Timeout | undefined
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new LogError('LOG_IO', `lastRecords(${topic}) timed out after ${LAST_RECORDS_TIMEOUT_MS} ms`)), LAST_RECORDS_TIMEOUT_MS)
-      })
+        : null,
+    )
+  }
+
+  private async tails(topic: string): Promise<PartitionTail[]> {
+    const n = await this.partitionsOf(topic)
+    const physical = this.physicalTopic(topic)
+    for (let attempt = 1; ; attempt++) {
       try {
-        await Promise.race([allFound, timeout])
-      } finally {
-        clearTimeout(timer)
+        this.tail ??= KafkaTail.connect(this.kafka)
+        return await (await this.tail).tails(physical, n)
+      } catch (err) {
+        // A leader move or a connection lost between ListOffsets and Fetch: ask again with fresh metadata.
+        if (attempt >= TAIL_ATTEMPTS || (err instanceof LogError && !err.retryable)) throw err
+        this.logger.warn({ err, topic, attempt }, 'reading the partition tails failed; retrying')
+        const failed = this.tail
+        this.tail = null
+        await failed?.then((t) => t.disconnect()).catch(() => {})
+        await delay(200 * attempt)
       }
-    } finally {
-      await consumer.disconnect()
-      await this.admin.deleteGroups([groupId]).catch((err: unknown) => this.logger.debug({ err, groupId }, 'could not delete throwaway group'))
     }
-    return result
   }
 
   async createProducer(): Promise<LogProducer> {
@@ -312,6 +290,7 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
     if (this.closed) return
     this.closed = true
     await Promise.all([...this.consumers].map((c) => c.stop()))
+    await this.tail?.then((t) => t.disconnect()).catch(() => {})
     await Promise.all([...this.producers].map((p) => p.disconnect()))
     this.producers.clear()
     await this.admin.disconnect()
