@@ -9,6 +9,15 @@
  *
  * `topicPrefix` (an addition beyond the EventLog seam) maps every logical topic and group id to `<prefix><name>` on
  * the broker, so tests and tenants can share one broker without seeing each other; records carry the logical name.
+ *
+ * Atomic units (sendAtomic) go through one transactional producer per KafkaLog (KafkaUnitWriter: group commit, abort
+ * on failure, fencing) with transactional id `<topicPrefix><instanceId>.atomic`. The id must be the same for the same
+ * service instance across restarts, so that the restarted producer's InitProducerId fences its crashed predecessor
+ * and aborts the transaction it left open at once; with a fresh id every start, read_committed consumers would stall
+ * behind that open transaction until the broker's transaction timeout (60 s) expires it. `instanceId` defaults to the
+ * clientId, so one service instance per (clientId, topicPrefix) needs no setting; two live instances sharing a broker
+ * and prefix must each set their own, or they fence each other (the loser's atomic appends fail with LOG_FENCED).
+ * Consumers read committed records only (readUncommitted: false), and plain send() stays non-transactional.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import { Kafka, type Admin, type ICustomPartitioner, type Producer } from 'kafkajs'
@@ -16,12 +25,13 @@ import type { JSONSchemaType } from 'ajv'
 import type { Logger } from 'pino'
 import { childLogger } from '../../common/logger.ts'
 import { murmur2 } from '../../common/murmur2.ts'
-import type { ConsumedRecord, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicSpec } from './EventLog.ts'
+import type { ConsumedRecord, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
 import { KafkaConsumer, type KafkaLogInternals } from './KafkaConsumer.ts'
 import { kafkaLogLevel, pinoLogCreator } from './kafkaLogging.ts'
 import { KafkaTail, type PartitionTail } from './KafkaTail.ts'
+import { KafkaUnitWriter } from './KafkaUnitWriter.ts'
 import { LogError } from './LogError.ts'
-import { assertRecords, assertTopicName, assertTopicSpecs } from './validate.ts'
+import { assertRecords, assertTopicBatches, assertTopicName, assertTopicSpecs } from './validate.ts'
 import { optionsValidator } from './validateOptions.ts'
 
 
@@ -43,6 +53,11 @@ export interface KafkaLogOptions {
   clientId?: string
   /** Prepended to every topic and group id on the broker (see the file comment). Default ''. */
   topicPrefix?: string
+  /**
+   * Names this service instance for its transactional id, `<topicPrefix><instanceId>.atomic` (see the file comment):
+   * stable across restarts of one instance, distinct between live instances. Default: the clientId.
+   */
+  instanceId?: string
   /** Replication factor of topics created by ensureTopics. Default 1 (single broker). */
   replicationFactor?: number
   connectionTimeoutMs?: number
@@ -58,6 +73,7 @@ const validateOptions = optionsValidator<KafkaLogOptions>(
       brokers: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^[^\\s:,]+:[0-9]{1,5}$' } },
       clientId: { type: 'string', minLength: 1, nullable: true, default: 'decision-intelligence-service' },
       topicPrefix: { type: 'string', pattern: '^[a-zA-Z0-9._-]*$', maxLength: 100, nullable: true, default: '' },
+      instanceId: { type: 'string', pattern: '^[a-zA-Z0-9._-]+$', maxLength: 100, nullable: true },
       replicationFactor: { type: 'integer', minimum: 1, maximum: 32, nullable: true, default: 1 },
       connectionTimeoutMs: { type: 'integer', minimum: 100, nullable: true, default: 10_000 },
       requestTimeoutMs: { type: 'integer', minimum: 100, nullable: true, default: 30_000 },
@@ -87,8 +103,11 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
   private readonly partitionCounts = new Map<string, number>()
   private readonly producers = new Set<Producer>()
   private readonly consumers = new Set<KafkaConsumer>()
+  private units: KafkaUnitWriter | null = null
   private tail: Promise<KafkaTail> | null = null
   private closed = false
+  /** The transactional id of this log's atomic appends (see the file comment). */
+  readonly transactionalId: string
 
   private constructor(
     readonly kafka: Kafka,
@@ -97,10 +116,12 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
     logger: Logger,
   ) {
     this.logger = logger
+    this.transactionalId = `${options.topicPrefix}${options.instanceId}.atomic`
   }
 
   static async connect(options: KafkaLogOptions): Promise<KafkaLog> {
     const resolved = validateOptions(options) as Required<KafkaLogOptions>
+    resolved.instanceId ??= resolved.clientId
     const logger = childLogger('kafka-log')
     const kafka = new Kafka({
       clientId: resolved.clientId,
@@ -268,6 +289,10 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
           messages: records.map((r) => ({ key: r.key, value: r.value, timestamp: String(r.timestamp) })),
         })
       },
+      sendAtomic: async (batches: ReadonlyArray<TopicRecords>) => {
+        if (closed || this.closed) throw new LogError('LOG_CLOSED', 'producer is closed')
+        await this.sendAtomic(batches)
+      },
       close: async () => {
         if (closed) return
         closed = true
@@ -286,10 +311,46 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
     return consumer
   }
 
+  /** Validated whole (topics must exist) before it is queued, so a bad unit writes nothing; see KafkaUnitWriter. */
+  private async sendAtomic(batches: ReadonlyArray<TopicRecords>): Promise<void> {
+    this.assertOpen()
+    assertTopicBatches(batches)
+    const byTopic = new Map<string, { topic: string; messages: { key: string; value: Buffer; timestamp: string }[] }>()
+    let bytes = 0
+    for (const b of batches) {
+      const physical = this.physicalTopic(b.topic)
+      await this.partitionsOf(b.topic) // LOG_UNKNOWN_TOPIC now, rather than after kafkajs' retries
+      let entry = byTopic.get(physical)
+      if (!entry) byTopic.set(physical, (entry = { topic: physical, messages: [] }))
+      for (const r of b.records) {
+        entry.messages.push({ key: r.key, value: r.value, timestamp: String(r.timestamp) })
+        bytes += r.key.length + r.value.length
+      }
+    }
+    const topicMessages = [...byTopic.values()].filter((t) => t.messages.length > 0)
+    if (topicMessages.length === 0) return
+    this.assertOpen()
+    this.units ??= new KafkaUnitWriter(this.transactionalId, (transactionalId) => this.transactionalProducer(transactionalId), this.logger)
+    await this.units.write(topicMessages, bytes)
+  }
+
+  private transactionalProducer(transactionalId: string): Producer {
+    return this.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      transactionalId,
+      // As for send(): a retriable failure is waited out rather than surfaced and resent by the caller.
+      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 5000 },
+      allowAutoTopicCreation: false,
+      createPartitioner: murmur2Partitioner,
+    })
+  }
+
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     await Promise.all([...this.consumers].map((c) => c.stop()))
+    await this.units?.close()
     await this.tail?.then((t) => t.disconnect()).catch(() => {})
     await Promise.all([...this.producers].map((p) => p.disconnect()))
     this.producers.clear()

@@ -11,6 +11,7 @@ export const LOG_ERROR_CODES = [
   'LOG_GROUP_BUSY', // embedded: a running consumer of the same group already owns the topic
   'LOG_CORRUPT', // unreadable metadata or group file (never silently rewritten)
   'LOG_IO', // a write or fsync failed; the embedded log refuses further writes
+  'LOG_FENCED', // kafka: another live instance with the same instanceId took over the transactional id
 ] as const
 
 export type LogErrorCode = (typeof LOG_ERROR_CODES)[number]
