@@ -4,13 +4,17 @@
  * kafkajs runs one transaction at a time per producer, so units arriving while a transaction is in flight queue, and
  * the next transaction takes all of them (up to GROUP_BYTES): one AddPartitionsToTxn, one Produce per broker, one
  * EndTxn for many paid calls. A read_committed consumer sees a unit's records only after that commit, and never those
- * of an aborted transaction.
+ * of an aborted transaction. GROUP_BYTES also keeps a unit the broker would refuse (a partition's records over its
+ * message.max.bytes, 1 MiB by default) in a transaction of its own, so it fails alone rather than with its neighbours.
  *
  * Failures:
- * - A send that fails inside the transaction aborts it (or, if even the abort fails, drops the producer: the next
- *   InitProducerId with the same transactional id aborts whatever was left open), so nothing of the group is visible.
- *   A group of several units is then retried one unit per transaction, so a unit the broker refuses (a record larger
- *   than its message.max.bytes) fails alone instead of failing its neighbours.
+ * - A send that fails inside the transaction aborts it, so nothing of the group is visible, and its units reject
+ *   (LOG_INVALID_ARGUMENT for a refused record, else LOG_IO, retryable). The producer is then replaced, always: when
+ *   a Produce fails for one partition, kafkajs does not advance the idempotence sequence of the partitions that did
+ *   append, so the next batch there reuses a sequence number and the broker acknowledges it as a duplicate without
+ *   writing it — a committed unit with records missing (seen here: a unit over message.max.bytes, then the next
+ *   unit's draws records were silently dropped). A new producer's InitProducerId starts a new epoch with fresh
+ *   sequences, and also aborts the transaction if the abort itself failed.
  * - A commit whose answer is lost has an unknown outcome (the coordinator may have logged it): the units reject with
  *   LOG_IO and are not retried here, since a retry could write them twice.
  * - INVALID_PRODUCER_EPOCH / PRODUCER_FENCED mean another producer initialised the same transactional id (a restarted
@@ -36,8 +40,6 @@ interface PendingUnit {
   resolve: () => void
   reject: (err: unknown) => void
 }
-
-type TransactOutcome = { ok: true } | { ok: false; error: LogError; aborted: boolean }
 
 /** kafkajs nests the broker's error under cause / originalError / errors[]; every type and code found on the way. */
 function errorChain(err: unknown): { types: Set<string>; codes: Set<number> } {
@@ -100,25 +102,16 @@ export class KafkaUnitWriter {
   }
 
   private async commitGroup(group: PendingUnit[]): Promise<void> {
-    const outcome = await this.transact(group.length === 1 ? group[0]!.topicMessages : merge(group))
-    if (outcome.ok) {
-      for (const unit of group) unit.resolve()
-      return
-    }
-    if (group.length === 1 || !outcome.aborted || this.fenced) {
-      for (const unit of group) unit.reject(this.fenced ?? outcome.error)
-      return
-    }
-    this.logger.warn({ err: outcome.error, units: group.length }, 'grouped transaction aborted; retrying its units one transaction each')
+    const failure = await this.transact(group.length === 1 ? group[0]!.topicMessages : merge(group))
     for (const unit of group) {
-      const alone = await this.transact(unit.topicMessages)
-      if (alone.ok) unit.resolve()
-      else unit.reject(this.fenced ?? alone.error)
+      if (failure) unit.reject(failure)
+      else unit.resolve()
     }
   }
 
-  private async transact(topicMessages: TopicMessages[]): Promise<TransactOutcome> {
-    if (this.fenced) return { ok: false, error: this.fenced, aborted: true }
+  /** One transaction: null once committed, else why not (see the file comment for what each failure leaves). */
+  private async transact(topicMessages: TopicMessages[]): Promise<LogError | null> {
+    if (this.fenced) return this.fenced
     let producer: Producer
     let tx: Awaited<ReturnType<Producer['transaction']>>
     try {
@@ -126,30 +119,25 @@ export class KafkaUnitWriter {
       tx = await producer.transaction()
     } catch (err) {
       await this.dropProducer()
-      return { ok: false, error: this.classify(err, 'starting a transaction failed', true), aborted: true }
+      return this.classify(err, 'starting a transaction failed', true)
     }
     try {
       await tx.sendBatch({ topicMessages, acks: -1 })
     } catch (err) {
       const error = this.classify(err, 'a transactional send failed; the transaction was aborted', true)
-      try {
-        if (this.fenced) throw this.fenced
-        await tx.abort()
-      } catch (abortErr) {
-        // The next InitProducerId with this transactional id aborts the transaction left open.
-        if (!this.fenced) this.logger.warn({ err: abortErr }, 'abort failed; the producer is replaced, which aborts the open transaction')
-        await this.dropProducer()
+      if (!this.fenced) {
+        await tx.abort().catch((abortErr: unknown) => this.logger.warn({ err: abortErr }, 'abort failed; the next producer aborts the open transaction'))
       }
-      return { ok: false, error, aborted: true }
+      await this.dropProducer()
+      return error
     }
     try {
       await tx.commit()
-      return { ok: true }
+      return null
     } catch (err) {
       await this.dropProducer()
       // Not retryable as such: the records may be committed, and a blind retry would write them twice.
-      const error = this.classify(err, 'the commit failed and its outcome is unknown', false)
-      return { ok: false, error, aborted: false }
+      return this.classify(err, 'the commit failed and its outcome is unknown', false)
     }
   }
 
