@@ -92,6 +92,14 @@ export const murmur2Partitioner: ICustomPartitioner = () => ({ partitionMetadata
 const CREATE_ATTEMPTS = 5
 const TAIL_ATTEMPTS = 5
 
+/** A plain producer of a LogProducer: replaced after a failed send, disconnected once its sends in flight settle. */
+interface PlainProducer {
+  producer: Producer
+  ready: Promise<Producer>
+  inflight: number
+  retired: boolean
+}
+
 function errorType(err: unknown): string | undefined {
   const e = err as { type?: string; cause?: { type?: string }; errors?: Array<{ type?: string }> }
   return e?.type ?? e?.cause?.type ?? e?.errors?.[0]?.type
@@ -264,6 +272,53 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
 
   async createProducer(): Promise<LogProducer> {
     this.assertOpen()
+    let current = this.plainProducer()
+    await current.ready
+    let closed = false
+    return {
+      send: async (topic: string, records: LogRecord[]) => {
+        if (closed || this.closed) throw new LogError('LOG_CLOSED', 'producer is closed')
+        assertRecords(records)
+        const physical = this.physicalTopic(topic)
+        await this.partitionsOf(topic) // LOG_UNKNOWN_TOPIC now, rather than after kafkajs' retries
+        if (records.length === 0) return
+        const used = current
+        used.inflight++
+        try {
+          await (await used.ready).send({
+            topic: physical,
+            acks: -1,
+            messages: records.map((r) => ({ key: r.key, value: r.value, timestamp: String(r.timestamp) })),
+          })
+        } catch (err) {
+          // When a Produce fails for one partition (a record over the broker's message.max.bytes), kafkajs does not
+          // advance the idempotence sequence of the partitions that did append, so the next send there reuses a
+          // sequence number and the broker acknowledges it as a duplicate without writing it: a later send lost in
+          // silence (kafkaTransactions.test.ts). A new producer has a new producer id and fresh sequences.
+          if (current === used && !closed) {
+            used.retired = true
+            current = this.plainProducer()
+          }
+          throw err
+        } finally {
+          used.inflight--
+          if (used.retired && used.inflight === 0) await this.dropPlainProducer(used)
+        }
+      },
+      sendAtomic: async (batches: ReadonlyArray<TopicRecords>) => {
+        if (closed || this.closed) throw new LogError('LOG_CLOSED', 'producer is closed')
+        await this.sendAtomic(batches)
+      },
+      close: async () => {
+        if (closed) return
+        closed = true
+        await this.dropPlainProducer(current)
+      },
+    }
+  }
+
+  /** An idempotent, non-transactional kafkajs producer for send(), connecting. */
+  private plainProducer(): PlainProducer {
     const producer = this.kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
@@ -273,33 +328,16 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
       allowAutoTopicCreation: false,
       createPartitioner: murmur2Partitioner,
     })
-    await producer.connect()
     this.producers.add(producer)
-    let closed = false
-    return {
-      send: async (topic: string, records: LogRecord[]) => {
-        if (closed || this.closed) throw new LogError('LOG_CLOSED', 'producer is closed')
-        assertRecords(records)
-        const physical = this.physicalTopic(topic)
-        await this.partitionsOf(topic) // LOG_UNKNOWN_TOPIC now, rather than after kafkajs' retries
-        if (records.length === 0) return
-        await producer.send({
-          topic: physical,
-          acks: -1,
-          messages: records.map((r) => ({ key: r.key, value: r.value, timestamp: String(r.timestamp) })),
-        })
-      },
-      sendAtomic: async (batches: ReadonlyArray<TopicRecords>) => {
-        if (closed || this.closed) throw new LogError('LOG_CLOSED', 'producer is closed')
-        await this.sendAtomic(batches)
-      },
-      close: async () => {
-        if (closed) return
-        closed = true
-        this.producers.delete(producer)
-        await producer.disconnect()
-      },
-    }
+    const ready = producer.connect().then(() => producer)
+    ready.catch(() => this.producers.delete(producer))
+    return { producer, ready, inflight: 0, retired: false }
+  }
+
+  private async dropPlainProducer(handle: PlainProducer): Promise<void> {
+    handle.retired = true
+    if (!this.producers.delete(handle.producer)) return
+    await handle.producer.disconnect().catch((err: unknown) => this.logger.debug({ err }, 'disconnecting a producer failed'))
   }
 
   async createConsumer(options: ConsumerOptions): Promise<LogConsumer> {
