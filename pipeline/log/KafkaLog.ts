@@ -377,8 +377,11 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
       idempotent: true,
       maxInFlightRequests: 1,
       transactionalId,
-      // As for send(): a retriable failure is waited out rather than surfaced and resent by the caller.
-      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 5000 },
+      // As for send(): a retriable failure is waited out rather than surfaced and resent by the caller. The first
+      // retry comes sooner: right after a commit the coordinator answers the next transaction's AddPartitionsToTxn
+      // with CONCURRENT_TRANSACTIONS until it has written the markers (a few ms), and a 200 ms back-off there cut
+      // back-to-back transactions to ~5 per second (measured: 183 units/s at 16 callers, 800-1000 with 10-30 ms).
+      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 20, maxRetryTime: 5000 },
       allowAutoTopicCreation: false,
       createPartitioner: murmur2Partitioner,
     })
