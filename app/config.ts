@@ -35,6 +35,14 @@ export const ENV_SCHEMA = Type.Object(
     KAFKA_CLIENT_ID: Type.String({ minLength: 1, default: 'decision-intelligence-service', description: 'Kafka client id' }),
     KAFKA_TOPIC_PREFIX: Type.String({ pattern: '^[a-zA-Z0-9._-]*$', maxLength: 100, default: '', description: 'prefix of every topic and consumer group on the broker' }),
     KAFKA_REPLICATION_FACTOR: Type.Integer({ minimum: 1, maximum: 32, default: 1, description: 'replication factor of the topics the service creates' }),
+    KAFKA_INSTANCE_ID: Type.Optional(
+      Type.String({
+        pattern: '^[a-zA-Z0-9._-]+$',
+        maxLength: 100,
+        'x-unset': 'derived from KAFKA_CLIENT_ID and KAFKA_TOPIC_PREFIX',
+        description: "this instance's transactional identity: a restart with the same id fences and aborts its predecessor's open unit; give each concurrent instance its own",
+      }),
+    ),
     SVC_PARTITIONS: Type.Integer({ minimum: 1, maximum: 1024, default: DEFAULT_PARTITIONS, description: 'partitions per topic the service creates' }),
     SVC_TOPIC_TICKS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().ticks, description: 'topic of venue ticks' }),
     SVC_TOPIC_DECISIONS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().decisions, description: 'topic of the decision ledger' }),
@@ -142,6 +150,7 @@ export function eventLogOf(c: AppConfig): OpenEventLogOptions {
         clientId: c.KAFKA_CLIENT_ID,
         topicPrefix: c.KAFKA_TOPIC_PREFIX,
         replicationFactor: c.KAFKA_REPLICATION_FACTOR,
+        ...(c.KAFKA_INSTANCE_ID ? { instanceId: c.KAFKA_INSTANCE_ID } : {}),
       },
     }
   }

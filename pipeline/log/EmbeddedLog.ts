@@ -25,6 +25,26 @@
  * fails its CRC, or is out of offset sequence marks a torn tail: that segment is truncated there (logged) and any
  * later segment is deleted (logged). Only unacknowledged writes can be there, because an acknowledgement needs every
  * earlier write of that partition to be fsynced first.
+ *
+ * Atomic units (sendAtomic) span partitions and topics. Units queued while the previous group is being written are
+ * written together as one transaction: each partition's records of the whole group in one write, version-2 frames
+ * carrying the transaction id and the transaction's frame count across all partitions (frame.ts), then one shared
+ * fsync round. The all-or-nothing guarantee holds per transaction, hence per unit (no unit of a transaction is
+ * acknowledged before all of it is durable); a transaction per group rather than per unit means fewer writes and fewer
+ * ids for recovery to count. Three rules make it hold:
+ * - Writing: a transaction takes the write chains of all its partitions at once (synchronously, so nothing can take
+ *   one of them in between) and releases them only when all its frames are written, so no other write interleaves
+ *   with it in any of its partitions, and every later write of those partitions starts after all of it is written.
+ * - Visibility: each partition has a `completeEnd`, advanced only when a plain write or a whole transaction has been
+ *   written; a sync round publishes (as durableEnd) the completeEnd it saw at its start, never nextOffset, so a round
+ *   that starts while a transaction is half-written exposes none of it.
+ * - Recovery: after the per-partition prefix scan, frames are counted per transaction id over every partition of every
+ *   topic; a transaction with fewer frames than it declares is incomplete, and each partition is truncated at its
+ *   first frame of an incomplete transaction. Nothing after that point was acknowledged: it was written after the
+ *   incomplete transaction (by the chain rule), and an acknowledgement needs a sync round that started after the
+ *   write, which would have made the whole transaction durable. Truncation can remove a complete transaction's frames
+ *   from one partition, making it incomplete too, so this repeats until nothing is incomplete (logged). Offsets stay
+ *   dense, so consumers and sinks see no difference.
  */
 import { mkdir, open, readdir, readFile, rm, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -35,11 +55,11 @@ import { partitionForKey } from '../../common/murmur2.ts'
 import { fsyncDir, writeFileAtomic } from './atomicFile.ts'
 import { DirLock } from './DirLock.ts'
 import { EmbeddedConsumer, type EmbeddedLogInternals, type WakeSignal } from './EmbeddedConsumer.ts'
-import type { ConsumedRecord, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicSpec } from './EventLog.ts'
-import { FRAME_OVERHEAD_BYTES, checkFrame, decodeFrame, encodeFrame } from './frame.ts'
+import type { ConsumedRecord, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
+import { FRAME_OVERHEAD_BYTES, MAX_TX_ID, checkFrame, decodeFrame, encodeFrame, frameTx, type FrameTx } from './frame.ts'
 import { GroupOffsetsFile } from './GroupOffsetsFile.ts'
 import { LogError } from './LogError.ts'
-import { assertPartitionOffset, assertRecords, assertTopicName, assertTopicSpecs } from './validate.ts'
+import { assertPartitionOffset, assertRecords, assertTopicBatches, assertTopicName, assertTopicSpecs } from './validate.ts'
 import { optionsValidator } from '../../common/validation.ts'
 
 export interface EmbeddedLogOptions {
@@ -85,9 +105,11 @@ interface PartitionState {
   partition: number
   dir: string
   segments: Segment[]
-  /** Offset the next write gets (= end of completed writes). */
+  /** Offset the next write gets (= end of written frames). */
   nextOffset: number
-  /** End of fsynced records; consumers and endOffsets see only below it. */
+  /** End of frames of finished writes: whole plain writes and whole transactions (never inside a transaction). */
+  completeEnd: number
+  /** End of fsynced complete records; consumers and endOffsets see only below it. */
   durableEnd: number
   writeChain: Promise<void>
   /** The newest records written by this process, in offset order: recent[recentHead] has offset recentFirst. */
@@ -103,8 +125,28 @@ interface TopicState {
   partitions: PartitionState[]
 }
 
+/** A sendAtomic call waiting for its group's transaction. */
+interface PendingUnit {
+  parts: Map<PartitionState, LogRecord[]>
+  bytes: number
+  resolve: () => void
+  reject: (err: unknown) => void
+}
+
+/** Consecutive frames of one transaction in one partition, found by the recovery scan. */
+interface TxRun {
+  id: number
+  /** Frames the transaction declares across all partitions. */
+  frames: number
+  /** Offset of the run's first frame. */
+  first: number
+  count: number
+}
+
 const SEGMENT_FILE = /^(\d{20})\.log$/
 const SCAN_CHUNK_BYTES = 4 * 1024 * 1024
+/** A transaction takes queued units until it holds about this many value bytes (the rest wait for the next one). */
+const TX_GROUP_BYTES = 8 * 1024 * 1024
 
 function segmentName(baseOffset: number): string {
   return `${String(baseOffset).padStart(20, '0')}.log`
@@ -125,6 +167,9 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   private syncInflight: Promise<void> = Promise.resolve()
   private syncQueued: Promise<void> | null = null
   private topicChain: Promise<void> = Promise.resolve()
+  private readonly unitQueue: PendingUnit[] = []
+  private unitWriter: Promise<void> | null = null
+  private nextTxId = 1
   private failure: LogError | null = null
   private closed = false
   private syncs = 0
@@ -213,6 +258,10 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
         if (closed) throw new LogError('LOG_CLOSED', 'producer is closed')
         await this.send(topic, records)
       },
+      sendAtomic: async (batches) => {
+        if (closed) throw new LogError('LOG_CLOSED', 'producer is closed')
+        await this.sendAtomic(batches)
+      },
       close: async () => {
         closed = true
       },
@@ -235,6 +284,8 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     if (this.closed) return
     this.closed = true
     await Promise.all([...this.consumers].map((c) => c.stop()))
+    // Units accepted before close are written (their callers get an answer), then the chains drain.
+    if (this.unitWriter) await this.unitWriter
     for (const t of this.topics.values()) for (const p of t.partitions) await p.writeChain.catch(() => {})
     await this.syncInflight.catch(() => {})
     for (const g of this.groups.values()) await (await g.catch(() => null))?.settle()
@@ -266,12 +317,105 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   }
 
   private append(p: PartitionState, records: LogRecord[]): Promise<void> {
-    const run = p.writeChain.catch(() => {}).then(() => this.write(p, records))
+    const run = p.writeChain.catch(() => {}).then(async () => {
+      await this.write(p, records, null)
+      this.markComplete(p)
+    })
     p.writeChain = run
     return run
   }
 
-  private async write(p: PartitionState, records: LogRecord[]): Promise<void> {
+  /**
+   * Appends records to several topics as one unit (see the file comment): validated whole first, so a bad unit writes
+   * nothing; then queued for the next transaction, and resolved once that transaction is fsynced.
+   */
+  private async sendAtomic(batches: ReadonlyArray<TopicRecords>): Promise<void> {
+    this.assertOpen()
+    assertTopicBatches(batches)
+    const parts = new Map<PartitionState, LogRecord[]>()
+    const resolved = batches.map((b) => ({ t: this.topic(b.topic), records: b.records })) // every topic known before any is used
+    let bytes = 0
+    for (const { t, records } of resolved) {
+      for (const r of records) {
+        const p = t.partitions[partitionForKey(r.key, t.partitions.length)]!
+        let list = parts.get(p)
+        if (!list) parts.set(p, (list = []))
+        list.push(r)
+        bytes += r.value.length + r.key.length
+      }
+    }
+    if (parts.size === 0) return
+    if (this.failure) throw this.failure
+    await new Promise<void>((resolve, reject) => {
+      this.unitQueue.push({ parts, bytes, resolve, reject })
+      this.unitWriter ??= this.writeUnits()
+    })
+  }
+
+  /**
+   * Group commit of units: while one transaction is being written, later units queue; the next transaction takes all
+   * of them (up to TX_GROUP_BYTES). Its fsync round is requested but not awaited here, so the next transaction's
+   * writes overlap the previous one's fsync and join the following round.
+   */
+  private async writeUnits(): Promise<void> {
+    await null // units sent in the same tick as the first one join its transaction
+    for (;;) {
+      if (this.unitQueue.length === 0) {
+        this.unitWriter = null
+        return
+      }
+      let take = 0
+      let bytes = 0
+      while (take < this.unitQueue.length && (take === 0 || bytes + this.unitQueue[take]!.bytes <= TX_GROUP_BYTES)) bytes += this.unitQueue[take++]!.bytes
+      const group = this.unitQueue.splice(0, take)
+      const parts = new Map<PartitionState, LogRecord[]>()
+      let frames = 0
+      for (const unit of group) {
+        for (const [p, records] of unit.parts) {
+          let list = parts.get(p)
+          if (!list) parts.set(p, (list = []))
+          for (const r of records) list.push(r)
+          frames += records.length
+        }
+      }
+      if (this.nextTxId > MAX_TX_ID) {
+        const err = new LogError('LOG_IO', `embedded log ${this.dir}: transaction ids exhausted`)
+        for (const unit of group) unit.reject(err)
+        continue
+      }
+      const tx: FrameTx = { id: this.nextTxId++, frames }
+      try {
+        await this.appendTransaction(parts, tx)
+      } catch (err) {
+        for (const unit of group) unit.reject(err)
+        continue
+      }
+      this.requestSync().then(
+        () => group.forEach((unit) => unit.resolve()),
+        (err: unknown) => group.forEach((unit) => unit.reject(err)),
+      )
+    }
+  }
+
+  /** Takes every partition's write chain at once, writes the transaction's frames to each, then marks them complete. */
+  private appendTransaction(parts: Map<PartitionState, LogRecord[]>, tx: FrameTx): Promise<void> {
+    const before = [...parts.keys()].map((p) => p.writeChain.catch(() => {}))
+    const run = Promise.all(before).then(async () => {
+      await Promise.all([...parts].map(([p, records]) => this.write(p, records, tx)))
+      for (const p of parts.keys()) this.markComplete(p)
+    })
+    for (const p of parts.keys()) p.writeChain = run
+    return run
+  }
+
+  /** Everything written to `p` so far belongs to finished writes: the next sync round may publish it. */
+  private markComplete(p: PartitionState): void {
+    p.completeEnd = p.nextOffset
+    this.dirtyPartitions.add(p)
+  }
+
+  /** Writes frames (version 2 when `tx` is given) at the partition's end; the caller marks them complete. */
+  private async write(p: PartitionState, records: LogRecord[], tx: FrameTx | null): Promise<void> {
     if (this.failure) throw this.failure
     let segment = p.segments[p.segments.length - 1] ?? (await this.createSegment(p, p.nextOffset))
     let frames: Buffer[] = []
@@ -301,7 +445,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
       pending = 0
     }
     for (const r of records) {
-      const frame = encodeFrame(offset, r.key, r.value, r.timestamp)
+      const frame = encodeFrame(offset, r.key, r.value, r.timestamp, tx)
       if (segment.size + pending > 0 && segment.size + pending + frame.length > this.options.segmentBytes) {
         await flush()
         segment = await this.createSegment(p, offset)
@@ -328,7 +472,9 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     for (const frame of frames) {
       const f = decodeFrame(frame, 0)
       p.recent.push({ topic: p.topic, partition: p.partition, offset: f.offset, key: f.key, value: f.value, timestamp: f.timestamp })
-      p.recentSize += frame.length
+      // The same estimate as when the record is dropped below (a version-2 frame is 12 bytes longer than it says),
+      // so the running size never drifts.
+      p.recentSize += FRAME_OVERHEAD_BYTES + Buffer.byteLength(f.key) + f.value.length
     }
     while (p.recentSize > cap && p.recentHead < p.recent.length) {
       const dropped = p.recent[p.recentHead]!
@@ -390,7 +536,8 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     if (this.failure) throw this.failure
     const segments = [...this.dirtySegments]
     const dirs = [...this.dirtyDirs]
-    const ends = [...this.dirtyPartitions].map((p) => [p, p.nextOffset] as const)
+    // completeEnd, not nextOffset: a transaction half-written when the round starts stays invisible.
+    const ends = [...this.dirtyPartitions].map((p) => [p, p.completeEnd] as const)
     this.dirtySegments.clear()
     this.dirtyDirs.clear()
     this.dirtyPartitions.clear()
@@ -548,7 +695,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   }
 
   private emptyPartition(topic: string, partition: number, dir: string): PartitionState {
-    return { topic, partition, dir, segments: [], nextOffset: 0, durableEnd: 0, writeChain: Promise.resolve(), recent: [], recentHead: 0, recentFirst: 0, recentSize: 0 }
+    return { topic, partition, dir, segments: [], nextOffset: 0, completeEnd: 0, durableEnd: 0, writeChain: Promise.resolve(), recent: [], recentHead: 0, recentFirst: 0, recentSize: 0 }
   }
 
   private async closeFiles(): Promise<void> {
@@ -566,6 +713,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
 
   private async recover(): Promise<void> {
     const topicsDir = join(this.dir, 'topics')
+    const runs = new Map<PartitionState, TxRun[]>()
     for (const name of (await readdir(topicsDir)).sort()) {
       if (name.includes('.tmp-')) continue
       const topicDir = join(topicsDir, name)
@@ -587,16 +735,21 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
       for (let p = 0; p < (meta.partitions as number); p++) {
         const dir = join(topicDir, String(p))
         await mkdir(dir, { recursive: true })
-        partitions.push(await this.recoverPartition(name, p, dir))
+        const found: TxRun[] = []
+        const state = await this.recoverPartition(name, p, dir, found)
+        partitions.push(state)
+        if (found.length > 0) runs.set(state, found)
       }
       this.topics.set(name, { name, partitions })
     }
+    for (const list of runs.values()) for (const r of list) if (r.id >= this.nextTxId) this.nextTxId = r.id + 1
+    await this.dropIncompleteTransactions(runs)
     for (const file of await readdir(join(this.dir, 'groups'))) {
       if (file.includes('.tmp-')) await unlink(join(this.dir, 'groups', file)).catch(() => {})
     }
   }
 
-  private async recoverPartition(topic: string, partition: number, dir: string): Promise<PartitionState> {
+  private async recoverPartition(topic: string, partition: number, dir: string, runs: TxRun[]): Promise<PartitionState> {
     const state = this.emptyPartition(topic, partition, dir)
     const files = (await readdir(dir)).filter((f) => SEGMENT_FILE.test(f)).sort()
     let expected = 0
@@ -618,7 +771,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
       const fh = await open(path, 'r+')
       const segment: Segment = { baseOffset, path, fh, size: 0, positions: [] }
       state.segments.push(segment)
-      const { validBytes, fileBytes, reason } = await this.scanSegment(segment)
+      const { validBytes, fileBytes, reason } = await this.scanSegment(segment, runs)
       if (validBytes < fileBytes) {
         this.logger.warn(
           { topic, partition, segment: path, validBytes, droppedBytes: fileBytes - validBytes, reason, nextOffset: baseOffset + segment.positions.length },
@@ -634,19 +787,96 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     }
     if (removed) await fsyncDir(dir)
     state.nextOffset = expected
+    state.completeEnd = expected
     state.durableEnd = expected
     return state
   }
 
-  private async scanSegment(segment: Segment): Promise<{ validBytes: number; fileBytes: number; reason: string | null }> {
+  /**
+   * The transaction rule of recovery (see the file comment): count each transaction's frames over all partitions,
+   * truncate every partition at its first frame of an incomplete transaction, repeat while a truncation made another
+   * transaction incomplete.
+   */
+  private async dropIncompleteTransactions(runs: Map<PartitionState, TxRun[]>): Promise<void> {
+    const counts = new Map<number, { found: number; frames: number }>()
+    for (const [p, list] of runs) {
+      for (const r of list) {
+        const c = counts.get(r.id)
+        if (!c) counts.set(r.id, { found: r.count, frames: r.frames })
+        else if (c.frames !== r.frames) {
+          throw new LogError('LOG_CORRUPT', `${p.dir}: transaction ${r.id} declares ${r.frames} frames here and ${c.frames} elsewhere`)
+        } else c.found += r.count
+      }
+    }
+    const incomplete = new Set<number>()
+    for (const [id, c] of counts) {
+      // More frames than declared cannot come from a crash (ids are never reused): refuse rather than guess.
+      if (c.found > c.frames) throw new LogError('LOG_CORRUPT', `${this.dir}: transaction ${id} has ${c.found} frames but declares ${c.frames}`)
+      if (c.found < c.frames) incomplete.add(id)
+    }
+    const cuts = new Map<PartitionState, { offset: number; transactions: number[] }>()
+    for (let changed = incomplete.size > 0; changed; ) {
+      changed = false
+      for (const [p, list] of runs) {
+        const i = list.findIndex((r) => incomplete.has(r.id))
+        if (i < 0) continue
+        const removed = list.splice(i)
+        const cut = cuts.get(p) ?? { offset: Infinity, transactions: [] }
+        cut.offset = Math.min(cut.offset, removed[0]!.first) // a later pass can only cut earlier
+        cuts.set(p, cut)
+        for (const r of removed) {
+          cut.transactions.push(r.id)
+          if (incomplete.has(r.id)) continue
+          incomplete.add(r.id) // a complete transaction lost this partition's frames: cut it everywhere
+          changed = true
+        }
+      }
+    }
+    for (const [p, { offset, transactions }] of cuts) {
+      this.logger.warn(
+        { topic: p.topic, partition: p.partition, from: offset, to: p.nextOffset, droppedRecords: p.nextOffset - offset, droppedTransactions: transactions.slice(0, 20) },
+        'truncating the embedded log partition at its first frame of an incomplete atomic unit',
+      )
+      await this.truncatePartition(p, offset)
+    }
+  }
+
+  /** Cuts a recovered partition at `offset`: later frames and segments go, and the cut is fsynced. */
+  private async truncatePartition(p: PartitionState, offset: number): Promise<void> {
+    const segment = this.segmentFor(p, offset)
+    const k = p.segments.indexOf(segment)
+    const bytes = segment.positions[offset - segment.baseOffset]!
+    const later = p.segments.splice(k + 1)
+    for (const s of later) {
+      await s.fh.close().catch(() => {})
+      await rm(s.path, { force: true })
+    }
+    if (later.length > 0) await fsyncDir(p.dir)
+    await segment.fh.truncate(bytes)
+    await segment.fh.datasync()
+    segment.positions.length = offset - segment.baseOffset
+    segment.size = bytes
+    p.nextOffset = offset
+    p.completeEnd = offset
+    p.durableEnd = offset
+  }
+
+  private async scanSegment(segment: Segment, runs: TxRun[]): Promise<{ validBytes: number; fileBytes: number; reason: string | null }> {
     const fileBytes = (await segment.fh.stat()).size
     let buf = Buffer.alloc(0)
     let bufStart = 0 // file position of buf[0]
     let at = 0 // index into buf of the next frame
     let eof = false
     for (;;) {
-      const check = checkFrame(buf, at, segment.baseOffset + segment.positions.length)
+      const offset = segment.baseOffset + segment.positions.length
+      const check = checkFrame(buf, at, offset)
       if (check.ok) {
+        const tx = frameTx(buf, at)
+        if (tx) {
+          const last = runs[runs.length - 1]
+          if (last && last.id === tx.id && last.first + last.count === offset) last.count++
+          else runs.push({ id: tx.id, frames: tx.frames, first: offset, count: 1 })
+        }
         segment.positions.push(bufStart + at)
         at += check.frameBytes
         continue

@@ -31,9 +31,30 @@ export interface ConsumedBatch {
   records: ConsumedRecord[]
 }
 
+/** The records of one topic within an atomic unit (LogProducer.sendAtomic). */
+export interface TopicRecords {
+  topic: string
+  records: LogRecord[]
+}
+
 export interface LogProducer {
   /** Resolves only when every record is durable (embedded: fsynced; Kafka: acks=-1). */
   send(topic: string, records: LogRecord[]): Promise<void>
+  /**
+   * Issue 11, item 7: "A paid call is one durable unit of work: its debit, its decision and its answer receipt are
+   * appended atomically (one fsync round on the embedded log; a kafkajs transaction with read_committed consumers on
+   * Kafka), so a crash leaves all or nothing."
+   *
+   * Appends records to one or more topics as one unit: once it resolves every record is durable; after a crash at any
+   * point either every record of the unit is in the log or none is; consumers see a unit's records only once the whole
+   * unit is durable (Kafka: read_committed). Records keep their per-key partitioning and order.
+   * Concurrent calls share one fsync round (embedded) or one transaction (Kafka). A rejected unit wrote nothing
+   * consumers can see — except a Kafka commit whose answer was lost (LOG_IO, not retryable), whose outcome is unknown.
+   * Kafka only: every partition a unit touched gets a transaction marker, which takes an offset, so offsets there are
+   * not dense (endOffsets still ends right after the last readable record); and the broker writes the markers just
+   * after the commit returns, so a unit can become readable a few milliseconds after this resolves (embedded: at once).
+   */
+  sendAtomic(batches: ReadonlyArray<TopicRecords>): Promise<void>
   close(): Promise<void>
 }
 
@@ -59,7 +80,11 @@ export interface EventLog {
   readonly kind: 'embedded' | 'kafka'
   ensureTopics(specs: TopicSpec[]): Promise<void>
   partitionsOf(topic: string): Promise<number>
-  /** Offset after the last record, per partition (index = partition). */
+  /**
+   * Offset after the last record, per partition (index = partition): once a consumer has handled a record at offset
+   * end - 1 it has seen everything that was readable at the call. (Kafka: records of open or aborted transactions and
+   * transaction markers are not records; they may sit at or past this end.)
+   */
   endOffsets(topic: string): Promise<number[]>
   /** The last record of each partition, or null for an empty partition (index = partition). */
   lastRecords(topic: string): Promise<(ConsumedRecord | null)[]>

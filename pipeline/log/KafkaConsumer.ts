@@ -66,6 +66,9 @@ export class KafkaConsumer implements LogConsumer {
     const consumer = this.log.kafka.consumer({
       groupId: this.groupId,
       allowAutoTopicCreation: false,
+      // read_committed (kafkajs' default, stated here because atomic units depend on it): records of a transaction
+      // are delivered only once it commits, never if it aborts, so no one sees part of a unit.
+      readUncommitted: false,
       // Idle fetches return after this long; it bounds how long stop() waits for a fetch in flight.
       maxWaitTimeInMs: 500,
       retry: { retries: 10 },
@@ -151,7 +154,7 @@ export class KafkaConsumer implements LogConsumer {
       }
     }
     if (commits.length === 0) return
-    const pinner = this.log.kafka.consumer({ groupId: this.groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 100 })
+    const pinner = this.log.kafka.consumer({ groupId: this.groupId, allowAutoTopicCreation: false, readUncommitted: false, maxWaitTimeInMs: 100 })
     try {
       await pinner.connect()
       await pinner.subscribe({ topics: this.topics, fromBeginning: false })

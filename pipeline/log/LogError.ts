@@ -12,6 +12,7 @@ export const LOG_ERRORS = {
   LOG_GROUP_BUSY: { retryable: true, meaning: 'embedded: a running consumer of the same group already owns the topic' },
   LOG_CORRUPT: { retryable: false, meaning: 'unreadable metadata or group file (never silently rewritten)' },
   LOG_IO: { retryable: false, meaning: 'a write or fsync failed and the embedded log refuses further writes; a Kafka wait timed out (retryable)' },
+  LOG_FENCED: { retryable: false, meaning: 'kafka: another live instance with the same instanceId took over the transactional id' },
 } as const satisfies CodeTable<string>
 
 export type LogErrorCode = keyof typeof LOG_ERRORS

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { partitionForKey } from '../../../common/murmur2.ts'
-import type { ConsumedRecord, EventLog, LogRecord } from '../../../pipeline/log/EventLog.ts'
+import type { ConsumedRecord, EventLog, LogRecord, TopicRecords } from '../../../pipeline/log/EventLog.ts'
 import { consume, forEachLog, readAll } from '../../helpers/logs.ts'
 
 const PARTITIONS = 3
@@ -209,5 +209,202 @@ t.test('unknown topics and partition mismatches are refused', (t) =>
     await t.rejects(log.ensureTopics([{ name: 'bad/name', partitions: 1 }]), { code: 'LOG_INVALID_ARGUMENT' })
     await producer.close()
     t.same(await readAll(log, 'known'), [], 'nothing was written')
+  }),
+)
+
+// ---- atomic units (LogProducer.sendAtomic) ----
+
+const DRAWS = 'billing.draws'
+const DECISIONS = 'decisions'
+
+interface UnitPart {
+  unit: string
+  part: 'debit' | 'decision' | 'receipt'
+  seq: number
+}
+
+function partOf(r: ConsumedRecord): UnitPart {
+  return JSON.parse(r.value.toString('utf8')) as UnitPart
+}
+
+/** A paid call's unit: debit and receipt on the caller's account key in draws, the decision on an asset key. */
+function paidUnit(unit: string, account: string, asset: string, seq: number, pad = 0): TopicRecords[] {
+  const at = 1_700_000_000_000
+  const rec = (key: string, part: UnitPart['part'], i: number): LogRecord => ({
+    key,
+    value: Buffer.from(JSON.stringify({ unit, part, seq, pad: 'x'.repeat(pad) })),
+    timestamp: at + seq * 10 + i,
+  })
+  return [
+    { topic: DRAWS, records: [rec(account, 'debit', 0), rec(account, 'receipt', 2)] },
+    { topic: DECISIONS, records: [rec(asset, 'decision', 1)] },
+  ]
+}
+
+async function ensurePaidTopics(log: EventLog): Promise<void> {
+  await log.ensureTopics([
+    { name: DRAWS, partitions: PARTITIONS },
+    { name: DECISIONS, partitions: PARTITIONS },
+  ])
+}
+
+t.test('a unit across two topics is delivered whole, in per-key order, with its keys, values and timestamps', (t) =>
+  forEachLog(t, async (t, makeLog) => {
+    const log = await makeLog()
+    await ensurePaidTopics(log)
+    const producer = await log.createProducer()
+    const sent: TopicRecords[][] = []
+    for (let seq = 0; seq < 30; seq++) {
+      const unit = paidUnit(`u${seq}`, `account-${seq % 4}`, ['BTC', 'ETH', 'SOL'][seq % 3]!, seq)
+      await producer.sendAtomic(unit)
+      sent.push(unit)
+    }
+    await producer.close()
+    const got = await consume(log, { groupId: 'whole', topics: [DRAWS, DECISIONS], count: 90 })
+    t.equal(got.length, 90, 'three records per unit, each delivered once')
+
+    const expected = new Map(sent.flatMap((unit) => unit.flatMap((b) => b.records.map((r) => [r.value.toString('utf8'), { topic: b.topic, ...r }] as const))))
+    let mismatched = 0
+    for (const r of got) {
+      const e = expected.get(r.value.toString('utf8'))
+      if (!e || e.topic !== r.topic || e.key !== r.key || e.timestamp !== r.timestamp || r.partition !== partitionForKey(r.key, PARTITIONS)) mismatched++
+    }
+    t.equal(mismatched, 0, "every record has the topic, key, timestamp and partitionForKey's partition it was sent with")
+    t.same(new Set(got.map((r) => partOf(r).unit)).size, 30, 'every unit arrived')
+
+    const byKey = new Map<string, string[]>()
+    for (const r of [...got].sort((a, b) => a.offset - b.offset)) byKey.set(`${r.topic}/${r.key}`, [...(byKey.get(`${r.topic}/${r.key}`) ?? []), `${partOf(r).seq}:${partOf(r).part}`])
+    for (const [key, order] of byKey) {
+      const [topic, k] = key.split('/') as [string, string]
+      const want = sent.flatMap((unit) => unit.filter((b) => b.topic === topic).flatMap((b) => b.records.filter((r) => r.key === k).map((r) => `${partOf({ value: r.value } as ConsumedRecord).seq}:${partOf({ value: r.value } as ConsumedRecord).part}`)))
+      t.same(order, want, `${key}: in send order (debit before receipt, unit after unit)`)
+    }
+  }),
+)
+
+t.test('concurrent units and plain sends interleave without loss, duplication or reordering per key', (t) =>
+  forEachLog(t, async (t, makeLog) => {
+    const log = await makeLog()
+    await ensurePaidTopics(log)
+    const producer = await log.createProducer()
+    const callers = 16
+    const rounds = 6
+    // Each caller alternates units and plain sends on its own keys, awaiting each: its keys' order is its send order.
+    await Promise.all(
+      Array.from({ length: callers }, async (_, c) => {
+        for (let seq = 0; seq < rounds; seq++) {
+          if (seq % 3 === 2) {
+            await producer.send(DRAWS, [{ key: `account-${c}`, value: Buffer.from(JSON.stringify({ unit: `c${c}-${seq}`, part: 'debit', seq })), timestamp: 1_700_000_000_000 + seq }])
+          } else {
+            await producer.sendAtomic(paidUnit(`c${c}-${seq}`, `account-${c}`, `asset-${c}`, seq))
+          }
+        }
+      }),
+    )
+    await producer.close()
+    const plain = callers * (rounds / 3)
+    const total = (callers * rounds - plain) * 3 + plain
+    const got = await consume(log, { groupId: 'interleave', topics: [DRAWS, DECISIONS], count: total })
+    t.equal(got.length, total, `${total} records, none lost`)
+    t.equal(new Set(got.map((r) => `${r.topic}/${r.value.toString('utf8')}`)).size, total, 'none duplicated')
+    let disordered = 0
+    for (let c = 0; c < callers; c++) {
+      for (const [topic, key] of [[DRAWS, `account-${c}`], [DECISIONS, `asset-${c}`]] as const) {
+        const seqs = got.filter((r) => r.topic === topic && r.key === key).sort((a, b) => a.offset - b.offset).map((r) => `${partOf(r).seq}:${partOf(r).part}`)
+        const want = Array.from({ length: rounds }, (_, seq) => seq).flatMap((seq) =>
+          topic === DECISIONS ? (seq % 3 === 2 ? [] : [`${seq}:decision`]) : seq % 3 === 2 ? [`${seq}:debit`] : [`${seq}:debit`, `${seq}:receipt`],
+        )
+        if (JSON.stringify(seqs) !== JSON.stringify(want)) disordered++
+      }
+    }
+    t.equal(disordered, 0, `all ${callers * 2} keys in their caller's send order`)
+  }),
+)
+
+t.test('a consumer never sees part of a unit: every record of a unit was readable when its first record arrived', (t) =>
+  forEachLog(t, async (t, makeLog) => {
+    const log = await makeLog()
+    await ensurePaidTopics(log)
+    const consumer = await log.createConsumer({ groupId: 'watcher', topics: [DRAWS, DECISIONS] })
+    const records: ConsumedRecord[] = []
+    // The readable ends of both topics just after a unit's first record was delivered. Visibility only grows, so if
+    // units become readable whole, all of that unit's records lie below these ends; a unit exposed in part would have
+    // a record at or past them.
+    const endsAtFirstSight = new Map<string, Record<string, number[]>>()
+    let checks = 0
+    await consumer.run(async (batch) => {
+      records.push(...batch.records)
+      const fresh = batch.records.map((r) => partOf(r).unit).filter((u) => !endsAtFirstSight.has(u))
+      if (fresh.length === 0) return
+      const ends = { [DRAWS]: await log.endOffsets(DRAWS), [DECISIONS]: await log.endOffsets(DECISIONS) }
+      for (const u of fresh) endsAtFirstSight.set(u, ends)
+      checks++
+    })
+    const producer = await log.createProducer()
+    // Plain sends to another topic meanwhile, so sync rounds (embedded) start at any moment, also mid-unit.
+    await log.ensureTopics([{ name: 'ticks', partitions: PARTITIONS }])
+    let writing = true
+    const noise = Array.from({ length: 4 }, async (_, n) => {
+      for (let i = 0; writing; i++) await producer.send('ticks', [record(`noise-${n}-${i % 7}`, i)])
+    })
+    const writers = 8
+    const perWriter = 25
+    await Promise.all(
+      Array.from({ length: writers }, async (_, w) => {
+        for (let seq = 0; seq < perWriter; seq++) await producer.sendAtomic(paidUnit(`w${w}-${seq}`, `account-${w}`, `asset-${seq % 5}`, seq, 600))
+      }),
+    )
+    writing = false
+    await Promise.all(noise)
+    await producer.close()
+    const total = writers * perWriter * 3
+    const deadline = Date.now() + 60_000
+    while (records.length < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    await consumer.stop()
+    t.equal(records.length, total, 'every record of every unit delivered')
+
+    const byUnit = new Map<string, ConsumedRecord[]>()
+    for (const r of records) byUnit.set(partOf(r).unit, [...(byUnit.get(partOf(r).unit) ?? []), r])
+    let partial = 0
+    let exposed = 0
+    for (const [u, parts] of byUnit) {
+      if (parts.length !== 3) partial++
+      const ends = endsAtFirstSight.get(u)!
+      if (parts.some((r) => r.offset >= ends[r.topic]![r.partition]!)) exposed++
+    }
+    t.equal(byUnit.size, writers * perWriter, 'every unit seen')
+    t.equal(partial, 0, 'every unit has exactly its three records')
+    t.equal(exposed, 0, `no unit was readable in part (${checks} visibility checks)`)
+  }, { embedded: { segmentBytes: 1024 } }), // each unit rolls segments mid-write: a long window for a sync round to start in
+)
+
+t.test('a bad or late unit is refused before anything is written', (t) =>
+  forEachLog(t, async (t, makeLog) => {
+    const log = await makeLog()
+    await ensurePaidTopics(log)
+    const producer = await log.createProducer()
+    const good = paidUnit('good', 'account-1', 'BTC', 1)
+    await t.rejects(producer.sendAtomic([...good, { topic: 'missing', records: [record('k', 1)] }]), { code: 'LOG_UNKNOWN_TOPIC' }, 'unknown topic in the last batch')
+    await t.rejects(
+      producer.sendAtomic([good[0]!, { topic: DECISIONS, records: [record('k', 1), { key: 'k', value: 'not a buffer' as unknown as Buffer, timestamp: 1 }] }]),
+      { code: 'LOG_INVALID_ARGUMENT', message: /batches\[1\]\.records\[1\]\.value/ },
+      'a bad record names its place',
+    )
+    await t.rejects(producer.sendAtomic([{ topic: 'bad/name', records: [] }]), { code: 'LOG_INVALID_ARGUMENT', message: /batches\[0\]\.topic/ })
+    await t.rejects(producer.sendAtomic('nope' as unknown as TopicRecords[]), { code: 'LOG_INVALID_ARGUMENT' })
+    await producer.sendAtomic([]) // nothing to write is not an error
+    await producer.sendAtomic([{ topic: DRAWS, records: [] }])
+    t.same(await log.endOffsets(DRAWS), [0, 0, 0], 'draws untouched')
+    t.same(await log.endOffsets(DECISIONS), [0, 0, 0], 'decisions untouched')
+    await producer.close()
+    await t.rejects(producer.sendAtomic(good), { code: 'LOG_CLOSED' }, 'a closed producer refuses')
+
+    const after = await log.createProducer()
+    await after.sendAtomic(paidUnit('after', 'account-1', 'BTC', 2))
+    await after.close()
+    const all = await consume(log, { groupId: 'refused', topics: [DRAWS, DECISIONS], count: 3 })
+    t.same(all.map((r) => partOf(r).unit), ['after', 'after', 'after'], 'only the unit sent after the refusals is in the log')
+    await log.close()
+    await t.rejects(after.sendAtomic(good), { code: 'LOG_CLOSED' }, 'a closed log refuses')
   }),
 )
