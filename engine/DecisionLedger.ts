@@ -20,6 +20,7 @@ import { childLogger } from '../common/logger.ts'
 import { canonicalJson } from '../common/jcs.ts'
 import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { Journal, type JournalFollower } from '../pipeline/journal/Journal.ts'
+import type { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
 import { DECISIONS, type LedgerDecision } from '../pipeline/records/decisionRecord.ts'
 import { OUTCOMES_JOURNAL, type LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
 import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../pipeline/topics.ts'
@@ -48,6 +49,8 @@ export class DecisionLedger {
   private stagedDecisions = new Map<string, LedgerDecision>()
   private stagedOutcomes = new Map<string, LedgerOutcome>()
   private chain: Promise<void> = Promise.resolve()
+  /** Decisions in a paid call's unit of work not yet durable, by id: an identical ask waits for the first. */
+  private readonly inFlight = new Map<string, Promise<void>>()
   private followers: JournalFollower[] = []
   private closed = false
 
@@ -189,6 +192,37 @@ export class DecisionLedger {
     })
     this.chain = next.catch(() => undefined)
     return next
+  }
+
+  /**
+   * Puts a decision in a paid call's unit of work: it is appended with the call's debit and answer receipt, atomically,
+   * and enters the index and the bus once the unit is durable. A decision already recorded or staged is a re-serve
+   * (isNew false: nothing to write, nothing to charge). A twin in another unit not yet durable (two identical asks at
+   * once) is awaited: once it is recorded this one is its re-serve; if its unit failed, this one is written.
+   */
+  async appendIn(unit: UnitOfWork, d: LedgerDecision): Promise<{ record: LedgerDecision; isNew: boolean }> {
+    this.assertOpen()
+    for (;;) {
+      const have = this.checkNew(d)
+      if (have) return { record: have, isNew: false }
+      const twin = this.inFlight.get(d.decision_id)
+      if (!twin) break
+      await twin
+    }
+    let settled: () => void = () => undefined
+    this.inFlight.set(d.decision_id, new Promise<void>((resolve) => (settled = resolve)))
+    const done = () => {
+      this.inFlight.delete(d.decision_id)
+      settled()
+    }
+    unit.add(this.decisions, [d], {
+      applied: () => {
+        if (this.index.addDecision(d) === 'added') this.bus.decisions.publish(d)
+        done()
+      },
+      aborted: done,
+    })
+    return { record: d, isNew: true }
   }
 
   /** Stages and flushes one decision: the acknowledged write of an unpaid caller. */

@@ -230,9 +230,9 @@ export class EngineServices implements LedgerReads, DecisionService {
   }
 
   /**
-   * A paid decision: evaluated now, written to the ledger only through payment.commit, i.e. after the payment
-   * settled (a failed settlement records nothing). A re-served repeat writes nothing and is marked `reserved`
-   * so the route does not charge it as a new row.
+   * A paid decision: evaluated now, written to the ledger only through the paid call's unit of work, i.e. appended
+   * with the call's debit and answer receipt as one atomic unit once the payment is captured (a failed settlement
+   * records nothing). A re-served repeat writes nothing and is marked `reserved` so the route does not charge it.
    */
   async decide(
     input: { asset: CanonicalAsset; chain: 'base'; question_id: string; subject: string | null; candidate?: Record<string, unknown> | null },
@@ -243,8 +243,9 @@ export class EngineServices implements LedgerReads, DecisionService {
     const prepared = await mappedAsync(() =>
       this.engine.prepare({ question_id: input.question_id, asset: input.asset, subject: input.subject, candidate, payment: paymentRef(payment) }),
     )
-    if (!prepared.reserved) payment.commit(async () => void (await prepared.record_()))
-    return { ...decisionRead(prepared.record), reserved: prepared.reserved }
+    // Written only through the paid call's unit of work: with the payment's own records, once it is captured.
+    const reserved = prepared.reserved || !(await this.engine.ledger.appendIn(payment.unit, prepared.record)).isNew
+    return { ...decisionRead(prepared.record), reserved }
   }
 
   async nextDecision(previousDecisionId: string, payment: PaidCall): Promise<DecisionRead | null> {

@@ -11,6 +11,7 @@ import { JSON_TYPE, type ResponseWriter } from './http/ResponseWriter.ts'
 import { RequestIds } from './http/RequestIds.ts'
 import { priceOf, UNMEASURED_LADDER, type Price } from '../product/billing/pricing.ts'
 import type { CommitEffect, PaidCall } from '../pipeline/journal/PaidCall.ts'
+import { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
 import type { PaymentGrant, ReleaseCause, SettleOutcome } from './payments/PaymentGate.ts'
 import { pricingKeyFor } from './routes/derive.ts'
 import { RequestContext } from './RequestContext.ts'
@@ -94,6 +95,7 @@ export class Dispatcher {
         const out = route.handler(ctx)
         result = out instanceof Promise ? await out : out
       } catch (err) {
+        call.unit.abort()
         await this.release(call.grant, 'handler_failed', ctx.request_id)
         throw err
       }
@@ -157,56 +159,63 @@ export class Dispatcher {
     }
     if (outcome.response_headers) Object.assign(headers, outcome.response_headers)
     const effects: CommitEffect[] = []
+    const unit = new UnitOfWork()
     ctx.payment = {
       kind: 'paid',
       payment_id: outcome.payment_id,
       rail: outcome.rail,
       payer: outcome.payer,
+      unit,
       commit: (effect) => void effects.push(effect),
     }
     ctx.price = price
-    return { grant: outcome, effects }
+    return { grant: outcome, unit, effects }
   }
 
   /**
-   * Steps 3–4: settle, then run the handler's deferred effects. A failed settlement releases the reservation and
-   * answers its own refusal; the effects are dropped, so nothing is recorded.
+   * Steps 3–5: settle, then append the call's unit of work (what the answer writes, with the rail's own records: a
+   * credits debit and its answer receipt) as one atomic unit, then the handler's deferred effects outside the
+   * journals. A failed settlement releases the reservation and answers its own refusal; the unit is dropped, so
+   * nothing is recorded.
    */
   private async capture(call: CallInFlight, requestId: string, headers: Record<string, string>, result: HandlerResult): Promise<void> {
-    const { grant, effects } = call
-    // A re-served recorded answer is not charged: release instead of settling (its effects, if any, are dropped).
+    const { grant, unit, effects } = call
+    // A re-served recorded answer is not charged: release instead of settling (nothing of it is written).
     if ('charge' in result && result.charge === false) {
+      unit.abort()
       await this.release(grant, 'not_charged', requestId)
       return
     }
     let outcome: SettleOutcome
     try {
-      outcome = grant.settle ? await grant.settle({ refusal: 'refusal' in result && result.refusal === true }) : { ok: true }
+      outcome = grant.settle ? await grant.settle({ refusal: 'refusal' in result && result.refusal === true }, unit) : { ok: true }
     } catch (err) {
       this.log.error({ err, request_id: requestId, payment_id: grant.payment_id }, 'settle threw')
+      unit.abort()
       await this.release(grant, 'settle_failed', requestId)
       throw new ServiceError('INTERNAL')
     }
     if (!outcome.ok) {
+      unit.abort()
       await this.release(grant, 'settle_failed', requestId)
       throw outcome.error
     }
     if (outcome.response_headers) Object.assign(headers, outcome.response_headers)
     try {
-      for (const effect of effects) await effect()
+      // The rail's answer receipt joins the same unit: the debit, the answer and its receipt land together or not at all.
+      if (grant.recorded) await grant.recorded(unit)
+      await unit.commit()
     } catch (err) {
-      // The payment is captured and cannot be undone here; the log line is what an operator reconciles from.
-      this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'commit failed after settlement')
+      // Credits: nothing of the unit is durable, so nothing is charged (its abort effects dropped the reservation).
+      // x402: the payment was captured by the facilitator; the log line is what an operator reconciles from.
+      this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'the paid call could not be recorded')
       throw new ServiceError('INTERNAL')
     }
-    if (grant.recorded) {
-      try {
-        await grant.recorded()
-      } catch (err) {
-        // Without its receipt the answer is not delivered; the rail's recovery treats the payment as unanswered.
-        this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'answer receipt failed')
-        throw new ServiceError('INTERNAL')
-      }
+    try {
+      for (const effect of effects) await effect()
+    } catch (err) {
+      this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'an effect failed after the paid call was recorded')
+      throw new ServiceError('INTERNAL')
     }
   }
 
@@ -261,9 +270,10 @@ export class Dispatcher {
   }
 }
 
-/** A paid call in flight: the rail's grant and the effects the handler deferred until settlement. */
+/** A paid call in flight: the rail's grant, its unit of work, and the effects the handler deferred until it is durable. */
 interface CallInFlight {
   grant: PaymentGrant
+  unit: UnitOfWork
   effects: CommitEffect[]
 }
 

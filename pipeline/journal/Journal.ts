@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Static, TObject } from '../../common/schema.ts'
-import type { ConsumedRecord, EventLog, LogConsumer, LogProducer, LogRecord } from '../log/EventLog.ts'
+import type { ConsumedRecord, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords } from '../log/EventLog.ts'
 import { DEFAULT_PARTITIONS } from '../topics.ts'
 import type { JournalDef } from './JournalDef.ts'
 
@@ -67,6 +67,15 @@ export class Journal<S extends TObject> {
     const topic = options.topic ?? options.def.name
     await options.log.ensureTopics([{ name: topic, partitions: options.partitions ?? DEFAULT_PARTITIONS }])
     return new Journal(options.log, options.def, topic, await options.log.createProducer())
+  }
+
+  /**
+   * Appends records of this and other journals on the same log as one atomic unit (UnitOfWork.commit); resolves once
+   * durable. Concurrent units share fsync rounds (embedded) or transactions (Kafka).
+   */
+  sendAtomic(batches: ReadonlyArray<TopicRecords>): Promise<void> {
+    if (this.closed) return Promise.reject(new Error(`journal ${this.topic} is closed`))
+    return this.producer.sendAtomic(batches)
   }
 
   /** Validates and encodes now; throws LedgerRecordError naming the bad field. */

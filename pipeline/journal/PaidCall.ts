@@ -1,9 +1,12 @@
 /**
  * What the domain code that answers a paid call sees of its payment: who paid, by which rail, under which payment id,
- * and a way to defer the answer's durable side effects until the payment is captured (serving/payments/PaymentGate.ts
- * describes the four steps of a paid call). Ledger rows, credited lots and locked calls exist only for a paid answer:
- * a handler registers them with commit() instead of writing them, so a failed settlement records nothing.
+ * and the call's unit of work (serving/payments/PaymentGate.ts describes the steps of a paid call). Ledger rows,
+ * credited lots and locked calls exist only for a paid answer: a handler adds them to `unit` instead of writing them,
+ * and they are appended with the payment's own records (a credits debit and answer receipt) as one atomic unit once
+ * the payment is captured, so a failed settlement records nothing and a crash leaves all or nothing.
  */
+import type { UnitOfWork } from './UnitOfWork.ts'
+
 
 /** A side effect of a paid answer, run only after the payment is captured. */
 export type CommitEffect = () => void | Promise<void>
@@ -16,6 +19,8 @@ export interface PaidCall {
   rail: PaymentRail
   /** The verified payer address; null when the rail does not identify one. */
   payer: string | null
-  /** Defers a side effect until the payment is captured; it never runs when settlement fails. */
+  /** The records the answer writes go here (never written directly). */
+  readonly unit: UnitOfWork
+  /** Defers a side effect outside the journals until the unit is durable; it never runs when settlement fails. */
   commit(effect: CommitEffect): void
 }

@@ -27,6 +27,7 @@ import type { Clock } from '../../common/Clock.ts'
 import { JUDGMENT_FLOOR_CREDITS } from './pricing.ts'
 import { questionById } from '../../models/questions/index.ts'
 import type { Journal } from '../../pipeline/journal/Journal.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { newDrawId, type DRAW_RECORD_SCHEMA, type DrawRow } from '../../pipeline/records/drawRecord.ts'
 
 /** The credit draws journal on the event log (pipeline/records/drawRecord.ts). */
@@ -81,7 +82,8 @@ export interface Hold {
   /** True when the hold uses a free-allowance question. */
   readonly scout: boolean
   readonly parts: ReadonlyArray<{ lot_id: string; credits: number }>
-  state: 'held' | 'committed' | 'released'
+  /** held: reserved; settling: its debit is in a unit of work not yet durable; committed: debited; released: dropped. */
+  state: 'held' | 'settling' | 'committed' | 'released'
 }
 
 export interface Shortfall {
@@ -265,15 +267,6 @@ export class CreditLedger {
     return rows
   }
 
-  /** Journals the answer receipt of a committed hold (after the answer's effects, before the response). */
-  async answered(hold: Hold): Promise<void> {
-    if (hold.state !== 'committed') return
-    await this.write([{
-      id: newDrawId(), payer: hold.payer, kind: 'answer', amount: 0, reason: hold.key, ref: hold.payment_id, lot_id: '',
-      created_at: iso(this.clock.now()), expires_at: null,
-    }])
-  }
-
   /** Drops a hold without writing anything. Idempotent. */
   release(hold: Hold): void {
     if (hold.state !== 'held') return
@@ -297,16 +290,47 @@ export class CreditLedger {
   }
 
   /**
-   * Captures a reservation once the answer exists: the debit rows, durable before this resolves. A refusal answered
-   * from the free allowance is released instead ("a refusal never consumes a question"). Returns what was charged.
+   * Captures a reservation once the answer exists, inside the paid call's unit of work: the debit rows join the unit
+   * and become the balance only once the unit is durable (with the answer and its receipt, atomically); if the unit
+   * is dropped or fails, the reservation is released and nothing was charged. A refusal answered from the free
+   * allowance is released instead ("a refusal never consumes a question"). Returns what is charged and the balance
+   * once the unit is durable (the reservation already holds those credits).
    */
-  async settleHold(hold: Hold, answer: { refusal: boolean }): Promise<{ charged: number; balance: number }> {
+  settleHoldIn(hold: Hold, answer: { refusal: boolean }, unit: UnitOfWork): { charged: number; balance: number } {
+    if (hold.state !== 'held') throw new Error(`hold ${hold.payment_id} is already ${hold.state}`)
     if (hold.scout && answer.refusal) {
       this.release(hold)
       return { charged: 0, balance: this.balance(hold.payer) }
     }
-    const rows = await this.commit(hold)
+    const created = iso(this.clock.now())
+    const rows: DrawRow[] = hold.parts.map((p) => ({
+      id: newDrawId(), payer: hold.payer, kind: 'debit', amount: -p.credits, reason: hold.key, ref: hold.payment_id,
+      lot_id: p.lot_id, created_at: created, expires_at: null,
+    }))
+    hold.state = 'settling'
+    unit.add(this.journal, rows, {
+      applied: () => {
+        this.unreserve(hold)
+        hold.state = 'committed'
+        for (const row of rows) this.apply(row)
+      },
+      aborted: () => {
+        if (hold.state !== 'settling') return
+        this.unreserve(hold)
+        hold.state = 'released'
+      },
+    })
     return { charged: -rows.reduce((sum, r) => sum + r.amount, 0), balance: this.balance(hold.payer) }
+  }
+
+  /** The answer receipt of a hold whose debit is in `unit` (it lands with the debit and the answer, or not at all). */
+  answeredIn(hold: Hold, unit: UnitOfWork): void {
+    if (hold.state !== 'settling') return
+    const row: DrawRow = {
+      id: newDrawId(), payer: hold.payer, kind: 'answer', amount: 0, reason: hold.key, ref: hold.payment_id, lot_id: '',
+      created_at: iso(this.clock.now()), expires_at: null,
+    }
+    unit.add(this.journal, [row], { applied: () => this.apply(row) })
   }
 
   /**

@@ -1,19 +1,21 @@
 /**
  * The credits rail: a paid call with x-svc-payer reserves the route's price in credits at the current ladder rung
- * (the billing domain's rules: product/billing/CreditLedger.ts reserve/settleHold), and the debit is written
+ * (the billing domain's rules: product/billing/CreditLedger.ts reserve/settleHoldIn), and the debit is written
  * (durably) only once the handler answered.
  *
  * Spec (Authentication 3): "every paid endpoint accepts x-svc-payer (the Base address holding credits) instead of
  * PAYMENT-SIGNATURE. When the balance cannot cover the price, the response is the standard x402 challenge with
  * detail.reason INSUFFICIENT_BALANCE and fields balance and required_credits."
  *
- * authorize() reserves; settle() captures (the 200 is written only after the debit rows are durable); release() drops
- * the reservation (handler threw, rate-limited, a re-served repeat): nothing is written, so nothing needs reversing.
+ * authorize() reserves; settle() puts the debit rows into the call's unit of work and recorded() the answer receipt,
+ * so the debit, the answer and its receipt are appended as one atomic unit (the 200 is written only after it is
+ * durable); release() drops the reservation (handler threw, rate-limited, a re-served repeat): nothing is written.
  */
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { ReasonCode } from '../../common/errors.ts'
 import type { Price } from '../../product/billing/pricing.ts'
 import type { CreditLedger } from '../../product/billing/CreditLedger.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { PaymentChallenge, PaymentGate, PaymentGrant, PaymentRequest, SettleOutcome } from './PaymentGate.ts'
 import { buildPaymentRequired, encodeHeader } from './x402.ts'
 
@@ -42,12 +44,12 @@ export class CreditsPaymentGate implements PaymentGate {
       payment_id: hold.payment_id,
       rail: 'credits',
       payer: hold.payer,
-      async settle(answer?: { refusal: boolean }): Promise<SettleOutcome> {
-        const { charged, balance } = await ledger.settleHold(hold, { refusal: answer?.refusal === true })
+      async settle(answer: { refusal: boolean }, unit: UnitOfWork): Promise<SettleOutcome> {
+        const { charged, balance } = ledger.settleHoldIn(hold, { refusal: answer.refusal }, unit)
         return { ok: true, response_headers: { 'x-svc-credits-charged': String(charged), 'x-svc-credits-balance': String(balance) } }
       },
-      async recorded(): Promise<void> {
-        await ledger.answered(hold)
+      async recorded(unit: UnitOfWork): Promise<void> {
+        ledger.answeredIn(hold, unit)
       },
       async release(): Promise<void> {
         ledger.release(hold)

@@ -6,32 +6,37 @@
  * carries the settlement receipt in the base64 PAYMENT-RESPONSE header." Credits: "A call yielding neither a decision
  * nor a typed refusal reverses its debit."
  *
- * A paid call runs in four steps, driven by the Dispatcher:
+ * A paid call runs in five steps, driven by the Dispatcher:
  *
  *   1. grant = gate.authorize(req, price)   verify the payment and reserve it (x402: local verify + durable nonce
- *                                           insert; credits: debit). A PaymentChallenge ends the call.
- *   2. handler(ctx)                         computes the answer WITHOUT committing it: side effects that must exist
- *                                           only for a paid answer (ledger rows, locked calls, armed hooks) are
- *                                           registered with ctx.payment.commit(effect) instead of being done.
- *   3. grant.settle()                       captures the payment (x402: facilitator /settle). { ok: false } ends the
- *                                           call with its error (x402: 402 with PAYMENT-RESPONSE success:false);
- *                                           the registered effects never run, so nothing is recorded or charged.
- *   4. effects run in order, then grant.recorded() (credits: a durable answer receipt that start-up recovery checks),
- *      then the answer is written with settle's response_headers.
+ *                                           insert; credits: an in-memory reservation). A PaymentChallenge ends it.
+ *   2. handler(ctx)                         computes the answer WITHOUT writing it: what must exist only for a paid
+ *                                           answer (a ledger row, a locked call, an armed hook) goes into the call's
+ *                                           unit of work, ctx.payment.unit, instead of being written.
+ *   3. grant.settle(answer, unit)           captures the payment (x402: facilitator /settle; credits: the debit rows
+ *                                           join the unit). { ok: false } ends the call with its error (x402: 402
+ *                                           with PAYMENT-RESPONSE success:false); the unit is dropped, so nothing
+ *                                           is recorded or charged.
+ *   4. grant.recorded(unit), unit.commit()  the answer receipt joins the unit (credits), and the unit is appended as
+ *                                           ONE atomic unit of the event log: the debit, the answer's records and
+ *                                           the receipt land together or not at all (issue 11, item 7).
+ *   5. effects the handler deferred outside the journals (ctx.payment.commit) run, then the answer is written with
+ *      settle's response_headers.
  *
  * settle() is told whether the answer is a refusal decision (credits: a refusal never consumes a free-allowance
  * question). A handler result with charge: false (a re-served recorded answer) is released with 'not_charged'
  * instead of settled.
  *
  * grant.release(cause) is called exactly once instead of settle when no answer is delivered (the handler threw, the
- * per-payer rate limit refused, or settle itself failed): the rail undoes its reservation (credits: reverse the
- * debit). x402 burns the nonce anyway (a used nonce is never reusable), so its release only logs.
- * If an effect throws after a successful settle, the payment stands and the call answers INTERNAL (logged with the
- * payment_id so an operator can reconcile); settle is never undone.
+ * per-payer rate limit refused, or settle itself failed): the rail undoes its reservation. x402 burns the nonce anyway
+ * (a used nonce is never reusable), so its release only logs. If the unit cannot be appended after an x402 payment
+ * was captured, the call answers INTERNAL, logged with the payment_id so an operator can reconcile; a credits unit
+ * that cannot be appended charged nothing.
  */
 import type { ServiceError } from '../../common/ServiceError.ts'
 import type { Price } from '../../product/billing/pricing.ts'
-import type { CommitEffect, PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 
 /** What the gate sees of a request: a plain copy, safe after awaits. */
 export interface PaymentRequest {
@@ -68,10 +73,13 @@ export interface PaymentGrant {
   payer: string | null
   /** Headers to add to the success response known at authorize time. */
   response_headers?: Record<string, string>
-  /** Capture after the handler answered (step 3). Absent: the payment was captured by authorize(). */
-  settle?(answer?: AnswerFacts): Promise<SettleOutcome>
-  /** After the effects ran, before the answer is written (step 4). A throw answers INTERNAL instead. */
-  recorded?(): Promise<void>
+  /**
+   * Capture after the handler answered (step 3). The rail's own durable records (a credits debit) go into the call's
+   * unit, appended atomically with what the answer writes. Absent: the payment was captured by authorize().
+   */
+  settle?(answer: AnswerFacts, unit: UnitOfWork): Promise<SettleOutcome>
+  /** Adds the answer receipt to the call's unit, before it is committed (step 4). A throw answers INTERNAL instead. */
+  recorded?(unit: UnitOfWork): Promise<void>
   /** Undo the reservation when no answer is delivered. Called at most once, never after a successful settle. */
   release?(cause: ReleaseCause): Promise<void>
 }

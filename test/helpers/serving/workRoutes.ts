@@ -12,6 +12,8 @@ import { canonicalJson } from '../../../common/jcs.ts'
 import { ServiceError } from '../../../common/ServiceError.ts'
 import { QuestionId, Strict, Type } from '../../../common/schema.ts'
 import { ANY_OBJECT } from '../../../serving/routes/define.ts'
+import type { Journal } from '../../../pipeline/journal/Journal.ts'
+import { JournalDef } from '../../../pipeline/journal/JournalDef.ts'
 import type { RouteDef } from '../../../serving/routes/types.ts'
 
 export interface WorkRecord {
@@ -22,11 +24,26 @@ export interface WorkRecord {
   payment_id: string
 }
 
+/** The work route's own journal: a paid answer's record, appended in the call's unit of work (the crash fixture). */
+export const WORK_JOURNAL = new JournalDef({
+  name: 'test.work',
+  schema: Type.Object(
+    { id: Type.String(), question_id: Type.String(), digest: Type.String(), decision: Type.String(), payment_id: Type.String() },
+    { additionalProperties: false },
+  ),
+  key: (r) => r.id,
+  id: (r) => r.payment_id,
+  time: () => 0,
+  table: { rows: 'test_work_rows', dir: 'test.work' },
+})
+
 /** Answers kept in memory by id (the "ledger" of the test route). */
 export class WorkBook {
   readonly records = new Map<string, WorkRecord>()
-  /** Called with each answer before the handler returns (e.g. to journal it in the crash fixture). */
+  /** Called with each answer before the handler returns. */
   onAnswer: ((r: WorkRecord) => void) | null = null
+  /** When set, each paid answer's record goes into the call's unit of work on this journal (with its debit and receipt). */
+  journal: Journal<typeof WORK_JOURNAL.schema> | null = null
 }
 
 /** SHA-256 chained n times over the canonical request: deterministic work that scales with n. */
@@ -68,6 +85,7 @@ export function workRoutes(book: WorkBook): RouteDef[] {
           payment_id: ctx.payment!.payment_id,
         }
         if (!b.repeat) book.records.set(record.id, record)
+        if (!b.repeat && book.journal) ctx.payment!.unit.add(book.journal, [record])
         // A deferred effect that takes time (like journaling a decision): it runs after settlement, before the receipt.
         if (typeof b.effect_ms === 'number' && b.effect_ms > 0) {
           const ms = b.effect_ms

@@ -4,6 +4,7 @@
  * workRoutes.ts): the decision engine adapter is other work, and this route drives the payment seam the same way.
  */
 import t from 'tap'
+import { UnitOfWork } from '../../../pipeline/journal/UnitOfWork.ts'
 import { join } from 'node:path'
 import { Journal } from '../../../pipeline/journal/Journal.ts'
 import { DRAWS } from '../../../pipeline/records/drawRecord.ts'
@@ -165,7 +166,7 @@ t.test('lots: soonest expiry first, expired lots not spendable, packs 60-day and
   const s = await paidServer(t, { clock })
   const pay = (id: string): PaidCall & { run(): Promise<void> } => {
     const effects: Array<() => unknown> = []
-    return { kind: 'paid', payment_id: id, rail: 'x402', payer: PAYER, commit: (e) => void effects.push(e), run: async () => { for (const e of effects) await e() } }
+    return { kind: 'paid', payment_id: id, rail: 'x402', payer: PAYER, unit: new UnitOfWork(), commit: (e) => void effects.push(e), run: async () => { for (const e of effects) await e() } }
   }
   const packPay = pay('x402_pack_1')
   const pack = (await s.billing.purchasePack('booster_150k', PAYER, packPay, priceOf('billing.pack.booster_150k'))) as Record<string, unknown>
