@@ -10,7 +10,7 @@
  * Issue 11's goal: paid decisions ≥ 0.5 × the free read rate; the issue's reference run measured 721 paid/s against
  * 6,213 free reads/s at concurrency 16 (0.12).
  *
- *   node --import tsx bench/payments.ts [calls] [concurrency...]
+ *   node --import tsx bench/payments.ts [calls] [concurrency...]     (BENCH_X402_CALLS=0 skips the x402 rail)
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -183,5 +183,6 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const calls = Number(process.argv[2] ?? 3000)
   const concurrencies = process.argv.slice(3).map(Number)
-  await benchPayments({ calls, ...(concurrencies.length ? { concurrencies } : {}), print: (l) => process.stdout.write(l + '\n') })
+  const x402Calls = Number(process.env.BENCH_X402_CALLS ?? 300)
+  await benchPayments({ calls, x402Calls, ...(concurrencies.length ? { concurrencies } : {}), print: (l) => process.stdout.write(l + '\n') })
 }

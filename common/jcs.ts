@@ -14,64 +14,79 @@
  */
 
 export function canonicalJson(value: unknown): string {
-  return serialize(value, '$', new Set())
+  return serialize(value, [], new Set())
 }
 
-function hasLoneSurrogate(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const next = s.charCodeAt(i + 1)
-      if (!(next >= 0xdc00 && next <= 0xdfff)) return true
-      i++
-    } else if (c >= 0xdc00 && c <= 0xdfff) {
-      return true
-    }
-  }
-  return false
+/**
+ * The JSONPath-like location of a failure ('$.a[1]'), built only when one is thrown: every ledger record is
+ * canonicalised on the paid path, so the walk keeps a stack of keys rather than a string per member.
+ */
+type Path = Array<string | number>
+
+function pathText(path: Path): string {
+  let out = '$'
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `.${p}`
+  return out
 }
 
-function serializeString(s: string, path: string): string {
-  if (hasLoneSurrogate(s)) throw new TypeError(`${path}: lone surrogate is not allowed in I-JSON`)
+/** Lone surrogates are not I-JSON (RFC 7493 §2.1). String.prototype.isWellFormed (ES2024) checks it natively. */
+const isWellFormed: (s: string) => boolean =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function'
+    ? (s) => (s as string & { isWellFormed(): boolean }).isWellFormed()
+    : (s) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s)
+
+function serializeString(s: string, path: Path): string {
+  if (!isWellFormed(s)) throw new TypeError(`${pathText(path)}: lone surrogate is not allowed in I-JSON`)
   return JSON.stringify(s)
 }
 
-function serialize(value: unknown, path: string, seen: Set<object>): string {
+function serialize(value: unknown, path: Path, seen: Set<object>): string {
   if (value === null) return 'null'
   switch (typeof value) {
     case 'boolean':
       return value ? 'true' : 'false'
     case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`${path}: ${value} is not a JSON number`)
+      if (!Number.isFinite(value)) throw new TypeError(`${pathText(path)}: ${value} is not a JSON number`)
       return JSON.stringify(value) // ECMAScript Number::toString; -0 → "0"
     case 'string':
       return serializeString(value, path)
     case 'object':
       break
     default:
-      throw new TypeError(`${path}: ${typeof value} is not JSON`)
+      throw new TypeError(`${pathText(path)}: ${typeof value} is not JSON`)
   }
   const obj = value as Record<string, unknown> & { toJSON?: unknown }
   if (typeof obj.toJSON === 'function') return serialize((obj.toJSON as () => unknown)(), path, seen)
-  if (seen.has(obj)) throw new TypeError(`${path}: circular reference`)
+  if (seen.has(obj)) throw new TypeError(`${pathText(path)}: circular reference`)
   seen.add(obj)
   let out: string
   if (Array.isArray(obj)) {
-    out = `[${obj.map((item, i) => serialize(item, `${path}[${i}]`, seen)).join(',')}]`
+    out = '['
+    for (let i = 0; i < obj.length; i++) {
+      path.push(i)
+      out += (i === 0 ? '' : ',') + serialize(obj[i], path, seen)
+      path.pop()
+    }
+    out += ']'
   } else {
     const proto = Object.getPrototypeOf(obj)
     if (proto !== Object.prototype && proto !== null) {
-      throw new TypeError(`${path}: ${proto?.constructor?.name ?? 'non-plain'} object is not JSON`)
+      throw new TypeError(`${pathText(path)}: ${proto?.constructor?.name ?? 'non-plain'} object is not JSON`)
     }
     // Array.prototype.sort without a comparator orders strings by UTF-16 code units, as §3.2.3 requires.
     const keys = Object.keys(obj).sort()
-    const parts: string[] = []
+    out = '{'
+    let first = true
     for (const key of keys) {
       const member = obj[key]
       if (member === undefined) continue
-      parts.push(`${serializeString(key, path)}:${serialize(member, `${path}.${key}`, seen)}`)
+      const name = serializeString(key, path)
+      path.push(key)
+      out += (first ? '' : ',') + name + ':' + serialize(member, path, seen)
+      path.pop()
+      first = false
     }
-    out = `{${parts.join(',')}}`
+    out += '}'
   }
   seen.delete(obj)
   return out

@@ -58,6 +58,13 @@ export interface DecisionResult {
   reserved: boolean
 }
 
+/** A decision evaluated but not written: `record_()` appends it (unless `reserved`: identical inputs were recorded). */
+export interface PreparedDecision extends DecisionResult {
+  /** The snapshot the record was evaluated from (a re-served record's own journal may differ in freshness ages). */
+  snapshot: FeatureSnapshot
+  record_: () => Promise<DecisionResult>
+}
+
 export interface DecisionEngineOptions {
   ledger: DecisionLedger
   fits: FitStore
@@ -221,7 +228,7 @@ export class DecisionEngine {
    * re-serve a recorded decision: nothing to write, and nothing to charge as a new row. Otherwise `record_()`
    * appends the row (deduping against a concurrent twin) and resolves with what the ledger holds.
    */
-  async prepare(input: DecideInput): Promise<DecisionResult & { record_: () => Promise<DecisionResult> }> {
+  async prepare(input: DecideInput): Promise<PreparedDecision> {
     const question = this.question(input.question_id)
     this.checkAsset(input.asset)
     if (question.scope === 'account') return this.prepareAccount(question as AccountQuestion, input)
@@ -235,7 +242,7 @@ export class DecisionEngine {
    * subject is a wallet"; What the service does 4: "An unreachable provider is an error (PROVIDER_DOWN), never a
    * decision." The subject is required (400 naming /body/subject), S11 needs its candidate (/body/candidate).
    */
-  private async prepareAccount(question: AccountQuestion, input: DecideInput): Promise<DecisionResult & { record_: () => Promise<DecisionResult> }> {
+  private async prepareAccount(question: AccountQuestion, input: DecideInput): Promise<PreparedDecision> {
     if (typeof input.subject !== 'string' || !ADDRESS_PATTERN.test(input.subject)) {
       throw new EngineError('VALIDATION', `${question.id} is account-scoped: body.subject must be the wallet address (0x + 20 bytes hex)`, {
         reason: 'REQUEST_VALIDATION_FAILED',
@@ -261,15 +268,16 @@ export class DecisionEngine {
     return this.prepared(this.compose(question, input.asset, subject, at, input.payment ?? null, { snapshot, ...journalOf(snapshot) }, fitted))
   }
 
-  private async prepared(composed: { record: LedgerDecision; isNew: boolean }): Promise<DecisionResult & { record_: () => Promise<DecisionResult> }> {
-    const { record, isNew } = composed
+  private async prepared(composed: { record: LedgerDecision; isNew: boolean; snapshot: FeatureSnapshot }): Promise<PreparedDecision> {
+    const { record, isNew, snapshot } = composed
     if (!isNew) {
       if (this.ledger.index.decision(record.decision_id) === null) await this.ledger.flush() // staged by the runner: make it durable first
-      return { record, reserved: true, record_: async () => ({ record, reserved: true }) }
+      return { record, reserved: true, snapshot, record_: async () => ({ record, reserved: true }) }
     }
     return {
       record,
       reserved: false,
+      snapshot,
       record_: async () => {
         const appended = await this.ledger.appendDecision(record)
         return { record: appended.record, reserved: !appended.isNew }

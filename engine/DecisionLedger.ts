@@ -78,10 +78,12 @@ export class DecisionLedger {
       ledger.followers.push(
         await decisions.follow(`${groupId}.decisions`, (d) => ledger.followed(d), {
           ...catchUp,
+          skipOwnWrites: true,
           onInvalid: (err, r) => log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, 'undecodable decision ignored by the index'),
         }),
         await outcomes.follow(`${groupId}.outcomes`, (o) => ledger.followedOutcome(o), {
           ...catchUp,
+          skipOwnWrites: true,
           onInvalid: (err, r) => log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, 'undecodable outcome ignored by the index'),
         }),
       )

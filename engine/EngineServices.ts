@@ -80,20 +80,26 @@ export function publicRecord(d: LedgerDecision): DecisionRecord {
  */
 const reads = new WeakMap<LedgerDecision, DecisionRead>()
 
-/** The record plus meta.freshness and meta.data_sources, from its journaled snapshot (frozen; see `reads`). */
-export function decisionRead(d: LedgerDecision): DecisionRead {
+/**
+ * The record plus meta.freshness and meta.data_sources, from its journaled snapshot (frozen; see `reads`). A caller
+ * that holds the snapshot the record was made from (a decision just composed) passes it: no need to parse the journal.
+ */
+export function decisionRead(d: LedgerDecision, snapshot?: FeatureSnapshot): DecisionRead {
   const known = reads.get(d)
   if (known) return known
   let freshness: DecisionRead['freshness'] = []
   let sources: string[] = []
-  if (d.journal !== null) {
+  let s: FeatureSnapshot | undefined = snapshot
+  if (s === undefined && d.journal !== null) {
     try {
-      const s = JSON.parse(d.journal) as FeatureSnapshot
-      freshness = s.freshness.map((f) => ({ input: f.input, ok: f.ok, staleness_budget_ms: f.staleness_budget_ms, age_ms: f.age_ms, last_success_at: f.last_success_at }))
-      sources = s.sources
+      s = JSON.parse(d.journal) as FeatureSnapshot
     } catch {
       // A journal that does not parse shows no freshness; lineage reports it as verify false.
     }
+  }
+  if (s !== undefined) {
+    freshness = s.freshness.map((f) => ({ input: f.input, ok: f.ok, staleness_budget_ms: f.staleness_budget_ms, age_ms: f.age_ms, last_success_at: f.last_success_at }))
+    sources = [...s.sources]
   }
   const read = deepFreeze({ record: publicRecord(d), freshness, data_sources: sources })
   reads.set(d, read)
@@ -245,7 +251,7 @@ export class EngineServices implements LedgerReads, DecisionService {
     )
     // Written only through the paid call's unit of work: with the payment's own records, once it is captured.
     const reserved = prepared.reserved || !(await this.engine.ledger.appendIn(payment.unit, prepared.record)).isNew
-    return { ...decisionRead(prepared.record), reserved }
+    return { ...decisionRead(prepared.record, prepared.reserved ? undefined : prepared.snapshot), reserved }
   }
 
   async nextDecision(previousDecisionId: string, payment: PaidCall): Promise<DecisionRead | null> {

@@ -27,7 +27,10 @@ export interface DecisionIdentity {
 }
 
 export function decisionIdOf(p: DecisionIdentity): string {
-  const name = canonicalJson([DECISION_ID_DOMAIN, p.question_id, p.asset, p.subject, p.input_hash, p.policy_version])
+  // An array of strings and null has one JSON text, and JSON.stringify writes it (RFC 8785 §3.2.2.2: strings are
+  // escaped as JSON.stringify does); canonicalJson only adds the well-formedness check for the caller-given parts.
+  const parts = [DECISION_ID_DOMAIN, p.question_id, p.asset, p.subject, p.input_hash, p.policy_version]
+  const name = parts.every((x) => x === null || (x as string & { isWellFormed?: () => boolean }).isWellFormed?.() !== false) ? JSON.stringify(parts) : canonicalJson(parts)
   const b = createHash('sha256').update(name, 'utf8').digest().subarray(0, 16)
   b[6] = (b[6]! & 0x0f) | 0x80
   b[8] = (b[8]! & 0x3f) | 0x80
@@ -43,7 +46,21 @@ export interface StateParts {
   policy_checksum: string
 }
 
+/** The state hash of one (model, fit, ruleset): a handful of them per deployment, asked for on every decision. */
+const stateHashes = new Map<string, string>()
+
 export function stateHashOf(p: StateParts): string {
+  const key = `${p.model_id}\n${p.jev_version}\n${p.fitted_version}\n${p.policy_version}\n${p.policy_checksum}`
+  let h = stateHashes.get(key)
+  if (h === undefined) {
+    h = computeStateHash(p)
+    if (stateHashes.size > 10_000) stateHashes.clear() // account fits are per subject: bound the memo
+    stateHashes.set(key, h)
+  }
+  return h
+}
+
+function computeStateHash(p: StateParts): string {
   return jcsSha256({
     model_id: p.model_id,
     jev_version: p.jev_version,

@@ -55,6 +55,12 @@ export class Journal<S extends TObject> {
   private flushing = false
   private closed = false
   private readonly followers = new Set<LogConsumer>()
+  /**
+   * Records this process wrote and its own-writes follower has not read back yet, by key: the follower skips them
+   * (their effects were applied when the write was acknowledged) instead of decoding, validating and comparing each.
+   */
+  private readonly echoes = new Map<string, Buffer[]>()
+  private echoFollower = false
 
   private constructor(
     readonly log: EventLog,
@@ -73,9 +79,39 @@ export class Journal<S extends TObject> {
    * Appends records of this and other journals on the same log as one atomic unit (UnitOfWork.commit); resolves once
    * durable. Concurrent units share fsync rounds (embedded) or transactions (Kafka).
    */
-  sendAtomic(batches: ReadonlyArray<TopicRecords>): Promise<void> {
+  sendAtomic(batches: ReadonlyArray<TopicRecords>, journals: ReadonlyArray<Journal<TObject>> = []): Promise<void> {
     if (this.closed) return Promise.reject(new Error(`journal ${this.topic} is closed`))
-    return this.producer.sendAtomic(batches)
+    const byTopic = new Map(journals.map((j) => [j.topic, j]))
+    for (const b of batches) byTopic.get(b.topic)?.expectEchoes(b.records)
+    return this.producer.sendAtomic(batches).catch((err: unknown) => {
+      for (const b of batches) byTopic.get(b.topic)?.forgetEchoes(b.records)
+      throw err
+    })
+  }
+
+  /** Records about to be written by this process: its own-writes follower will skip them when it reads them back. */
+  expectEchoes(records: readonly LogRecord[]): void {
+    if (!this.echoFollower) return
+    for (const r of records) {
+      const list = this.echoes.get(r.key)
+      if (list) list.push(r.value)
+      else this.echoes.set(r.key, [r.value])
+    }
+  }
+
+  private forgetEchoes(records: readonly LogRecord[]): void {
+    for (const r of records) this.takeEcho(r.key, r.value)
+  }
+
+  /** True (and forgotten) when this exact record was written by this process and not read back yet. */
+  private takeEcho(key: string, value: Buffer): boolean {
+    const list = this.echoes.get(key)
+    if (!list) return false
+    const i = list.findIndex((v) => v.equals(value))
+    if (i < 0) return false
+    list.splice(i, 1)
+    if (list.length === 0) this.echoes.delete(key)
+    return true
   }
 
   /** Validates and encodes now; throws LedgerRecordError naming the bad field. */
@@ -113,10 +149,14 @@ export class Journal<S extends TObject> {
           batch.push(this.pending.shift()!)
           bytes += size
         }
+        const records = batch.flatMap((p) => p.records)
+        this.expectEchoes(records)
         try {
-          await this.producer.send(this.topic, batch.flatMap((p) => p.records))
+          await this.producer.send(this.topic, records)
           for (const p of batch) p.resolve()
         } catch (err) {
+          // Not acknowledged: if any of it is in the log after all, the follower must apply it as a stranger's write.
+          this.forgetEchoes(records)
           for (const p of batch) p.reject(err)
         }
       }
@@ -133,8 +173,21 @@ export class Journal<S extends TObject> {
   async follow(
     groupId: string,
     onRecord: (record: Static<S>, at: JournalPosition) => void,
-    options: { onInvalid?: (err: Error, at: ConsumedRecord) => void; catchUpTimeoutMs?: number } = {},
+    options: {
+      onInvalid?: (err: Error, at: ConsumedRecord) => void
+      catchUpTimeoutMs?: number
+      /**
+       * Skip the records this process wrote through this journal (their effects were applied when the write was
+       * acknowledged): the follower of an index fed by its own appends. At most one such follower per journal.
+       */
+      skipOwnWrites?: boolean
+    } = {},
   ): Promise<JournalFollower> {
+    if (options.skipOwnWrites) {
+      if (this.echoFollower) throw new Error(`journal ${this.topic} already has a follower that skips its own writes`)
+      this.echoFollower = true
+    }
+    const skipOwn = options.skipOwnWrites === true
     const ends = await this.log.endOffsets(this.topic)
     const reached = ends.map(() => 0)
     const consumer = await this.log.createConsumer({ groupId, topics: [this.topic], fromBeginning: true })
@@ -143,6 +196,10 @@ export class Journal<S extends TObject> {
     consumer
       .run(async (batch) => {
         for (const r of batch.records) {
+          if (skipOwn && this.takeEcho(r.key, r.value)) {
+            reached[batch.partition] = r.offset + 1
+            continue
+          }
           let record: Static<S>
           try {
             record = this.def.decode(r.value)

@@ -71,7 +71,7 @@ export class UnitOfWork {
       }
       const batches: TopicRecords[] = journals.map((j) => ({ topic: j.topic, records: this.batches.get(j)! }))
       try {
-        await journals[0]!.sendAtomic(batches)
+        await journals[0]!.sendAtomic(batches, journals)
       } catch (err) {
         this.abandon()
         throw err
