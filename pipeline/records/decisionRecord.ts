@@ -24,14 +24,21 @@ export const DECISION_RECORD_VERSION = 1
 export const PAYMENT_RAILS = ['x402', 'credits', 'none'] as const
 export type PaymentRail = (typeof PAYMENT_RAILS)[number]
 
+/**
+ * The clock a ledger row belongs to: one question on one asset (and, for account-scoped questions, one subject
+ * wallet; null for market questions). Decisions and their outcomes both carry it, so each is readable on its own.
+ */
+export const CLOCK_FIELDS = {
+  question_id: QuestionId,
+  asset: Type.String({ minLength: 1 }),
+  subject: NullableString,
+}
+
 export const DECISION_RECORD_SCHEMA = Type.Object(
   {
     v: Type.Literal(DECISION_RECORD_VERSION),
     decision_id: DecisionId,
-    question_id: QuestionId,
-    asset: Type.String({ minLength: 1 }),
-    /** Subject wallet of account-scoped questions; null for market questions. */
-    subject: NullableString,
+    ...CLOCK_FIELDS,
     event: Type.String(),
     horizon: Type.String({ pattern: '^[0-9]+m$' }),
     /** created_at + horizon. */

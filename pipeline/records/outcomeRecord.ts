@@ -7,7 +7,8 @@
  * asset, subject, horizon_end), the question's full measured statistic (statistic_detail; `statistic` is its primary
  * number), the realized class of choice questions and the resolver's reason for unresolvable outcomes.
  */
-import { DecisionId, IsoMs, Nullable, NullableNumber, NullableString, QuestionId, StringEnum, Type, type Static } from '../../common/schema.ts'
+import { DecisionId, IsoMs, Nullable, NullableNumber, NullableString, StringEnum, Type, type Static } from '../../common/schema.ts'
+import { CLOCK_FIELDS } from './decisionRecord.ts'
 import { JournalDef } from '../journal/JournalDef.ts'
 
 export const OUTCOME_RECORD_VERSION = 1
@@ -18,9 +19,7 @@ export const OUTCOME_RECORD_SCHEMA = Type.Object(
   {
     v: Type.Literal(OUTCOME_RECORD_VERSION),
     decision_id: DecisionId,
-    question_id: QuestionId,
-    asset: Type.String({ minLength: 1 }),
-    subject: NullableString,
+    ...CLOCK_FIELDS,
     outcome: StringEnum(OUTCOMES),
     /** Event time at which the resolution engine wrote it. */
     resolved_at: IsoMs,
