@@ -175,22 +175,26 @@ export class DecisionLedger {
    */
   flush(): Promise<void> {
     const next = this.chain.then(async () => {
+      // Large flushes go out in several sends; what is durable leaves the stage as it lands, so a failed send
+      // leaves only the unsent rest staged and a retry writes nothing twice.
       const decisions = [...this.stagedDecisions.values()]
-      if (decisions.length > 0) {
-        await this.decisions.append(decisions)
-        for (const d of decisions) {
+      let decisionsDone = 0
+      await this.decisions.append(decisions, (durable) => {
+        for (; decisionsDone < durable; decisionsDone++) {
+          const d = decisions[decisionsDone]!
           this.stagedDecisions.delete(d.decision_id)
           this.index.addDecision(d)
         }
-      }
+      })
       const outcomes = [...this.stagedOutcomes.values()]
-      if (outcomes.length > 0) {
-        await this.outcomes.append(outcomes)
-        for (const o of outcomes) {
+      let outcomesDone = 0
+      await this.outcomes.append(outcomes, (durable) => {
+        for (; outcomesDone < durable; outcomesDone++) {
+          const o = outcomes[outcomesDone]!
           this.stagedOutcomes.delete(o.decision_id)
           if (this.index.addOutcome(o) === 'added') this.publishResolution(o)
         }
-      }
+      })
     })
     this.chain = next.catch(() => undefined)
     return next

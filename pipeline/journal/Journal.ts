@@ -32,10 +32,32 @@ export interface JournalOptions<S extends TObject> {
   partitions?: number
 }
 
+/** One send's worth of one append: an append larger than SEND_BYTES is cut into several, sent in order. */
 interface PendingAppend {
   records: LogRecord[]
+  /** The append this chunk belongs to: once one of its chunks failed, its later chunks are not sent. */
+  append: { failed: unknown }
   resolve: () => void
   reject: (err: unknown) => void
+}
+
+/** Cuts encoded records into runs of at most SEND_BYTES (a single larger record goes alone). */
+function chunksOf(records: LogRecord[]): LogRecord[][] {
+  const chunks: LogRecord[][] = []
+  let chunk: LogRecord[] = []
+  let bytes = 0
+  for (const r of records) {
+    const size = r.value.length + r.key.length
+    if (chunk.length > 0 && bytes + size > SEND_BYTES) {
+      chunks.push(chunk)
+      chunk = []
+      bytes = 0
+    }
+    chunk.push(r)
+    bytes += size
+  }
+  if (chunk.length > 0) chunks.push(chunk)
+  return chunks
 }
 
 /** Where a followed record sat on the log. */
@@ -119,8 +141,13 @@ export class Journal<S extends TObject> {
     return this.def.toLogRecord(record)
   }
 
-  /** Appends records; resolves once they are durable on the log. Rejects when the send failed (nothing acknowledged). */
-  append(records: readonly Static<S>[]): Promise<void> {
+  /**
+   * Appends records; resolves once they are durable on the log. An append over SEND_BYTES (a catch-up writing a
+   * thousand decisions) goes out as several sends in order, so no request passes a broker's message.max.bytes; when
+   * one fails the rest are not sent and the append rejects, with `onDurable(n)` having reported the first n records
+   * that are durable (a caller that retries sends only the others, so nothing is written twice).
+   */
+  append(records: readonly Static<S>[], onDurable?: (count: number) => void): Promise<void> {
     if (this.closed) return Promise.reject(new Error(`journal ${this.topic} is closed`))
     if (records.length === 0) return Promise.resolve()
     let encoded: LogRecord[]
@@ -129,10 +156,25 @@ export class Journal<S extends TObject> {
     } catch (err) {
       return Promise.reject(err)
     }
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ records: encoded, resolve, reject })
-      if (!this.flushing) void this.flush()
-    })
+    const append = { failed: undefined as unknown }
+    let durable = 0
+    const sent = chunksOf(encoded).map(
+      (chunk) =>
+        new Promise<void>((resolve, reject) => {
+          this.pending.push({
+            records: chunk,
+            append,
+            resolve: () => {
+              durable += chunk.length
+              onDurable?.(durable)
+              resolve()
+            },
+            reject,
+          })
+        }),
+    )
+    if (!this.flushing) void this.flush()
+    return Promise.all(sent).then(() => undefined)
   }
 
   /** Group commit: everything queued while a send runs goes out in the next one, in at most SEND_BYTES per request. */
@@ -144,6 +186,11 @@ export class Journal<S extends TObject> {
         let bytes = 0
         while (this.pending.length > 0) {
           const next = this.pending[0]!
+          if (next.append.failed !== undefined) {
+            this.pending.shift()
+            next.reject(next.append.failed)
+            continue
+          }
           const size = next.records.reduce((n, r) => n + r.value.length + r.key.length, 0)
           if (batch.length > 0 && bytes + size > SEND_BYTES) break
           batch.push(this.pending.shift()!)
@@ -157,7 +204,10 @@ export class Journal<S extends TObject> {
         } catch (err) {
           // Not acknowledged: if any of it is in the log after all, the follower must apply it as a stranger's write.
           this.forgetEchoes(records)
-          for (const p of batch) p.reject(err)
+          for (const p of batch) {
+            p.append.failed = err
+            p.reject(err)
+          }
         }
       }
     } finally {
