@@ -321,8 +321,13 @@ t.test('concurrent units and plain sends interleave without loss, duplication or
   }),
 )
 
+// Embedded: a unit becomes readable whole, in every partition at once (one sync round publishes it). Kafka: a
+// transaction commits atomically, but its commit marker lands in each partition separately, so a read_committed
+// consumer can read the unit's records in one partition a moment before those in another (docs/decisions.md); what
+// Kafka does promise is that within one partition the unit is readable whole, and that is what its half checks.
 t.test('a consumer never sees part of a unit: every record of a unit was readable when its first record arrived', (t) =>
-  forEachLog(t, async (t, makeLog) => {
+  forEachLog(t, async (t, makeLog, kind) => {
+    const sightOf = (r: ConsumedRecord): string => (kind === 'embedded' ? partOf(r).unit : `${partOf(r).unit}@${r.topic}/${r.partition}`)
     const log = await makeLog()
     await ensurePaidTopics(log)
     const consumer = await log.createConsumer({ groupId: 'watcher', topics: [DRAWS, DECISIONS] })
@@ -334,7 +339,7 @@ t.test('a consumer never sees part of a unit: every record of a unit was readabl
     let checks = 0
     await consumer.run(async (batch) => {
       records.push(...batch.records)
-      const fresh = batch.records.map((r) => partOf(r).unit).filter((u) => !endsAtFirstSight.has(u))
+      const fresh = batch.records.map(sightOf).filter((u) => !endsAtFirstSight.has(u))
       if (fresh.length === 0) return
       const ends = { [DRAWS]: await log.endOffsets(DRAWS), [DECISIONS]: await log.endOffsets(DECISIONS) }
       for (const u of fresh) endsAtFirstSight.set(u, ends)
@@ -367,14 +372,14 @@ t.test('a consumer never sees part of a unit: every record of a unit was readabl
     for (const r of records) byUnit.set(partOf(r).unit, [...(byUnit.get(partOf(r).unit) ?? []), r])
     let partial = 0
     let exposed = 0
-    for (const [u, parts] of byUnit) {
+    for (const parts of byUnit.values()) {
       if (parts.length !== 3) partial++
-      const ends = endsAtFirstSight.get(u)!
-      if (parts.some((r) => r.offset >= ends[r.topic]![r.partition]!)) exposed++
+      if (parts.some((r) => r.offset >= endsAtFirstSight.get(sightOf(r))![r.topic]![r.partition]!)) exposed++
     }
     t.equal(byUnit.size, writers * perWriter, 'every unit seen')
     t.equal(partial, 0, 'every unit has exactly its three records')
-    t.equal(exposed, 0, `no unit was readable in part (${checks} visibility checks)`)
+    const scope = kind === 'embedded' ? 'across partitions' : 'within a partition'
+    t.equal(exposed, 0, `no unit was readable in part ${scope} (${checks} visibility checks)`)
   }, { embedded: { segmentBytes: 1024 } }), // each unit rolls segments mid-write: a long window for a sync round to start in
 )
 
