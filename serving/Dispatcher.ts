@@ -206,6 +206,9 @@ export class Dispatcher {
       if (grant.recorded) await grant.recorded(unit)
       await unit.commit()
     } catch (err) {
+      // A receipt that failed to stage leaves the unit open: abort it so its reservation and any waiting twin are let
+      // go (a no-op when the commit itself failed, which already aborted it).
+      unit.abort()
       // Credits: nothing of the unit is durable, so nothing is charged (its abort effects dropped the reservation).
       // x402: the payment was captured by the facilitator; the log line is what an operator reconciles from.
       this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'the paid call could not be recorded')
