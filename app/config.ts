@@ -87,7 +87,6 @@ export const ENV_SCHEMA = Type.Object(
 )
 
 export type AppConfig = Static<typeof ENV_SCHEMA>
-export const ENV_VARIABLES = Object.keys(ENV_SCHEMA.properties) as Array<keyof AppConfig>
 
 /** The environment variables of one schema (the whole one, or a part picked for a light command). */
 function readEnv(schema: TSchema & { properties: Record<string, TSchema> }, env: Readonly<Record<string, string | undefined>>): Record<string, unknown> {

@@ -35,6 +35,8 @@ export interface JournalOptions<S extends TObject> {
 /** One send's worth of one append: an append larger than SEND_BYTES is cut into several, sent in order. */
 interface PendingAppend {
   records: LogRecord[]
+  /** Key and value bytes of `records`. */
+  bytes: number
   /** The append this chunk belongs to: once one of its chunks failed, its later chunks are not sent. */
   append: { failed: unknown }
   resolve: () => void
@@ -42,21 +44,21 @@ interface PendingAppend {
 }
 
 /** Cuts encoded records into runs of at most SEND_BYTES (a single larger record goes alone). */
-function chunksOf(records: LogRecord[]): LogRecord[][] {
-  const chunks: LogRecord[][] = []
+function chunksOf(records: LogRecord[]): Array<{ records: LogRecord[]; bytes: number }> {
+  const chunks: Array<{ records: LogRecord[]; bytes: number }> = []
   let chunk: LogRecord[] = []
   let bytes = 0
   for (const r of records) {
     const size = r.value.length + r.key.length
     if (chunk.length > 0 && bytes + size > SEND_BYTES) {
-      chunks.push(chunk)
+      chunks.push({ records: chunk, bytes })
       chunk = []
       bytes = 0
     }
     chunk.push(r)
     bytes += size
   }
-  if (chunk.length > 0) chunks.push(chunk)
+  if (chunk.length > 0) chunks.push({ records: chunk, bytes })
   return chunks
 }
 
@@ -159,10 +161,11 @@ export class Journal<S extends TObject> {
     const append = { failed: undefined as unknown }
     let durable = 0
     const sent = chunksOf(encoded).map(
-      (chunk) =>
+      ({ records: chunk, bytes }) =>
         new Promise<void>((resolve, reject) => {
           this.pending.push({
             records: chunk,
+            bytes,
             append,
             resolve: () => {
               durable += chunk.length
@@ -191,10 +194,9 @@ export class Journal<S extends TObject> {
             next.reject(next.append.failed)
             continue
           }
-          const size = next.records.reduce((n, r) => n + r.value.length + r.key.length, 0)
-          if (batch.length > 0 && bytes + size > SEND_BYTES) break
+          if (batch.length > 0 && bytes + next.bytes > SEND_BYTES) break
           batch.push(this.pending.shift()!)
-          bytes += size
+          bytes += next.bytes
         }
         const records = batch.flatMap((p) => p.records)
         this.expectEchoes(records)

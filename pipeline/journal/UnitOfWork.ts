@@ -33,27 +33,6 @@ export class UnitOfWork {
     if (effects.aborted) this.onAbort.push(effects.aborted)
   }
 
-  /** Runs once the unit is durable (in the order registered). */
-  whenCommitted(fn: () => void): void {
-    this.onCommit.push(fn)
-  }
-
-  /** Runs if the unit is abandoned or its append fails. */
-  whenAborted(fn: () => void): void {
-    this.onAbort.push(fn)
-  }
-
-  get empty(): boolean {
-    return this.batches.size === 0
-  }
-
-  /** Records staged, all journals together. */
-  get size(): number {
-    let n = 0
-    for (const list of this.batches.values()) n += list.length
-    return n
-  }
-
   /**
    * Appends every staged record as one atomic unit, then runs the committed effects. A failed append runs the aborted
    * effects and rethrows: nothing of the unit is in the log (or, for a Kafka commit whose answer was lost, its outcome

@@ -30,10 +30,3 @@ export const ROUTES: readonly RouteDef[] = Object.freeze([
   ...DELIVERY_ROUTES,
   ...BILLING_ROUTES,
 ])
-
-/** The route with this id (discovery documents name routes by id, never by a path written twice). */
-export function routeById(id: string): RouteDef {
-  const r = ROUTES.find((x) => x.id === id)
-  if (!r) throw new Error(`no route ${id} in the registry`)
-  return r
-}

@@ -26,9 +26,6 @@ export type ResponseDecl =
   | { kind: 'text'; contentType: string }
   | { kind: 'redirect' }
 
-/** Where a request part comes from. */
-export type RequestPart = 'params' | 'query' | 'headers' | 'body'
-
 /**
  * The route as an MCP tool (spec, MCP tool server): the same dispatcher path as REST (one validation, one price, one
  * payment gate, one rate limit). The input schema is the union of the route's params, query and body schemas; each

@@ -40,8 +40,6 @@ export const WORK_JOURNAL = new JournalDef({
 /** Answers kept in memory by id (the "ledger" of the test route). */
 export class WorkBook {
   readonly records = new Map<string, WorkRecord>()
-  /** Called with each answer before the handler returns. */
-  onAnswer: ((r: WorkRecord) => void) | null = null
   /** When set, each paid answer's record goes into the call's unit of work on this journal (with its debit and receipt). */
   journal: Journal<typeof WORK_JOURNAL.schema> | null = null
 }
@@ -91,7 +89,6 @@ export function workRoutes(book: WorkBook): RouteDef[] {
           const ms = b.effect_ms
           ctx.payment!.commit(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
         }
-        book.onAnswer?.(record)
         return { data: record, refusal: b.refuse === true, ...(b.repeat ? { charge: false as const } : {}) }
       },
     },
