@@ -13,7 +13,7 @@
  * content-hashed version, engine/FitStore.ts).
  */
 import { createHash } from 'node:crypto'
-import { canonicalJson } from '../common/jcs.ts'
+import { canonicalJson, isWellFormed } from '../common/jcs.ts'
 import { jcsSha256 } from '../common/hash.ts'
 
 export const DECISION_ID_DOMAIN = 'svc.decision.v1'
@@ -30,7 +30,7 @@ export function decisionIdOf(p: DecisionIdentity): string {
   // An array of strings and null has one JSON text, and JSON.stringify writes it (RFC 8785 §3.2.2.2: strings are
   // escaped as JSON.stringify does); canonicalJson only adds the well-formedness check for the caller-given parts.
   const parts = [DECISION_ID_DOMAIN, p.question_id, p.asset, p.subject, p.input_hash, p.policy_version]
-  const name = parts.every((x) => x === null || (x as string & { isWellFormed?: () => boolean }).isWellFormed?.() !== false) ? JSON.stringify(parts) : canonicalJson(parts)
+  const name = parts.every((x) => x === null || isWellFormed(x)) ? JSON.stringify(parts) : canonicalJson(parts)
   const b = createHash('sha256').update(name, 'utf8').digest().subarray(0, 16)
   b[6] = (b[6]! & 0x0f) | 0x80
   b[8] = (b[8]! & 0x3f) | 0x80

@@ -17,23 +17,11 @@
  * before it can land.
  */
 import t from 'tap'
-import { readdir, readFile } from 'node:fs/promises'
-import { dirname, join, normalize, relative } from 'node:path'
-
-const ROOT = new URL('../', import.meta.url).pathname
+import { dirname, join, normalize } from 'node:path'
+import { sourceTexts } from './helpers/sources.ts'
 
 /** The layers, lowest first. */
 export const LAYERS = ['common', 'ingest', 'pipeline', 'models', 'engine', 'sql', 'record', 'product', 'serving', 'app', 'cli'] as const
-
-async function sources(dir: string, out: string[] = []): Promise<string[]> {
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    if (e.name === 'node_modules' || e.name.startsWith('.')) continue
-    const p = join(dir, e.name)
-    if (e.isDirectory()) await sources(p, out)
-    else if (/\.(ts|js|mjs)$/.test(e.name)) out.push(p)
-  }
-  return out
-}
 
 const IMPORT = /(?:^|[^\w.])(?:import|export)\s+(?:type\s+)?(?:[\w*{}\s,$]+\s+from\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g
 
@@ -42,29 +30,19 @@ interface Edge {
   to: string
 }
 
-async function edges(): Promise<{ edges: Edge[]; files: Map<string, string> }> {
+/** The import edges and texts of every shipped source, read once for all the checks below. */
+const graph: Promise<{ edges: Edge[]; files: Map<string, string> }> = sourceTexts().then((texts) => {
   const out: Edge[] = []
-  const files = new Map<string, string>()
-  for (const top of [...LAYERS, 'bench', 'bin']) {
-    let list: string[] = []
-    try {
-      list = await sources(join(ROOT, top))
-    } catch {
-      continue
-    }
-    for (const abs of list) {
-      const from = relative(ROOT, abs)
-      const text = await readFile(abs, 'utf8')
-      files.set(from, text)
-      for (const m of text.matchAll(IMPORT)) {
-        const spec = m[1] ?? m[2]!
-        if (!spec.startsWith('.')) continue
-        out.push({ from, to: normalize(join(dirname(from), spec)) })
-      }
+  for (const [from, text] of texts) {
+    for (const m of text.matchAll(IMPORT)) {
+      const spec = m[1] ?? m[2]!
+      if (!spec.startsWith('.')) continue
+      out.push({ from, to: normalize(join(dirname(from), spec)) })
     }
   }
-  return { edges: out, files }
-}
+  return { edges: out, files: new Map(texts) }
+})
+const edges = () => graph
 
 const rank = (path: string): number => LAYERS.indexOf(path.split('/')[0] as (typeof LAYERS)[number])
 
