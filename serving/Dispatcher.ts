@@ -1,6 +1,6 @@
 /**
  * One request, start to end: rate limit → body limit → route → validation → wired parts → payment authorize →
- * handler → settle → deferred commits → envelope (the payment seam is described in payments/PaymentGate.ts). Every answer carries x-request-id and the RateLimit-* headers; every refusal is the spec's error
+ * handler → settle → the call's unit of work appended → envelope (the payment seam is described in payments/PaymentGate.ts). Every answer carries x-request-id and the RateLimit-* headers; every refusal is the spec's error
  * envelope; an unexpected throw becomes INTERNAL with a generic message (the real error goes to the log).
  */
 import type { Logger } from 'pino'
@@ -10,7 +10,7 @@ import type { IncomingRequest } from './http/UwsAdapter.ts'
 import { JSON_TYPE, type ResponseWriter } from './http/ResponseWriter.ts'
 import { RequestIds } from './http/RequestIds.ts'
 import { priceOf, UNMEASURED_LADDER, type Price } from '../product/billing/pricing.ts'
-import type { CommitEffect, PaidCall } from '../pipeline/journal/PaidCall.ts'
+import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
 import { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
 import type { PaymentGrant, ReleaseCause, SettleOutcome } from './payments/PaymentGate.ts'
 import { pricingKeyFor } from './routes/derive.ts'
@@ -131,7 +131,7 @@ export class Dispatcher {
     )
   }
 
-  /** Step 1 of the payment seam (see PaymentGate.ts): authorize, per-payer limit, hand the handler its commit hook. */
+  /** Step 1 of the payment seam (see PaymentGate.ts): authorize, per-payer limit, hand the handler its unit of work. */
   private async authorize(ctx: HandlerContext, route: RouteDef, req: IncomingRequest, headers: Record<string, string>): Promise<CallInFlight> {
     const measures = this.services.ladder ? await this.services.ladder.measures() : UNMEASURED_LADDER
     const price: Price = priceOf(pricingKeyFor(route, ctx.params), measures.rung)
@@ -158,28 +158,19 @@ export class Dispatcher {
       }
     }
     if (outcome.response_headers) Object.assign(headers, outcome.response_headers)
-    const effects: CommitEffect[] = []
     const unit = new UnitOfWork()
-    ctx.payment = {
-      kind: 'paid',
-      payment_id: outcome.payment_id,
-      rail: outcome.rail,
-      payer: outcome.payer,
-      unit,
-      commit: (effect) => void effects.push(effect),
-    }
+    ctx.payment = { kind: 'paid', payment_id: outcome.payment_id, rail: outcome.rail, payer: outcome.payer, unit }
     ctx.price = price
-    return { grant: outcome, unit, effects }
+    return { grant: outcome, unit }
   }
 
   /**
-   * Steps 3–5: settle, then append the call's unit of work (what the answer writes, with the rail's own records: a
-   * credits debit and its answer receipt) as one atomic unit, then the handler's deferred effects outside the
-   * journals. A failed settlement releases the reservation and answers its own refusal; the unit is dropped, so
-   * nothing is recorded.
+   * Steps 3–4: settle, then append the call's unit of work (what the answer writes, with the rail's own records: a
+   * credits debit and its answer receipt) as one atomic unit. A failed settlement releases the reservation and answers
+   * its own refusal; the unit is dropped, so nothing is recorded.
    */
   private async capture(call: CallInFlight, requestId: string, headers: Record<string, string>, result: HandlerResult): Promise<void> {
-    const { grant, unit, effects } = call
+    const { grant, unit } = call
     // A re-served recorded answer is not charged: release instead of settling (nothing of it is written).
     if ('charge' in result && result.charge === false) {
       unit.abort()
@@ -212,12 +203,6 @@ export class Dispatcher {
       // Credits: nothing of the unit is durable, so nothing is charged (its abort effects dropped the reservation).
       // x402: the payment was captured by the facilitator; the log line is what an operator reconciles from.
       this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'the paid call could not be recorded')
-      throw new ServiceError('INTERNAL')
-    }
-    try {
-      for (const effect of effects) await effect()
-    } catch (err) {
-      this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'an effect failed after the paid call was recorded')
       throw new ServiceError('INTERNAL')
     }
   }
@@ -273,11 +258,10 @@ export class Dispatcher {
   }
 }
 
-/** A paid call in flight: the rail's grant, its unit of work, and the effects the handler deferred until it is durable. */
+/** A paid call in flight: the rail's grant and its unit of work. */
 interface CallInFlight {
   grant: PaymentGrant
   unit: UnitOfWork
-  effects: CommitEffect[]
 }
 
 function rateLimited(rl: RateDecision): ServiceError {

@@ -7,10 +7,6 @@
  */
 import type { UnitOfWork } from './UnitOfWork.ts'
 
-
-/** A side effect of a paid answer, run only after the payment is captured. */
-export type CommitEffect = () => void | Promise<void>
-
 export type PaymentRail = 'x402' | 'credits'
 
 export interface PaidCall {
@@ -21,6 +17,4 @@ export interface PaidCall {
   payer: string | null
   /** The records the answer writes go here (never written directly). */
   readonly unit: UnitOfWork
-  /** Defers a side effect outside the journals until the unit is durable; it never runs when settlement fails. */
-  commit(effect: CommitEffect): void
 }

@@ -34,6 +34,15 @@ export class UnitOfWork {
   }
 
   /**
+   * An in-memory effect to run once the unit is durable, for a reader of something the unit wrote that keeps no
+   * journal of its own (test doubles of a paid route). Nothing durable may be written here: that goes through add().
+   */
+  onCommitted(applied: () => void): void {
+    if (this.state !== 'open') throw new Error(`the unit of work is already ${this.state}`)
+    this.onCommit.push(applied)
+  }
+
+  /**
    * Appends every staged record as one atomic unit, then runs the committed effects. A failed append runs the aborted
    * effects and rethrows: nothing of the unit is in the log (or, for a Kafka commit whose answer was lost, its outcome
    * is unknown, as for any send).

@@ -101,10 +101,9 @@ export class BillingService implements Billing {
     const base = priceOf(price.key, 0)
     const balance = this.ledger.balance(payer)
     const expires = new Date(this.clock.now() + lifetimeDays * DAY_MS).toISOString()
-    // The lot lands only once the payment is captured (payment seam step 4).
-    payment.commit(async () => {
-      await this.ledger.credit(payer, credits, { reason: `${kind}.${id}`, ref: payment.payment_id, lifetimeDays })
-    })
+    // The lot joins the call's unit of work: it lands once the payment is captured, atomically with the rest of the
+    // call's records (payment seam step 4), and never when settlement fails.
+    this.ledger.creditIn(payment.unit, payer, credits, { reason: `${kind}.${id}`, ref: payment.payment_id, lifetimeDays })
     return {
       [`${kind}_id`]: id,
       payer,

@@ -8,11 +8,12 @@
  * a decision nor a typed refusal reverses its debit."
  *
  * A paid call is two steps (the payment seam settles after the handler, like the x402 rail):
- *   hold()   before the handler: reserves the price on concrete lots (synchronously, so concurrent calls of one payer
- *            are serialized by construction and can never reserve more than the balance);
- *   commit() after the handler produced a charged answer: appends the debit rows and resolves once they are durable;
- *   release() otherwise (error, 5xx, a re-served repeat, a refusal on the free allowance): drops the reservation,
- *            no row is written.
+ *   hold()          before the handler: reserves the price on concrete lots (synchronously, so concurrent calls of one
+ *                   payer are serialized by construction and can never reserve more than the balance);
+ *   settleHoldIn()  after the handler produced a charged answer: its debit rows join the call's unit of work, and
+ *                   become the balance once the unit (debit, answer, receipt) is durable;
+ *   release()       otherwise (error, 5xx, a re-served repeat, a refusal on the free allowance): drops the
+ *                   reservation, no row is written.
  * A crash between hold and commit loses only the in-memory reservation: no debit exists without the answer it paid
  * for, so no recovery pass is needed (docs/decisions.md). Reversals of committed debits (operator action) are new
  * refund rows keyed by the debit's ref, applied at most once.
@@ -27,7 +28,7 @@ import type { Clock } from '../../common/Clock.ts'
 import { JUDGMENT_FLOOR_CREDITS } from './pricing.ts'
 import { questionById } from '../../models/questions/index.ts'
 import type { Journal } from '../../pipeline/journal/Journal.ts'
-import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
+import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { newDrawId, type DRAW_RECORD_SCHEMA, type DrawRow } from '../../pipeline/records/drawRecord.ts'
 
 /** The credit draws journal on the event log (pipeline/records/drawRecord.ts). */
@@ -71,6 +72,14 @@ interface PayerState {
   scoutLot: string | null
   /** Credit rows by `${reason}|${ref}` (grant and purchase idempotency). */
   credits: Map<string, DrawRow>
+}
+
+export interface CreditOptions {
+  /** The credit row's reason: scout, pack.<id>, plan.<id>, grant, rate_lock. */
+  reason: string
+  ref: string
+  /** null: never expires. */
+  lifetimeDays: number | null
 }
 
 export interface Hold {
@@ -246,27 +255,6 @@ export class CreditLedger {
     }
   }
 
-  /** Turns a hold into debit rows (ref = payment_id); resolves once they are durable. Idempotent per hold. */
-  async commit(hold: Hold): Promise<DrawRow[]> {
-    if (hold.state !== 'held') throw new Error(`hold ${hold.payment_id} is already ${hold.state}`)
-    hold.state = 'committed'
-    const created = iso(this.clock.now())
-    const rows: DrawRow[] = hold.parts.map((p) => ({
-      id: newDrawId(), payer: hold.payer, kind: 'debit', amount: -p.credits, reason: hold.key, ref: hold.payment_id,
-      lot_id: p.lot_id, created_at: created, expires_at: null,
-    }))
-    try {
-      await this.journal.append(rows)
-    } catch (err) {
-      this.unreserve(hold)
-      hold.state = 'released'
-      throw err
-    }
-    this.unreserve(hold)
-    for (const row of rows) this.apply(row)
-    return rows
-  }
-
   /** Drops a hold without writing anything. Idempotent. */
   release(hold: Hold): void {
     if (hold.state !== 'held') return
@@ -374,22 +362,33 @@ export class CreditLedger {
    * Adds a lot. Idempotent by (reason, ref): a second credit with the same reason and ref returns the first row
    * (replayed true) and never credits twice.
    */
-  async credit(payer: string, credits: number, opts: { reason: string; ref: string; lifetimeDays: number | null }): Promise<{ row: DrawRow; replayed: boolean }> {
+  async credit(payer: string, credits: number, opts: CreditOptions): Promise<{ row: DrawRow; replayed: boolean }> {
+    const unit = new UnitOfWork()
+    const out = this.creditIn(unit, payer, credits, opts)
+    if (!out.replayed) await unit.commit()
+    return out
+  }
+
+  /**
+   * A lot bought by a paid call, inside its unit of work: it becomes spendable once the unit is durable and never
+   * exists when the unit is dropped (a failed settlement). Idempotent by (reason, ref) like credit(): the idempotency
+   * slot is taken now, so a concurrent duplicate sees it, and freed if the unit never lands.
+   */
+  creditIn(unit: UnitOfWork, payer: string, credits: number, opts: CreditOptions): { row: DrawRow; replayed: boolean } {
     if (!Number.isSafeInteger(credits) || credits <= 0) throw new Error('credit: credits must be a positive integer')
     const s = this.state(payer)
-    const existing = s.credits.get(`${opts.reason}|${opts.ref}`)
+    const slot = `${opts.reason}|${opts.ref}`
+    const existing = s.credits.get(slot)
     if (existing) return { row: existing, replayed: true }
     const now = this.clock.now()
     const row = this.creditRow(payer, credits, opts.reason, opts.ref, opts.lifetimeDays === null ? null : now + opts.lifetimeDays * DAY_MS)
-    // Reserve the idempotency slot before the await so a concurrent duplicate sees it.
-    s.credits.set(`${opts.reason}|${opts.ref}`, row)
-    try {
-      await this.journal.append([row])
-    } catch (err) {
-      s.credits.delete(`${opts.reason}|${opts.ref}`)
-      throw err
-    }
-    this.apply(row)
+    s.credits.set(slot, row)
+    unit.add(this.journal, [row], {
+      applied: () => this.apply(row),
+      aborted: () => {
+        if (s.credits.get(slot) === row) s.credits.delete(slot)
+      },
+    })
     return { row, replayed: false }
   }
 

@@ -9,9 +9,9 @@
  * PROVIDER_DOWN." Assumptions block: "economics_modeled is always the string 'none'; raw context, never a profit
  * claim; tool output is scanned for banned profit language".
  *
- * - Decisions go through the DecisionService (EngineServices.decide): evaluated now, appended to the ledger
- *   only through payment.commit, i.e. after the payment settled; a re-served identical decision writes nothing. An
- *   answer whose every decision was re-served is marked `reserved` (not charged as new rows).
+ * - Decisions go through the DecisionService (EngineServices.decide): evaluated now, appended to the ledger only
+ *   through the call's unit of work (payment.unit), i.e. once the payment settled; a re-served identical decision
+ *   writes nothing. An answer whose every decision was re-served is marked `reserved` (not charged as new rows).
  * - A market the stream never carried (no data at all) is 503 PROVIDER_DOWN, never an empty answer; stale inputs are
  *   served with their freshness stated (meta.state 'degraded').
  * - Every output passes the profit-language scanner before it is returned; a violation is logged and answered

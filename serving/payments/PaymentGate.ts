@@ -6,7 +6,7 @@
  * carries the settlement receipt in the base64 PAYMENT-RESPONSE header." Credits: "A call yielding neither a decision
  * nor a typed refusal reverses its debit."
  *
- * A paid call runs in five steps, driven by the Dispatcher:
+ * A paid call runs in four steps, driven by the Dispatcher:
  *
  *   1. grant = gate.authorize(req, price)   verify the payment and reserve it (x402: local verify + durable nonce
  *                                           insert; credits: an in-memory reservation). A PaymentChallenge ends it.
@@ -19,9 +19,8 @@
  *                                           is recorded or charged.
  *   4. grant.recorded(unit), unit.commit()  the answer receipt joins the unit (credits), and the unit is appended as
  *                                           ONE atomic unit of the event log: the debit, the answer's records and
- *                                           the receipt land together or not at all (issue 11, item 7).
- *   5. effects the handler deferred outside the journals (ctx.payment.commit) run, then the answer is written with
- *      settle's response_headers.
+ *                                           the receipt land together or not at all (issue 11, item 7). Then the
+ *                                           answer is written with settle's response_headers.
  *
  * settle() is told whether the answer is a refusal decision (credits: a refusal never consumes a free-allowance
  * question). A handler result with charge: false (a re-served recorded answer) is released with 'not_charged'

@@ -4,7 +4,7 @@
  * routes exercise the payment seam the same way (paid decision.deep, question declared up front, refusal flag,
  * charge:false repeats, handler failures), without a model.
  *
- *   POST /v1/test/work   body { question_id, n?, refuse?, repeat?, fail?: 'throw' | 'typed', effect_ms? }
+ *   POST /v1/test/work   body { question_id, n?, refuse?, repeat?, fail?: 'throw' | 'typed', work_ms? }
  *   GET  /v1/test/work/{id}   the stored record (free)
  */
 import { createHash } from 'node:crypto'
@@ -68,7 +68,7 @@ export function workRoutes(book: WorkBook): RouteDef[] {
           refuse: Type.Optional(Type.Boolean()),
           repeat: Type.Optional(Type.Boolean()),
           fail: Type.Optional(Type.Union([Type.Literal('throw'), Type.Literal('typed')])),
-          effect_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+          work_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
         }),
       },
       response: { kind: 'envelope', schema: ANY_OBJECT },
@@ -84,11 +84,8 @@ export function workRoutes(book: WorkBook): RouteDef[] {
         }
         if (!b.repeat) book.records.set(record.id, record)
         if (!b.repeat && book.journal) ctx.payment!.unit.add(book.journal, [record])
-        // A deferred effect that takes time (like journaling a decision): it runs after settlement, before the receipt.
-        if (typeof b.effect_ms === 'number' && b.effect_ms > 0) {
-          const ms = b.effect_ms
-          ctx.payment!.commit(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
-        }
+        // A handler that takes time (a slow model or provider): its credits stay reserved, its unit open, meanwhile.
+        if (typeof b.work_ms === 'number' && b.work_ms > 0) await new Promise<void>((resolve) => setTimeout(resolve, b.work_ms as number))
         return { data: record, refusal: b.refuse === true, ...(b.repeat ? { charge: false as const } : {}) }
       },
     },

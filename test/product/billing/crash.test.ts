@@ -60,8 +60,8 @@ t.test('ACCEPTANCE: SIGKILL during a burst of paid calls: every debit has its an
     fetch(`${first.url}/v1/test/work`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-svc-payer': PAYER },
-      // Staggered effects keep debits in every stage (held, debited, receipted, answered) when the kill lands.
-      body: JSON.stringify({ question_id: 'S03_trend_continuation', n: 200, effect_ms: 20 + (i % 10) * 15 }),
+      // Staggered handler times keep calls in every stage (held, unit appending, answered) when the kill lands.
+      body: JSON.stringify({ question_id: 'S03_trend_continuation', n: 200, work_ms: 20 + (i % 20) * 25 }),
     })
       .then(async (res) => {
         const body = JSON.parse(await res.text())

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { Journal } from '../../../pipeline/journal/Journal.ts'
 import { DRAWS } from '../../../pipeline/records/drawRecord.ts'
 import { BillingService } from '../../../product/billing/BillingService.ts'
-import { DAY_MS } from '../../../product/billing/CreditLedger.ts'
+import { DAY_MS, type Hold } from '../../../product/billing/CreditLedger.ts'
 import { RailRouter } from '../../../serving/payments/RailRouter.ts'
 import { decodeHeader, type PaymentRequired } from '../../../serving/payments/x402.ts'
 import { ROUTES } from '../../../serving/routes/registry.ts'
@@ -161,12 +161,29 @@ t.test('what is charged: answers and refusal decisions; not throws, typed 4xx re
   t.equal(draws.draws[0].amount, -1000)
 })
 
+t.test('a credit purchase is part of its call: a dropped unit credits nothing and leaves the purchase retryable', async (t) => {
+  const s = await paidServer(t, { clock: new TestClock(T0) })
+  const failed = new UnitOfWork()
+  const call: PaidCall = { kind: 'paid', payment_id: 'x402_pack_retry', rail: 'x402', payer: PAYER, unit: failed }
+  await s.billing.purchasePack('booster_150k', PAYER, call, priceOf('billing.pack.booster_150k'))
+  failed.abort() // settlement failed: the dispatcher drops the unit
+  t.equal(await s.balance(), 0, 'no lot without a captured payment')
+  const unit = new UnitOfWork()
+  await s.billing.purchasePack('booster_150k', PAYER, { ...call, unit }, priceOf('billing.pack.booster_150k'))
+  await unit.commit()
+  t.equal(await s.balance(), 150_000, 'the same payment id credits once it is captured')
+  const again = new UnitOfWork()
+  await s.billing.purchasePack('booster_150k', PAYER, { ...call, unit: again }, priceOf('billing.pack.booster_150k'))
+  await again.commit()
+  t.equal(await s.balance(), 150_000, 'and never twice')
+})
+
 t.test('lots: soonest expiry first, expired lots not spendable, packs 60-day and plans 30-day', async (t) => {
   const clock = new TestClock(T0)
   const s = await paidServer(t, { clock })
   const pay = (id: string): PaidCall & { run(): Promise<void> } => {
-    const effects: Array<() => unknown> = []
-    return { kind: 'paid', payment_id: id, rail: 'x402', payer: PAYER, unit: new UnitOfWork(), commit: (e) => void effects.push(e), run: async () => { for (const e of effects) await e() } }
+    const unit = new UnitOfWork()
+    return { kind: 'paid', payment_id: id, rail: 'x402', payer: PAYER, unit, run: () => unit.commit() }
   }
   const packPay = pay('x402_pack_1')
   const pack = (await s.billing.purchasePack('booster_150k', PAYER, packPay, priceOf('billing.pack.booster_150k'))) as Record<string, unknown>
@@ -186,7 +203,9 @@ t.test('lots: soonest expiry first, expired lots not spendable, packs 60-day and
 
   // Draw the plan lot down to 500, then a call spans plan and pack.
   for (const credits of [...Array<number>(149).fill(1000), 500]) {
-    await s.billing.ledger.commit(s.billing.ledger.hold(PAYER, credits, { key: 'decision.deep', entryTier: false }) as never)
+    const unit = new UnitOfWork()
+    s.billing.ledger.settleHoldIn(s.billing.ledger.hold(PAYER, credits, { key: 'decision.deep', entryTier: false }) as Hold, { refusal: false }, unit)
+    await unit.commit()
   }
   const spanning = await s.ask('S03_trend_continuation', { n: 1 })
   t.equal(spanning.status, 200)
