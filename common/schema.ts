@@ -43,8 +43,10 @@ export type CanonicalAsset = Static<typeof CanonicalAsset>
 export const VenueSymbol = Type.String({ pattern: '^[A-Z0-9]{1,20}$', description: 'upper-case venue symbol' })
 /** "chain | enum | Only value in v1: base." */
 export const Chain = StringEnum(['base'])
-/** "address, payer | 0x-prefixed 20-byte hex string". */
-export const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' })
+/** "address, payer | 0x-prefixed 20-byte hex string": the one spelling of it (schemas and code alike). */
+export const ADDRESS_SOURCE = '^0x[0-9a-fA-F]{40}$'
+export const ADDRESS_PATTERN = new RegExp(ADDRESS_SOURCE)
+export const Address = Type.String({ pattern: ADDRESS_SOURCE })
 /** "decision_id | UUID string". */
 export const Uuid = Type.String({ format: 'uuid' })
 /** The ledger writes ids lower-case (engine/identity.ts). */

@@ -16,20 +16,20 @@
  * WalletProvider at the account clock's instant (`accountClock`: the engine clock unless one is injected — svc start
  * injects wall time for a live provider), the snapshot is built from it (models/account/accountSnapshot.ts) and
  * journaled, the fit is the operator's pooled one or the documented fit on the subject's own history
- * (accountInputs.ts), and the record goes through the same prepare / record_ path. No provider, or a provider that
+ * (accountInputs.ts), and the record goes through the same prepare path. No provider, or a provider that
  * fails: PROVIDER_DOWN, and no row.
  */
 import type { FeatureSnapshot } from '../pipeline/features/FeatureSnapshot.ts'
 import type { FittedParams, QuestionModel } from '../models/QuestionModel.ts'
-import { CANONICAL_ASSETS, isoMs } from '../ingest/Tick.ts'
+import { isoMs } from '../ingest/Tick.ts'
 import type { LedgerDecision, PaymentRail } from '../pipeline/records/decisionRecord.ts'
 import type { Policy } from '../models/policy/Policy.ts'
 import { activePolicy } from '../models/policy/rulesets.ts'
 import type { RiskCandidate } from '../models/account/accountSnapshot.ts'
-import { ADDRESS_PATTERN, canonicalAddress, type WalletProvider } from '../ingest/wallet/WalletProvider.ts'
+import { ADDRESS_PATTERN } from '../common/schema.ts'
+import { canonicalAddress, type WalletProvider } from '../ingest/wallet/WalletProvider.ts'
 import type { AccountQuestion } from '../models/questions/AccountQuestion.ts'
 import { ACCOUNT_HISTORY_MS, accountSnapshot, ownHistoryFit, readAccountHistory } from './accountInputs.ts'
-import { QUESTIONS } from '../models/questions/index.ts'
 import { JEV_VERSION } from '../models/version.ts'
 import { EngineError } from './EngineError.ts'
 import type { DecisionLedger } from './DecisionLedger.ts'
@@ -37,6 +37,7 @@ import type { FitStore } from './FitStore.ts'
 import { decisionIdOf, journalOf, stateHashOf } from './identity.ts'
 import type { LiveFeatures } from './LiveFeatures.ts'
 import { isClaim } from './LedgerIndex.ts'
+import { QuestionCatalog } from './QuestionCatalog.ts'
 
 export interface PaymentRef {
   payment_id: string
@@ -58,11 +59,13 @@ export interface DecisionResult {
   reserved: boolean
 }
 
-/** A decision evaluated but not written: `record_()` appends it (unless `reserved`: identical inputs were recorded). */
+/**
+ * A decision evaluated but not written (unless `reserved`: identical inputs were recorded): the paid caller appends
+ * it in its call's unit of work (DecisionLedger.appendIn), the runner stages it for its next flush.
+ */
 export interface PreparedDecision extends DecisionResult {
   /** The snapshot the record was evaluated from (a re-served record's own journal may differ in freshness ages). */
   snapshot: FeatureSnapshot
-  record_: () => Promise<DecisionResult>
 }
 
 export interface DecisionEngineOptions {
@@ -72,11 +75,10 @@ export interface DecisionEngineOptions {
   policy?: Policy
   /** The live features and event time decisions are made from. */
   live: LiveFeatures
-  questions?: readonly QuestionModel[]
+  /** The questions and assets the engine answers (default: every registered question on BTC, ETH, SOL). */
+  catalog?: QuestionCatalog
   /** The wallet provider account-scoped questions read (default none: they answer PROVIDER_DOWN). */
   walletProvider?: WalletProvider | null
-  /** Assets the engine answers (default BTC, ETH, SOL). */
-  assets?: readonly string[]
 }
 
 /** Public conditions: the machine conditions as `name=value` strings, names sorted (strings bare, the rest as JSON). */
@@ -95,10 +97,9 @@ export class DecisionEngine {
   readonly ledger: DecisionLedger
   readonly fits: FitStore
   readonly policy: Policy
-  private readonly questions: Map<string, QuestionModel>
+  private readonly catalog: QuestionCatalog
   readonly walletProvider: WalletProvider | null
   private readonly accountFits = new Map<string, FittedParams>()
-  private readonly assets: Set<string>
   private readonly fitted = new Map<string, FittedParams>()
 
   constructor(options: DecisionEngineOptions) {
@@ -106,9 +107,8 @@ export class DecisionEngine {
     this.fits = options.fits
     this.policy = options.policy ?? activePolicy()
     this.live = options.live
-    this.questions = new Map((options.questions ?? QUESTIONS).map((q) => [q.id, q]))
+    this.catalog = options.catalog ?? new QuestionCatalog()
     this.walletProvider = options.walletProvider ?? null
-    this.assets = new Set(options.assets ?? CANONICAL_ASSETS)
   }
 
   /**
@@ -116,7 +116,7 @@ export class DecisionEngine {
    * histories; without them each decision fits on the subject's own history. Kept in the fit store for replay.
    */
   setAccountFit(fitted: FittedParams): Promise<void> {
-    if (this.questions.get(fitted.question_id)?.scope !== 'account') throw new RangeError(`${fitted.question_id} is not account-scoped`)
+    if (this.catalog.find(fitted.question_id)?.scope !== 'account') throw new RangeError(`${fitted.question_id} is not account-scoped`)
     this.accountFits.set(fitted.question_id, fitted)
     return this.fits.put(fitted)
   }
@@ -132,19 +132,8 @@ export class DecisionEngine {
     return this.fitted.get(`${questionId}|${asset}`) ?? null
   }
 
-  /** Event time for a question's clocks: the account clock for account-scoped questions, else the engine's. */
-  private clockFor(questionId: string): number | null {
-    return this.questions.get(questionId)?.scope === 'account' ? this.live.accountNow() : this.live.now()
-  }
-
   question(id: string): QuestionModel {
-    const q = this.questions.get(id)
-    if (!q) throw new EngineError('VALIDATION', `unknown question_id '${id}'`, { reason: 'REQUEST_VALIDATION_FAILED', field: 'question_id' })
-    return q
-  }
-
-  private checkAsset(asset: string): void {
-    if (!this.assets.has(asset)) throw new EngineError('VALIDATION', `unknown asset '${asset}'`, { reason: 'REQUEST_VALIDATION_FAILED', field: 'asset' })
+    return this.catalog.question(id)
   }
 
   /**
@@ -214,23 +203,14 @@ export class DecisionEngine {
   }
 
   /**
-   * POST /v1/decisions: decides now, appends durably (or re-serves the recorded decision for identical inputs).
-   * Account-scoped questions without a wallet provider throw PROVIDER_DOWN and record nothing.
-   */
-  async decide(input: DecideInput): Promise<DecisionResult> {
-    const prepared = await this.prepare(input)
-    return prepared.reserved ? prepared : prepared.record_()
-  }
-
-  /**
    * Evaluates a decision without writing it, so a paid caller can record it only once payment is captured
    * (spec, x402: "The decision is recorded only when settlement succeeds"). `reserved` means identical inputs
-   * re-serve a recorded decision: nothing to write, and nothing to charge as a new row. Otherwise `record_()`
-   * appends the row (deduping against a concurrent twin) and resolves with what the ledger holds.
+   * re-serve a recorded decision: nothing to write, and nothing to charge as a new row. Otherwise the caller appends
+   * the row in its unit of work (DecisionLedger.appendIn dedupes it against a concurrent twin).
    */
   async prepare(input: DecideInput): Promise<PreparedDecision> {
     const question = this.question(input.question_id)
-    this.checkAsset(input.asset)
+    this.catalog.checkAsset(input.asset)
     if (question.scope === 'account') return this.prepareAccount(question as AccountQuestion, input)
     const at = this.live.now()
     if (at === null) throw new EngineError('PROVIDER_DOWN', 'no venue data has reached the engine yet', { reason: 'NO_VENUE_DATA' })
@@ -272,23 +252,9 @@ export class DecisionEngine {
     const { record, isNew, snapshot } = composed
     if (!isNew) {
       if (this.ledger.index.decision(record.decision_id) === null) await this.ledger.flush() // staged by the runner: make it durable first
-      return { record, reserved: true, snapshot, record_: async () => ({ record, reserved: true }) }
+      return { record, reserved: true, snapshot }
     }
-    return {
-      record,
-      reserved: false,
-      snapshot,
-      record_: async () => {
-        const appended = await this.ledger.appendDecision(record)
-        return { record: appended.record, reserved: !appended.isNew }
-      },
-    }
-  }
-
-  /** POST /v1/decisions/next: null for an unknown id; CLOCK_OPEN while the previous claim's clock is open. */
-  async nextDecision(previousId: string, payment: PaymentRef | null): Promise<DecisionResult | null> {
-    const next = this.nextDecisionInput(previousId)
-    return next ? this.decide({ ...next, payment }) : null
+    return { record, reserved: false, snapshot }
   }
 
   /** The question, asset and subject a next decision asks again; null for an unknown id; CLOCK_OPEN while open. */
@@ -301,7 +267,7 @@ export class DecisionEngine {
         field: '/body/previous_decision_id',
       })
     }
-    const now = this.clockFor(prev.question_id)
+    const now = this.catalog.clockFor(prev.question_id, this.live)
     if (isClaim(prev) && (now === null || now < Date.parse(prev.horizon_end))) {
       throw new EngineError('CLOCK_OPEN', `the clock of ${previousId} is open until ${prev.horizon_end}`, { reason: 'clock_open', horizon_end: prev.horizon_end })
     }

@@ -231,13 +231,6 @@ export class DecisionLedger {
     return { record: d, isNew: true }
   }
 
-  /** Stages and flushes one decision: the acknowledged write of an unpaid caller. */
-  async appendDecision(d: LedgerDecision): Promise<{ record: LedgerDecision; isNew: boolean }> {
-    const staged = this.stageDecision(d)
-    await this.flush()
-    return staged
-  }
-
   get pending(): number {
     return this.stagedDecisions.size + this.stagedOutcomes.size
   }

@@ -45,6 +45,7 @@ import { ResolutionEngine } from './ResolutionEngine.ts'
 import { AccountResolver } from './AccountResolver.ts'
 import type { Subscription } from './LedgerBus.ts'
 import type { WalletProvider } from '../ingest/wallet/WalletProvider.ts'
+import { QuestionCatalog } from './QuestionCatalog.ts'
 
 const log = childLogger('engine-runner')
 const DAY_MS = 86_400_000
@@ -142,9 +143,10 @@ export class EngineRunner {
     this.step = this.questions.map((q) => q.horizonMs).reduce(gcd)
     this.resolver = new ResolutionEngine({ ledger })
     this.live = new LiveFeatures(options.clock ?? null, options.accountClock ?? null)
-    this.engine = new DecisionEngine({ ledger, fits, live: this.live, walletProvider: options.walletProvider ?? null })
+    const catalog = new QuestionCatalog()
+    this.engine = new DecisionEngine({ ledger, fits, live: this.live, catalog, walletProvider: options.walletProvider ?? null })
     this.replayer = new Replayer(ledger.index, fits)
-    this.reads = new LedgerView(ledger.index, this.live, this.replayer)
+    this.reads = new LedgerView(ledger.index, this.live, this.replayer, catalog)
     this.accountResolver = new AccountResolver({ ledger, provider: options.walletProvider ?? null, clock: { now: () => this.live.accountNow() ?? -Infinity } })
   }
 

@@ -5,13 +5,12 @@
  */
 import type { FeatureSnapshot } from '../pipeline/features/FeatureSnapshot.ts'
 import type { LedgerDecision, PaymentRail } from '../pipeline/records/decisionRecord.ts'
-import { CANONICAL_ASSETS, isoMs } from '../ingest/Tick.ts'
-import type { QuestionModel } from '../models/QuestionModel.ts'
-import { QUESTIONS } from '../models/questions/index.ts'
+import { isoMs } from '../ingest/Tick.ts'
 import { EngineError } from './EngineError.ts'
 import { journalMatches } from './identity.ts'
 import { isClaim, type LedgerIndex } from './LedgerIndex.ts'
 import type { LiveFeatures } from './LiveFeatures.ts'
+import { QuestionCatalog } from './QuestionCatalog.ts'
 import type { Replayer } from './Replayer.ts'
 import type { FeedChip, OpenClock, ResolutionRead, Verified } from './schemas.ts'
 
@@ -26,22 +25,15 @@ export interface Lineage {
 }
 
 export class LedgerView {
-  private readonly questions: Map<string, QuestionModel>
-  private readonly assets: Set<string>
-
   constructor(
     readonly index: LedgerIndex,
     private readonly live: LiveFeatures,
     private readonly replayer: Replayer,
-    options: { questions?: readonly QuestionModel[]; assets?: readonly string[] } = {},
-  ) {
-    this.questions = new Map((options.questions ?? QUESTIONS).map((q) => [q.id, q]))
-    this.assets = new Set(options.assets ?? CANONICAL_ASSETS)
-  }
+    private readonly catalog: QuestionCatalog = new QuestionCatalog(),
+  ) {}
 
-  /** Event time for a question's clocks: the account clock for account-scoped questions, else the engine's. */
   private clockFor(questionId: string): number | null {
-    return this.questions.get(questionId)?.scope === 'account' ? this.live.accountNow() : this.live.now()
+    return this.catalog.clockFor(questionId, this.live)
   }
 
   getDecision(id: string): LedgerDecision | null {
@@ -49,8 +41,8 @@ export class LedgerView {
   }
 
   latest(questionId: string, asset: string): LedgerDecision | null {
-    if (!this.questions.has(questionId)) throw new EngineError('VALIDATION', `unknown question_id '${questionId}'`, { reason: 'REQUEST_VALIDATION_FAILED', field: 'question_id' })
-    if (!this.assets.has(asset)) throw new EngineError('VALIDATION', `unknown asset '${asset}'`, { reason: 'REQUEST_VALIDATION_FAILED', field: 'asset' })
+    this.catalog.question(questionId)
+    this.catalog.checkAsset(asset)
     return this.index.latest(questionId, asset)
   }
 
@@ -105,8 +97,8 @@ export class LedgerView {
     const nowIso = now === null ? null : isoMs(now)
     const out: OpenClock[] = []
     for (const d of this.index.unresolvedClaims()) {
-      const q = this.questions.get(d.question_id)
-      if (!q || !q.sold || q.scope !== 'market' || !this.assets.has(d.asset)) continue
+      const q = this.catalog.find(d.question_id)
+      if (!q || !q.sold || q.scope !== 'market' || !this.catalog.hasAsset(d.asset)) continue
       if (nowIso !== null && d.horizon_end <= nowIso) continue
       out.push({ question_id: d.question_id, asset: d.asset, question_label: q.label, decision_id: d.decision_id, predicted: d.choice?.choice_id ?? d.probability, horizon_end: d.horizon_end })
     }

@@ -2,7 +2,7 @@
  * Serving configuration: one options object, validated once by its schema (errors name the field path). The
  * composition root fills it from the environment (app/config.ts).
  */
-import { Nullable, Type, type Static } from '../common/schema.ts'
+import { Address, Nullable, Type, type Static } from '../common/schema.ts'
 import { optionsValidator } from '../common/validation.ts'
 
 export const SERVING_CONFIG_SCHEMA = Type.Object(
@@ -10,7 +10,7 @@ export const SERVING_CONFIG_SCHEMA = Type.Object(
     /** Public base URL used in discovery documents and x402 resource URLs; default http://<host>:<port>. */
     baseUrl: Type.Optional(Nullable(Type.String({ format: 'uri', pattern: '^https?://[^/]+$' }))),
     /** Recipient of x402 payments on Base (eip155:8453); null when none is configured (no x402 requirement is advertised). */
-    payTo: Nullable(Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' })),
+    payTo: Nullable(Address),
     /** Human documentation deployment; /docs redirects there when set, else to /openapi.json. */
     docsUrl: Type.Optional(Nullable(Type.String({ format: 'uri' }))),
     /** Version reported in meta.methodology_version. */

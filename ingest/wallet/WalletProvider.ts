@@ -9,11 +9,11 @@
  *
  * Failures throw WalletProviderError (PROVIDER_DOWN); a provider never returns a partial or invented answer.
  */
+import { ADDRESS_PATTERN } from '../../common/schema.ts'
 
 export const WALLET_CHAINS = ['base'] as const
 export type WalletChain = (typeof WALLET_CHAINS)[number]
 
-export const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/
 
 /** Lower-case canonical form of an address; throws RangeError for anything that is not 0x + 20 bytes hex. */
 export function canonicalAddress(address: string): string {

@@ -4,6 +4,7 @@
  * Spec (Discovery): "/openapi.json | OpenAPI 3.1 with free/paid split and price annotations on paid operations".
  */
 import { ERRORS, type ErrorCode } from '../../common/errors.ts'
+import { Address } from '../../common/schema.ts'
 import { ERROR_ENVELOPE_SCHEMA, META_SCHEMA, envelopeSchema } from '../envelope.ts'
 import { ENDPOINT_PRICES, priceOf, CREDIT_TO_USD } from '../../product/billing/pricing.ts'
 import { BASE_NETWORK, MAX_TIMEOUT_SECONDS, USDC_BASE, USDC_BASE_EXTRA } from '../payments/x402.ts'
@@ -39,7 +40,7 @@ function parameters(route: RouteDef): unknown[] {
   if (route.pay.kind === 'paid') {
     out.push({ name: 'PAYMENT-SIGNATURE', in: 'header', required: false, description: 'base64 x402 v2 PaymentPayload (per-call payment)', schema: { type: 'string' } })
     if (!(route.request.headers as ObjectSchema | undefined)?.properties?.['x-svc-payer']) {
-      out.push({ name: 'x-svc-payer', in: 'header', required: false, description: 'Base address paying with prepaid credits instead of PAYMENT-SIGNATURE', schema: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' } })
+      out.push({ name: 'x-svc-payer', in: 'header', required: false, description: 'Base address paying with prepaid credits instead of PAYMENT-SIGNATURE', schema: Address })
     }
   }
   return out

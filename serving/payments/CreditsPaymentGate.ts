@@ -13,6 +13,7 @@
  */
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { ReasonCode } from '../../common/errors.ts'
+import { ADDRESS_PATTERN } from '../../common/schema.ts'
 import type { Price } from '../../product/billing/pricing.ts'
 import type { CreditLedger } from '../../product/billing/CreditLedger.ts'
 import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
@@ -20,7 +21,6 @@ import type { PaymentChallenge, PaymentGate, PaymentGrant, PaymentRequest, Settl
 import { buildPaymentRequired, encodeHeader } from './x402.ts'
 
 export const PAYER_HEADER = 'x-svc-payer'
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 
 export class CreditsPaymentGate implements PaymentGate {
   constructor(
@@ -30,7 +30,7 @@ export class CreditsPaymentGate implements PaymentGate {
 
   async authorize(req: PaymentRequest, price: Price): Promise<PaymentGrant | PaymentChallenge> {
     const payer = req.headers[PAYER_HEADER]
-    if (payer === undefined || !ADDRESS.test(payer)) {
+    if (payer === undefined || !ADDRESS_PATTERN.test(payer)) {
       throw new ServiceError('VALIDATION', {
         message: 'x-svc-payer must be a 0x-prefixed 20-byte hex address.',
         detail: { reason: 'REQUEST_VALIDATION_FAILED' satisfies ReasonCode, field: `/headers/${PAYER_HEADER}` },

@@ -24,7 +24,7 @@ import { EngineError } from '../../engine/EngineError.ts'
 import { Catalog, withCatalog } from '../../sql/Catalog.ts'
 import { forEachLog, type TapTest } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
-import { produceTicks, solTicksBetween } from '../helpers/engine.ts'
+import { decideNow, nextDecisionNow, produceTicks, solTicksBetween } from '../helpers/engine.ts'
 
 const HOUR = 3_600_000
 const TRAIN_UNTIL = Date.parse('2026-06-20T00:00:00Z')
@@ -32,8 +32,20 @@ const TRAIN_UNTIL = Date.parse('2026-06-20T00:00:00Z')
 const DROPPED_SETTLEMENT = Date.parse('2026-07-10T08:00:00Z')
 const S06_CLOCK_AT = '2026-07-10T00:00:00.000Z'
 
+/**
+ * The topic's summed end offsets once they stopped moving. On Kafka a transactional append (a unit of work) also
+ * writes a commit marker, which the coordinator adds after the commit returns, so an offset read right after a
+ * unit may not count it yet; no test here appends while it measures.
+ */
 async function total(log: EventLog, topic: string): Promise<number> {
-  return (await log.endOffsets(topic)).reduce((a, b) => a + b, 0)
+  const read = async () => (await log.endOffsets(topic)).reduce((a, b) => a + b, 0)
+  let last = await read()
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 250))
+    const now = await read()
+    if (now === last) return now
+    last = now
+  }
 }
 
 async function until(cond: () => boolean, timeoutMs = 30_000): Promise<void> {
@@ -76,7 +88,7 @@ t.test('decision engine over a real tape', async (t) => {
     // 1. Not fitted yet (training cut beyond the tape): an API ask refuses insufficient_confidence.
     const early = await EngineRunner.start({ log, dataDir, trainUntil: Date.parse('2030-01-01'), cadence: false, groupId: 'svc.engine-early' })
     await early.waitForTicks()
-    const unfitted = await early.engine.decide({ question_id: 'S05_volatility_expansion', asset: 'SOL' })
+    const unfitted = await decideNow(early.engine, { question_id: 'S05_volatility_expansion', asset: 'SOL' })
     refusal(t, unfitted.record, 'insufficient_confidence', 'unfitted model')
     t.equal(unfitted.record.refusal_reason, 'model_not_fitted')
     await early.close()
@@ -113,10 +125,10 @@ t.test('decision engine over a real tape', async (t) => {
     t.equal(priors.get('S08_basis_dislocation')!.reason, 'not_sold_on_deployment')
 
     // Refusal kinds.
-    const suppressed = await engine().decide({ question_id: 'S02_liquidation_risk', asset: 'SOL' })
+    const suppressed = await decideNow(engine(), { question_id: 'S02_liquidation_risk', asset: 'SOL' })
     refusal(t, suppressed.record, 'suppress', 'unsold question')
     offset = 3 * 24 * HOUR
-    const stale = await engine().decide({ question_id: 'S05_volatility_expansion', asset: 'SOL' })
+    const stale = await decideNow(engine(), { question_id: 'S05_volatility_expansion', asset: 'SOL' })
     refusal(t, stale.record, 'stale_input', 'inputs three days old')
     t.match(stale.record.refusal_reason, /^input_stale:/)
     offset = 0
@@ -124,16 +136,16 @@ t.test('decision engine over a real tape', async (t) => {
     // PROVIDER_DOWN is an error, never a decision.
     const before = await total(log, names.decisions)
     const sizeBefore = engine().ledger.index.size.decisions
-    await t.rejects(engine().decide({ question_id: 'S09_wallet_state', asset: 'SOL', subject: '0x' + '1'.repeat(40) }), { code: 'PROVIDER_DOWN' })
-    await t.rejects(engine().decide({ question_id: 'S99_nope', asset: 'SOL' }), { code: 'VALIDATION' })
-    await t.rejects(engine().decide({ question_id: 'S05_volatility_expansion', asset: 'DOGE' }), { code: 'VALIDATION' })
+    await t.rejects(decideNow(engine(), { question_id: 'S09_wallet_state', asset: 'SOL', subject: '0x' + '1'.repeat(40) }), { code: 'PROVIDER_DOWN' })
+    await t.rejects(decideNow(engine(), { question_id: 'S99_nope', asset: 'SOL' }), { code: 'VALIDATION' })
+    await t.rejects(decideNow(engine(), { question_id: 'S05_volatility_expansion', asset: 'DOGE' }), { code: 'VALIDATION' })
     t.equal(await total(log, names.decisions), before, 'no row for PROVIDER_DOWN or a bad request')
     t.equal(engine().ledger.index.size.decisions, sizeBefore)
 
     // Identical inputs: same id, no new row.
     let claim: LedgerDecision | null = null
     for (const q of ['S05_volatility_expansion', 'S04_drawdown_risk', 'S03_trend_continuation', 'S01_market_regime']) {
-      const r = await engine().decide({ question_id: q, asset: 'SOL', payment: { payment_id: 'pay-1', rail: 'credits' } })
+      const r = await decideNow(engine(), { question_id: q, asset: 'SOL', payment: { payment_id: 'pay-1', rail: 'credits' } })
       if (r.record.action !== 'refuse') {
         claim = r.record
         break
@@ -141,7 +153,7 @@ t.test('decision engine over a real tape', async (t) => {
     }
     t.ok(claim, 'a fitted question makes a claim')
     const rowsAfterClaim = await total(log, names.decisions)
-    const again = await engine().decide({ question_id: claim!.question_id, asset: 'SOL', payment: { payment_id: 'pay-2', rail: 'x402' } })
+    const again = await decideNow(engine(), { question_id: claim!.question_id, asset: 'SOL', payment: { payment_id: 'pay-2', rail: 'x402' } })
     t.equal(again.record.decision_id, claim!.decision_id, 'identical inputs → the same decision_id')
     t.ok(again.reserved, 're-served')
     t.equal(again.record.payment_id, 'pay-1', 'the recorded row, unchanged')
@@ -149,12 +161,12 @@ t.test('decision engine over a real tape', async (t) => {
     t.same(runner.reads.resolution(claim!.decision_id), { status: 'pending', decision_id: claim!.decision_id, horizon_end: claim!.horizon_end }, 'pending before the horizon')
 
     // Next decision while the clock is open.
-    await t.rejects(engine().nextDecision(claim!.decision_id, null), { code: 'CLOCK_OPEN' })
+    await t.rejects(nextDecisionNow(engine(), claim!.decision_id, null), { code: 'CLOCK_OPEN' })
     offset = Date.parse(claim!.horizon_end) - lastTick
-    const next = await engine().nextDecision(claim!.decision_id, null)
+    const next = await nextDecisionNow(engine(), claim!.decision_id, null)
     t.ok(next && next.record.decision_id !== claim!.decision_id, 'after horizon_end the next decision is made')
     t.equal(next!.record.question_id, claim!.question_id)
-    t.equal(await engine().nextDecision(randomUUID(), null), null, 'unknown previous id → null')
+    t.equal(await nextDecisionNow(engine(), randomUUID(), null), null, 'unknown previous id → null')
     offset = 0
 
     // Replay: deterministic under the recorded policy and the pinned one; a bad pin is VALIDATION.

@@ -26,6 +26,7 @@ import { forEachLog } from '../helpers/logs.ts'
 import { SimulatedWalletProvider } from '../helpers/SimulatedWalletProvider.ts'
 import { syntheticWalletHistory } from '../helpers/SyntheticWalletHistory.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { decideNow } from '../helpers/engine.ts'
 
 const END = Date.parse('2026-01-01T00:00:00Z')
 const QS: readonly AccountQuestion[] = [S09_wallet_state, S10_wallet_flow, S11_risk]
@@ -69,7 +70,7 @@ t.test('account decisions and their clocks through the engine runner', async (t)
 
     // ---- S09: a claim with the v2 text
     const at0 = now
-    const s09 = await engine.decide({ question_id: 'S09_wallet_state', asset: 'ETH', subject: a.address.toUpperCase().replace('0X', '0x') })
+    const s09 = await decideNow(engine, { question_id: 'S09_wallet_state', asset: 'ETH', subject: a.address.toUpperCase().replace('0X', '0x') })
     const r09 = s09.record
     t.equal(s09.reserved, false)
     t.equal(r09.subject, a.address, 'the subject is recorded lower-cased')
@@ -84,7 +85,7 @@ t.test('account decisions and their clocks through the engine runner', async (t)
     t.equal(journal.freshness[0].quality, 'simulated', 'simulated inputs say so in the journal')
     t.same(provider.reads.at(-1), { address: a.address, window: { start: at0 - 91 * DAY_MS, end: at0 } })
 
-    const again = await engine.decide({ question_id: 'S09_wallet_state', asset: 'ETH', subject: a.address })
+    const again = await decideNow(engine, { question_id: 'S09_wallet_state', asset: 'ETH', subject: a.address })
     t.same([again.reserved, again.record.decision_id], [true, r09.decision_id], 'identical inputs re-serve the recorded decision')
 
     const replay = runner.replayer.replay(r09.decision_id, { ruleset_version: null })!
@@ -93,11 +94,11 @@ t.test('account decisions and their clocks through the engine runner', async (t)
     t.match(runner.reads.lineage(r09.decision_id)!.verify, { input_ok: true, state_ok: true })
 
     // ---- S10 (binary) and S11 (choice over allow/review/block)
-    const s10 = (await engine.decide({ question_id: 'S10_wallet_flow', asset: 'ETH', subject: a.address })).record
+    const s10 = (await decideNow(engine, { question_id: 'S10_wallet_flow', asset: 'ETH', subject: a.address })).record
     t.not(s10.action, 'refuse', `S10 is a claim (${s10.refusal_reason})`)
     t.ok(['unlikely', 'lean_unlikely', 'no_edge', 'lean_likely', 'likely'].includes(s10.decision), s10.decision)
     t.equal(s10.choice, null)
-    const s11 = (await engine.decide({ question_id: 'S11_risk', asset: 'ETH', subject: a.address, candidate: candidateAt(at0, 2500) })).record
+    const s11 = (await decideNow(engine, { question_id: 'S11_risk', asset: 'ETH', subject: a.address, candidate: candidateAt(at0, 2500) })).record
     t.not(s11.action, 'refuse', `S11 is a claim (${s11.refusal_reason})`)
     t.match(s11.decision, /^risk:(allow|review|block)$/)
     t.equal(s11.conditions.subject_kind, 'wallet')
@@ -106,10 +107,10 @@ t.test('account decisions and their clocks through the engine runner', async (t)
     // ---- required inputs, and provider failures: errors, no row
     const rows = () => engine.ledger.index.size.decisions
     const before = rows()
-    t.match(await engineError(engine.decide({ question_id: 'S09_wallet_state', asset: 'ETH' })), { code: 'VALIDATION', detail: { field: '/body/subject' } })
-    t.match(await engineError(engine.decide({ question_id: 'S11_risk', asset: 'ETH', subject: a.address })), { code: 'VALIDATION', detail: { field: '/body/candidate' } })
+    t.match(await engineError(decideNow(engine, { question_id: 'S09_wallet_state', asset: 'ETH' })), { code: 'VALIDATION', detail: { field: '/body/subject' } })
+    t.match(await engineError(decideNow(engine, { question_id: 'S11_risk', asset: 'ETH', subject: a.address })), { code: 'VALIDATION', detail: { field: '/body/candidate' } })
     provider.down = true
-    t.match(await engineError(engine.decide({ question_id: 'S10_wallet_flow', asset: 'ETH', subject: b.address })), {
+    t.match(await engineError(decideNow(engine, { question_id: 'S10_wallet_flow', asset: 'ETH', subject: b.address })), {
       code: 'PROVIDER_DOWN',
       detail: { reason: 'WALLET_PROVIDER_DOWN', provider: 'simulated', provider_reason: 'unreachable' },
     })
@@ -121,9 +122,9 @@ t.test('account decisions and their clocks through the engine runner', async (t)
     const atU = unvaluedWindowAt(b)
     t.ok(atU !== null, 'the simulated subject has an unvalued transfer to test with')
     now = atU!
-    const s10u = (await engine.decide({ question_id: 'S10_wallet_flow', asset: 'ETH', subject: b.address })).record
+    const s10u = (await decideNow(engine, { question_id: 'S10_wallet_flow', asset: 'ETH', subject: b.address })).record
     now = at0
-    const s09c = (await engine.decide({ question_id: 'S09_wallet_state', asset: 'SOL', subject: c.address })).record
+    const s09c = (await decideNow(engine, { question_id: 'S09_wallet_state', asset: 'SOL', subject: c.address })).record
     const claims = [r09, s10, s11, s10u, s09c].filter((d) => d.action !== 'refuse')
     t.equal(claims.length, 5, 'all five are claims, so all five clocks are open')
     t.equal(runner.resolver.openCount(), 0, 'the tick resolver owns no account clock')
@@ -174,7 +175,7 @@ t.test('no wallet provider: account questions are PROVIDER_DOWN, never a row', a
     t.teardown(() => runner.close())
     const subject = subjects[0]!.address
     for (const q of QS) {
-      const e = await engineError(runner.engine.decide({ question_id: q.id, asset: 'BTC', subject, candidate: candidateAt(END, 10) }))
+      const e = await engineError(decideNow(runner.engine, { question_id: q.id, asset: 'BTC', subject, candidate: candidateAt(END, 10) }))
       t.match(e, { code: 'PROVIDER_DOWN', detail: { reason: 'WALLET_PROVIDER_UNWIRED' } }, q.id)
     }
     t.equal(runner.engine.ledger.index.size.decisions, 0)

@@ -11,6 +11,8 @@ import type { EventLog } from '../../pipeline/log/EventLog.ts'
 import { encodeTickEnvelope } from '../../pipeline/TickEnvelope.ts'
 import { topicNames, topicSpecs } from '../../pipeline/topics.ts'
 import { SHARED_DIR } from './tmp.ts'
+import type { DecideInput, DecisionEngine, DecisionResult, PaymentRef } from '../../engine/DecisionEngine.ts'
+import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 
 export const OKX_DIR = join(SHARED_DIR, 'tapes', 'okx_swap_1h_2023_2026')
 export const SOL_FILES = [join(OKX_DIR, 'SOL-USDT-SWAP_1H.csv'), join(OKX_DIR, 'SOL-USDT-SWAP_funding_8h.csv')]
@@ -54,4 +56,24 @@ export async function produceTicks(log: EventLog, ticks: readonly Tick[], tape =
   } finally {
     await producer.close()
   }
+}
+
+/**
+ * A decision asked now and recorded the way the service records one: prepared by the engine, then appended in a unit
+ * of work (DecisionLedger.appendIn, deduped against a concurrent twin) and committed — what a paid call does, without
+ * the payment's own records. A re-served identical ask writes nothing.
+ */
+export async function decideNow(engine: DecisionEngine, input: DecideInput): Promise<DecisionResult> {
+  const prepared = await engine.prepare(input)
+  if (prepared.reserved) return { record: prepared.record, reserved: true }
+  const unit = new UnitOfWork()
+  const appended = await engine.ledger.appendIn(unit, prepared.record)
+  await unit.commit()
+  return { record: appended.record, reserved: !appended.isNew }
+}
+
+/** POST /v1/decisions/next through decideNow: null for an unknown id; CLOCK_OPEN while the previous clock is open. */
+export async function nextDecisionNow(engine: DecisionEngine, previousId: string, payment: PaymentRef | null): Promise<DecisionResult | null> {
+  const next = engine.nextDecisionInput(previousId)
+  return next ? decideNow(engine, { ...next, payment }) : null
 }

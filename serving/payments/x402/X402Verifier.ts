@@ -16,6 +16,7 @@
  * Each refusal names the reference reason string (§9) in `reason`.
  */
 import { getAddress, recoverTypedDataAddress } from 'viem'
+import { ADDRESS_PATTERN } from '../../../common/schema.ts'
 import { BASE_NETWORK, USDC_BASE, USDC_BASE_EXTRA, X402_VERSION, type PaymentRequirements } from '../x402.ts'
 import type { Eip3009Authorization, Hex, PaymentPayload, X402Reason } from './types.ts'
 
@@ -65,7 +66,6 @@ export interface VerifiedPayment {
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const NONCE = /^0x[0-9a-fA-F]{64}$/
 const UINT = /^(0|[1-9][0-9]{0,77})$/
 const HEX = /^0x[0-9a-fA-F]*$/
@@ -230,7 +230,7 @@ export function decodePayload(header: string): Decoded {
   }
   const a = auth as unknown as Eip3009Authorization
   for (const f of ['from', 'to'] as const) {
-    if (!ADDRESS.test(a[f])) return fail('invalid_payload', `authorization.${f} is not an address`, `/payload/authorization/${f}`)
+    if (!ADDRESS_PATTERN.test(a[f])) return fail('invalid_payload', `authorization.${f} is not an address`, `/payload/authorization/${f}`)
   }
   for (const f of ['value', 'validAfter', 'validBefore'] as const) {
     if (!UINT.test(a[f]) || BigInt(a[f]) > UINT256_MAX) {
@@ -252,5 +252,5 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function sameAddress(a: unknown, b: unknown): boolean {
-  return typeof a === 'string' && typeof b === 'string' && ADDRESS.test(a) && ADDRESS.test(b) && a.toLowerCase() === b.toLowerCase()
+  return typeof a === 'string' && typeof b === 'string' && ADDRESS_PATTERN.test(a) && ADDRESS_PATTERN.test(b) && a.toLowerCase() === b.toLowerCase()
 }
