@@ -32,7 +32,7 @@ import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts
 import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
 import { Server } from '../serving/Server.ts'
 import { Catalog } from '../sql/Catalog.ts'
-import { eventLogOf, topicNamesOf, type AppConfig } from './config.ts'
+import { eventLogOf, topicNamesOf, trainUntilOf, type AppConfig } from './config.ts'
 import { marketWiringOf, openMarketServices, type MarketWiring } from './openMarketServices.ts'
 import { openWalletWiring, walletWiringOf } from './walletWiring.ts'
 
@@ -42,7 +42,7 @@ const DAY_MS = 86_400_000
 const DEFAULT_TAPE_HOURS = 45 * 24
 
 export const APP_ERRORS = {
-  APP_CONFIG: { retryable: false, meaning: 'a configuration the app cannot run with that the schema cannot see (an empty tape, an unparsable instant)' },
+  APP_CONFIG: { retryable: false, meaning: 'a configuration the app cannot run with that the schema cannot see (an empty tape)' },
 } as const
 
 export class AppConfigError extends codedError(APP_ERRORS) {
@@ -105,9 +105,7 @@ export class ServiceApp {
 
   /** Opens every part in dependency order and starts serving; `say` prints the newcomer's status lines. */
   static async start(config: AppConfig, say: (line: string) => void): Promise<ServiceApp> {
-    if (config.SVC_TRAIN_UNTIL !== undefined && !Number.isFinite(Date.parse(config.SVC_TRAIN_UNTIL))) {
-      throw new AppConfigError('SVC_TRAIN_UNTIL must be an ISO instant')
-    }
+    const trainUntil = trainUntilOf(config)
     const dataDir = resolve(config.SVC_DATA_DIR)
     const names = topicNamesOf(config)
     const partitions = config.SVC_PARTITIONS
@@ -121,7 +119,6 @@ export class ServiceApp {
     const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions, sink: { maxAgeMs: 5_000 }, startSink: false })
     const market = await openMarketServices({ log: eventLog, ticksTopic: names.ticks, options: marketWiringOf(config) })
     const wallet = openWalletWiring(walletWiringOf(config), { providers: market.providers, clock: systemClock })
-    const trainUntil = config.SVC_TRAIN_UNTIL === undefined ? null : Date.parse(config.SVC_TRAIN_UNTIL)
     const runner = await EngineRunner.start({
       log: eventLog, dataDir, names, partitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil,
       walletProvider: wallet.provider, accountClock: wallet.accountClock,
@@ -140,7 +137,7 @@ export class ServiceApp {
       host: config.HOST,
       config: {
         payTo,
-        baseUrl: config.SVC_BASE_URL ? config.SVC_BASE_URL.replace(/\/+$/, '') : null,
+        baseUrl: config.SVC_BASE_URL ?? null, // the schema admits no path, so no trailing slash
         docsUrl: config.SVC_DOCS_URL ?? null,
         maxBodyBytes: config.SVC_MAX_BODY_BYTES,
         trustProxy: config.SVC_TRUST_PROXY,
@@ -174,7 +171,7 @@ export class ServiceApp {
   async run(signal: AbortSignal): Promise<void> {
     const { config, pipeline, runner, server, say } = this
     const speed = config.SVC_REPLAY_SPEED
-    const cut = config.SVC_TRAIN_UNTIL !== undefined ? Date.parse(config.SVC_TRAIN_UNTIL) : (await firstEventTime(this.tape)) + config.SVC_TRAIN_DAYS * DAY_MS
+    const cut = trainUntilOf(config) ?? (await firstEventTime(this.tape)) + config.SVC_TRAIN_DAYS * DAY_MS
     const tapeId = await tapeIdOf(this.tape)
     const resumedAt = await newestReplayedTime(this.eventLog, pipeline.names.ticks, tapeId)
     const paceFrom = EngineRunner.primedAt(cut, resumedAt)

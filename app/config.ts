@@ -9,8 +9,8 @@
 import { resolve, join } from 'node:path'
 import { LOG_LEVELS, type LoggingOptions } from '../common/logger.ts'
 import type { ProgressOptions } from '../common/progress.ts'
-import { StringEnum, Type, type Static, type TSchema } from '../common/schema.ts'
-import { compile, describeFieldErrors, fieldErrors, OptionsError, type FieldError } from '../common/validation.ts'
+import { ADDRESS_SOURCE, StringEnum, Type, type Static, type TSchema } from '../common/schema.ts'
+import { describeFieldErrors, OptionsError, validateOptions, type FieldError } from '../common/validation.ts'
 import type { OpenEventLogOptions } from '../pipeline/log/openEventLog.ts'
 import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../pipeline/topics.ts'
 
@@ -53,7 +53,7 @@ export const ENV_SCHEMA = Type.Object(
     SVC_TRAIN_DAYS: Type.Number({ exclusiveMinimum: 0, default: 30, description: "days of each asset's first ticks every question is fitted on" }),
     SVC_TRAIN_UNTIL: Type.Optional(Type.String({ format: 'date-time', description: 'an absolute training cut (ISO instant), instead of SVC_TRAIN_DAYS' })),
     SVC_PAY_TO: Type.Optional(
-      Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),
+      Type.String({ pattern: ADDRESS_SOURCE, 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),
     ),
     SVC_FACILITATOR_URL: Url('x402 facilitator that verifies and settles payments (default: the built-in one)'),
     SVC_OPS_TOKEN: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'operator routes answer OPS_UNSET', description: 'operator token for `x-svc-ops` routes (grants, reversals, surge)' })),
@@ -105,19 +105,29 @@ function readEnv(schema: TSchema & { properties: Record<string, TSchema> }, env:
 
 /** Validates the environment; throws an OptionsError naming every bad variable (`environment/<NAME>: ...`). */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): AppConfig {
-  const value = readEnv(ENV_SCHEMA, env)
-  const validate = compile<AppConfig>(ENV_SCHEMA)
-  if (!validate(value)) throw new OptionsError('environment', fieldErrors(validate))
-  return value
+  return validateOptions<AppConfig>('environment', ENV_SCHEMA, readEnv(ENV_SCHEMA, env))
 }
+
+/** The picked sub-schemas by their names, so each compiles once (the validator caches by schema object). */
+const picked = new Map<string, TSchema & { properties: Record<string, TSchema> }>()
 
 /** Some variables only, validated by the same schema (a light command checks what it reads). */
 function pick<K extends keyof AppConfig>(env: Readonly<Record<string, string | undefined>>, names: K[]): Pick<AppConfig, K> {
-  const schema = Type.Pick(ENV_SCHEMA, names)
-  const value = readEnv(schema, env)
-  const validate = compile<Pick<AppConfig, K>>(schema)
-  if (!validate(value)) throw new OptionsError('environment', fieldErrors(validate))
-  return value
+  const key = names.join(',')
+  let schema = picked.get(key)
+  if (!schema) picked.set(key, (schema = Type.Pick(ENV_SCHEMA, names)))
+  return validateOptions<Pick<AppConfig, K>>('environment', schema, readEnv(schema, env))
+}
+
+/**
+ * The absolute training cut, or null (SVC_TRAIN_DAYS then decides). The schema checks the RFC 3339 form; an instant
+ * the form admits but the clock cannot place (a leap second) is refused the same way, naming the variable.
+ */
+export function trainUntilOf(c: Pick<AppConfig, 'SVC_TRAIN_UNTIL'>): number | null {
+  if (c.SVC_TRAIN_UNTIL === undefined) return null
+  const at = Date.parse(c.SVC_TRAIN_UNTIL)
+  if (!Number.isFinite(at)) throw new OptionsError('environment', [{ path: '/SVC_TRAIN_UNTIL', keyword: 'format', message: 'must be an instant the clock can place' }])
+  return at
 }
 
 /** The logging part only: every command configures logging before it loads the modules that log. */

@@ -3,29 +3,26 @@
  * dedupe index, durable send of the decisions topic), beside the model evaluation alone in the same run (feature
  * snapshot + question model + sealed policy, no journal, no log).
  *
- * Data: the recorded OKX SOL-USDT-SWAP tape (1 h bars + 8 h funding, ../shared/tapes), 2026-03-01 → 2026-08-22;
- * models fitted on the window before 2026-06-20; decisions at every sold question's cadence instant after it.
+ * Data: the recorded OKX SOL-USDT-SWAP tape of bench/engineFixture.ts (1 h bars + 8 h funding, ../shared/tapes),
+ * 2026-03-01 → 2026-08-22; models fitted on the window before 2026-06-20; decisions at every sold question's cadence
+ * instant after it.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { importFiles } from '../ingest/importers/index.ts'
-import { tickKey, tickTime, type Tick } from '../ingest/Tick.ts'
+import { tickTime } from '../ingest/Tick.ts'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
 import { KafkaLog } from '../pipeline/log/KafkaLog.ts'
 import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { FeatureState } from '../pipeline/features/FeatureState.ts'
-import { encodeTickEnvelope } from '../pipeline/TickEnvelope.ts'
-import { topicNames, topicSpecs } from '../pipeline/topics.ts'
 import { DatasetBuilder } from '../models/Dataset.ts'
 import { EngineRunner } from '../engine/EngineRunner.ts'
 import { Policy } from '../models/policy/Policy.ts'
 import { soldMarketQuestions } from '../models/questions/index.ts'
 import type { FittedParams } from '../models/QuestionModel.ts'
-const OKX = new URL('../../shared/tapes/okx_swap_1h_2023_2026/', import.meta.url).pathname
-const FROM = Date.parse('2026-03-01T00:00:00Z')
-const CUT = Date.parse('2026-06-20T00:00:00Z')
+import { ENGINE_CUT as CUT, engineTicks, produceEngineTicks } from './engineFixture.ts'
+
 const HOUR = 3_600_000
 
 export interface EngineBenchResult {
@@ -42,8 +39,7 @@ function instants(end: number): number[] {
 
 export async function benchEngine(options: { kafkaBrokers?: string[] | null; print?: (line: string) => void } = {}): Promise<EngineBenchResult[]> {
   const print = options.print ?? (() => undefined)
-  const all = (await importFiles([join(OKX, 'SOL-USDT-SWAP_1H.csv'), join(OKX, 'SOL-USDT-SWAP_funding_8h.csv')])).ticks
-  const ticks: Tick[] = all.filter((x) => tickTime(x) >= FROM)
+  const ticks = await engineTicks()
   const end = tickTime(ticks[ticks.length - 1]!)
   const questions = soldMarketQuestions()
   const results: EngineBenchResult[] = []
@@ -83,13 +79,7 @@ export async function benchEngine(options: { kafkaBrokers?: string[] | null; pri
     for (const [name, open] of logs) {
       const log = await open()
       try {
-        const names = topicNames()
-        await log.ensureTopics(topicSpecs(names, 3))
-        const producer = await log.createProducer()
-        for (let i = 0; i < ticks.length; i += 2000) {
-          await producer.send(names.ticks, ticks.slice(i, i + 2000).map((x, j) => ({ key: tickKey(x), value: encodeTickEnvelope({ seq: i + j + 1, tape: 'bench', tick: x }), timestamp: tickTime(x) })))
-        }
-        await producer.close()
+        await produceEngineTicks(log, ticks)
         const runner = await EngineRunner.start({ log, dataDir: join(dir, name), trainUntil: CUT, cadence: false })
         try {
           await runner.waitForTicks()

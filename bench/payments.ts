@@ -19,6 +19,7 @@ import { pathToFileURL } from 'node:url'
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch'
 import { registerExactEvmScheme } from '@x402/evm/exact/client'
 import { privateKeyToAccount } from 'viem/accounts'
+import { systemClock } from '../common/Clock.ts'
 import { EngineServices } from '../engine/EngineServices.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
 import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
@@ -86,7 +87,7 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
   const started = await startEngine(dir, { clock: { now: () => (base ?? 0) + ++tick } })
   base = started.lastTick
   const { runner, log } = started
-  const billing = await BillingService.open({ log, clock: { now: () => Date.now() }, opsToken: null })
+  const billing = await BillingService.open({ log, clock: systemClock, opsToken: null })
   const facilitator = await LocalFacilitator.start()
   const account = privateKeyToAccount(TEST_KEY)
   facilitator.token.fund(account.address, 10n ** 15n)
