@@ -5,7 +5,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
-import { ENV_TABLE_BEGIN, ENV_TABLE_END, configErrorLine, eventLogOf, loadConfig, renderEnvTable, topicNamesOf } from '../../app/config.ts'
+import { ENV_TABLE_BEGIN, ENV_TABLE_END, configErrorLine, eventLogOf, loadConfig, renderEnvTable, topicNamesOf, trainUntilOf } from '../../app/config.ts'
 import { OptionsError } from '../../common/validation.ts'
 import { openEventLog } from '../../pipeline/log/openEventLog.ts'
 import { kafkaBrokers, kafkaSkipReason } from '../helpers/logs.ts'
@@ -78,4 +78,21 @@ t.test('SVC_LOG=kafka connects to KAFKA_BROKERS', { skip: kafkaSkipReason() ?? f
   t.equal(log.kind, 'kafka')
   await log.ensureTopics([{ name: 'probe', partitions: 1 }])
   t.equal(await log.partitionsOf('probe'), 1)
+})
+
+t.test('SVC_TRAIN_UNTIL: an RFC 3339 instant, read once into epoch ms; one line naming it otherwise', async (t) => {
+  t.equal(trainUntilOf(loadConfig({})), null, 'unset: SVC_TRAIN_DAYS decides')
+  t.equal(trainUntilOf(loadConfig({ SVC_TRAIN_UNTIL: '2026-06-20T00:00:00Z' })), Date.parse('2026-06-20T00:00:00Z'))
+  t.throws(() => loadConfig({ SVC_TRAIN_UNTIL: '20 June 2026' }), OptionsError, 'not RFC 3339: refused by the schema')
+  // RFC 3339 admits a leap second; the clock cannot place one, so it is refused the same way, naming the variable.
+  const err = (() => {
+    try {
+      trainUntilOf(loadConfig({ SVC_TRAIN_UNTIL: '2016-12-31T23:59:60Z' }))
+    } catch (e) {
+      return e
+    }
+    return null
+  })()
+  t.ok(err instanceof OptionsError)
+  t.match(configErrorLine(err as OptionsError), /SVC_TRAIN_UNTIL/)
 })
