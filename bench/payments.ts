@@ -10,6 +10,11 @@
  * Issue 11's goal: paid decisions ≥ 0.5 × the free read rate; the issue's reference run measured 721 paid/s against
  * 6,213 free reads/s at concurrency 16 (0.12).
  *
+ * Beside them, the FLOOR of a paid call in this harness: a POST through the same client, dispatcher and validation
+ * whose handler only appends one record of a decision's size (2.4 KB) as a unit of work on the same embedded log and
+ * answers it — no model, no id or hash, no payment, no billing rows. Every paid call does at least that (a paid answer
+ * is recorded durably before it is sent), so the paid rate cannot pass the floor's.
+ *
  *   node --import tsx bench/payments.ts [calls] [concurrency...]     (BENCH_X402_CALLS=0 skips the x402 rail)
  */
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -29,12 +34,48 @@ import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
 import { LocalFacilitator } from '../peers/LocalFacilitator.ts'
+import { randomUUID } from 'node:crypto'
+import { Type } from '../common/schema.ts'
+import { Journal } from '../pipeline/journal/Journal.ts'
+import { JournalDef } from '../pipeline/journal/JournalDef.ts'
+import { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
+import { ANY_OBJECT } from '../serving/routes/define.ts'
+import { ROUTES } from '../serving/routes/registry.ts'
+import type { RouteDef } from '../serving/routes/types.ts'
 import { startEngine } from './engineFixture.ts'
 
 const PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
 /** The public Hardhat/Anvil account #0 (x402-v2.md §12.2): a TEST key, funded only on the simulated USDC. */
 const TEST_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const
 const ASK = JSON.stringify({ asset: 'SOL', question_id: 'S05_volatility_expansion' })
+/** About the encoded size of one decision record on the ledger. */
+const FLOOR_RECORD_BYTES = 2400
+
+const FLOOR_JOURNAL = new JournalDef({
+  name: 'bench.floor',
+  schema: Type.Object({ id: Type.String(), asset: Type.String(), question_id: Type.String(), payload: Type.String() }, { additionalProperties: false }),
+  key: (r) => r.id,
+  id: (r) => r.id,
+  time: () => 0,
+  table: { rows: 'bench_floor_rows', dir: 'bench.floor' },
+})
+
+/** The floor route: validate the ask, append one decision-sized record durably, answer it (free: no payment). */
+function floorRoute(journal: Journal<typeof FLOOR_JOURNAL.schema>): RouteDef {
+  return {
+    id: 'bench.floor', method: 'POST', path: '/v1/bench/floor', summary: 'the floor of a paid decision', tags: ['bench'], pay: { kind: 'free' },
+    request: { body: Type.Object({ asset: Type.String(), question_id: Type.String() }, { additionalProperties: false }) },
+    response: { kind: 'envelope', schema: ANY_OBJECT },
+    errors: [],
+    handler: async (ctx) => {
+      const record = { id: randomUUID(), asset: String(ctx.body.asset), question_id: String(ctx.body.question_id), payload: 'x'.repeat(FLOOR_RECORD_BYTES) }
+      const unit = new UnitOfWork()
+      unit.add(journal, [record])
+      await unit.commit()
+      return { data: record }
+    },
+  }
+}
 
 export interface PaidRun {
   concurrency: number
@@ -46,6 +87,9 @@ export interface PaidRun {
   freeP99Ms: number
   /** paid / free. */
   ratio: number
+  /** The floor's rate (a durable decision-sized append, no model, no payment) and its ratio to the free reads. */
+  floorPerSec: number
+  floorRatio: number
 }
 
 export interface PaymentsBenchResult {
@@ -97,8 +141,10 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
     facilitator: new FacilitatorClient({ url: facilitator.url }),
   })
   const engine = new EngineServices(runner)
+  const floorJournal = await Journal.open({ log, def: FLOOR_JOURNAL })
   const server = await Server.start({
     port: 0,
+    routes: [...ROUTES, floorRoute(floorJournal)],
     config: { payTo: PAY_TO },
     services: {
       ledger: engine,
@@ -121,8 +167,14 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
       if (res.headers.get('x-svc-credits-charged') !== '1000') throw new Error('a paid decision was not charged as a new decision (inputs repeated?)')
       ids.push(body.data.decision_id)
     }
+    const floor = async () => {
+      const res = await fetch(`${server.url}/v1/bench/floor`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ASK })
+      if (res.status !== 200) throw new Error(`floor answered ${res.status}`)
+      await res.arrayBuffer()
+    }
     // Warm up (JIT, connections) before measuring.
     await pool(Array.from({ length: 200 }, (_, i) => i), 16, (i) => paid(i, []))
+    await pool(Array.from({ length: 200 }, (_, i) => i), 16, floor)
 
     const credits: PaidRun[] = []
     for (const concurrency of concurrencies) {
@@ -133,6 +185,7 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
         if (res.status !== 200) throw new Error(`free read answered ${res.status}`)
         await res.arrayBuffer()
       })
+      const fl = await pool(ids, concurrency, floor)
       const run: PaidRun = {
         concurrency,
         calls,
@@ -142,12 +195,16 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
         freeReadPerSec: (calls / f.ms) * 1000,
         freeP99Ms: quantile(f.latencies, 0.99),
         ratio: 0,
+        floorPerSec: (calls / fl.ms) * 1000,
+        floorRatio: 0,
       }
       run.ratio = run.paidPerSec / run.freeReadPerSec
+      run.floorRatio = run.floorPerSec / run.freeReadPerSec
       credits.push(run)
       print(
         `credits, concurrency ${String(concurrency).padStart(2)}: paid ${Math.round(run.paidPerSec)} decisions/s (p50 ${run.paidP50Ms.toFixed(1)} ms, p99 ${run.paidP99Ms.toFixed(1)} ms)` +
-          `  vs free reads ${Math.round(run.freeReadPerSec)} req/s (p99 ${run.freeP99Ms.toFixed(1)} ms) → ratio ${run.ratio.toFixed(2)}`,
+          `  vs free reads ${Math.round(run.freeReadPerSec)} req/s (p99 ${run.freeP99Ms.toFixed(1)} ms) → ratio ${run.ratio.toFixed(2)}` +
+          `; floor (durable 2.4 KB append, no model, no payment) ${Math.round(run.floorPerSec)}/s → ratio ${run.floorRatio.toFixed(2)}`,
       )
     }
 
@@ -172,6 +229,7 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
     return { credits, x402: x402Run }
   } finally {
     await server.close()
+    await floorJournal.close()
     await x402.close()
     await facilitator.close()
     await billing.close()
