@@ -249,7 +249,12 @@ export class FeatureState {
       const n = end - first
       if (n <= 0 || n < Math.ceil((MIN_WINDOW_COVERAGE * w) / iv) || s.firstBarTime > at - w + iv) continue
       const before = first - 1
-      const pk = bars.get('cumPk', last) - (before >= 0 ? bars.get('cumPk', before) : 0)
+      // Σ pk over rows [first, last]. The running sums start at the first bar ever seen, and the rows before `first` may
+      // be pruned (after a gap only post-gap bars are left in the window), so the sum below `first` is then
+      // cumPk[first] − pk[first], never 0: subtracting 0 added back the variance of every pruned bar and inflated the
+      // 7-day baseline. With the row before `first` retained, its running sum is used as it always was (same bits).
+      const below = before >= 0 ? bars.get('cumPk', before) : bars.get('cumPk', first) - bars.get('pk', first)
+      const pk = bars.get('cumPk', last) - below
       f[`pk_${name}`] = perHourVol(Math.max(pk, 0), n, iv)
       // The oldest retained bar's r² may use a pruned predecessor; close-to-close needs that predecessor in the window.
       if (before >= 0) {

@@ -2,6 +2,7 @@ import t from 'tap'
 import { FeatureState } from '../../../pipeline/features/FeatureState.ts'
 import { stalenessBudgetMs, STALENESS_BUDGET_RULES } from '../../../pipeline/features/stalenessBudgets.ts'
 import { NEUTRAL_FUNDING_PER_HOUR } from '../../../pipeline/features/funding.ts'
+import { parkinsonVariance } from '../../../pipeline/features/volatility.ts'
 import { H, T0, bar, funding, liquidation, price } from '../../helpers/ticks.ts'
 
 const close = (t: { ok(v: boolean, m: string): unknown }, a: number | null | undefined, b: number, msg: string) => t.ok(a !== null && a !== undefined && Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(b)), `${msg}: ${a} ≈ ${b}`)
@@ -109,4 +110,32 @@ t.test('memory stays bounded: old bars are pruned past the retention', async (t)
   const f = fs.snapshot('BTC', T0 + 2400 * H).features
   t.ok(f.pk_30d !== null, '30-day baseline still computable after pruning')
   t.equal(f.history_hours, 2399)
+})
+
+t.test('regression: after a gap longer than the retention, the 7-day baseline uses only the bars in its window', async (t) => {
+  // Issue 12: the Parkinson sum subtracted 0 below the first retained bar, so it carried the variance of every pruned
+  // bar. 40 days of wide bars (2 % range), a 40-day outage, then 5 days of narrow bars (0.5 % range): pk_7d must be the
+  // narrow bars' vol alone.
+  const fs = new FeatureState()
+  let at = T0
+  for (let i = 0; i < 40 * 24; i++) fs.ingest(bar('BTC', (at += H), 100, 101, 99, 100))
+  at += 40 * 24 * H
+  for (let i = 0; i < 5 * 24; i++) fs.ingest(bar('BTC', (at += H), 100, 100.25, 99.75, 100))
+  const f = fs.snapshot('BTC', at).features
+  const narrow = Math.sqrt(parkinsonVariance(100.25, 99.75)) // per hour: one 1 h bar per hour
+  t.ok(f.pk_7d !== null, '120 of the window\'s 168 bars (more than half) and history back to its start: computed')
+  t.ok(Math.abs(f.pk_7d! - narrow) < 1e-12, `pk_7d ${f.pk_7d} = the post-gap bars' ${narrow}`)
+  t.ok(Math.abs(f.pk_24h! - narrow) < 1e-12, 'and the short windows agree')
+  t.equal(f.pk_30d, null, '120 bars of a 720-bar window: below half, no 30-day figure')
+})
+
+t.test('a window needs at least half its bars: 83 hourly bars after a gap give no 7-day baseline, 84 do', async (t) => {
+  const fs = new FeatureState()
+  let at = T0
+  for (let i = 0; i < 10 * 24; i++) fs.ingest(bar('BTC', (at += H), 100, 101, 99, 100))
+  at += 10 * 24 * H
+  for (let i = 0; i < 83; i++) fs.ingest(bar('BTC', (at += H), 100, 101, 99, 100))
+  t.equal(fs.snapshot('BTC', at).features.pk_7d, null, '83 < ⌈0.5 × 168⌉')
+  fs.ingest(bar('BTC', (at += H), 100, 101, 99, 100))
+  t.ok(fs.snapshot('BTC', at).features.pk_7d !== null, '84 = ⌈0.5 × 168⌉')
 })
