@@ -3,7 +3,7 @@ import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts
 import type { Refusal } from './common.ts'
 import { feature } from './common.ts'
 
-/** Trailing baseline: Parkinson vol per hour over the last 7 days (needs 7 days of bars). */
+/** Trailing baseline: Parkinson vol per hour over the last 7 days (at least 84 hourly bars in them and 7 days of history; docs/methodology.md). */
 export const VOL_BASELINE_FEATURE = 'pk_7d'
 /** Ratios below this are floored before taking logs (a window with flat bars has zero range). */
 const RATIO_FLOOR = 1e-3
