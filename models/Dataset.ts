@@ -8,6 +8,9 @@
  * Resolution: once the tape has passed t + h + RESOLUTION_GRACE_MS (late data allowance), the question re-derives the
  * event from the window's ticks under the conditions fixed at t. Windows still open when the tape ends are dropped
  * (counted in `pendingAtEnd`), never guessed.
+ * Gaps: when two consecutive ticks are more than `gapMs` apart (default DATASET_GAP_MS: concatenated tapes, an
+ * outage), nothing is decided inside the gap and no window crosses it: windows that closed before it are resolved,
+ * windows still open at its start are dropped (counted in `droppedAtGap`), and deciding resumes on the grid after it.
  * Time split: splitSamples() gives training samples whose WINDOW END is strictly before the split, so no training
  * label uses a tick after it, and evaluation samples whose decision time is at or after it. Samples straddling the
  * split are in neither (an embargo of one horizon).
@@ -20,7 +23,14 @@ import { tickTime, type Tick } from '../ingest/Tick.ts'
 
 /** Late-data allowance after a window closes before it is resolved (live: records can arrive after their event time). */
 export const RESOLUTION_GRACE_MS = 5 * 60_000
+const HOUR_MS = 3_600_000
 const DAY_MS = 86_400_000
+/**
+ * Two consecutive ticks further apart than this mark a gap. Longer than any stream's own cadence on the recorded tapes
+ * (OKX funding settles every 8 h; every bar series is 1 h or shorter), shorter than any question's window could
+ * honestly span without data.
+ */
+export const DATASET_GAP_MS = 12 * HOUR_MS
 
 interface Pending {
   question: QuestionModel
@@ -34,6 +44,10 @@ export interface DatasetStats {
   decisions: Record<string, number>
   unavailable: Record<string, number>
   pendingAtEnd: Record<string, number>
+  /** Windows open when a gap began, per question: dropped, never resolved across it. */
+  droppedAtGap: Record<string, number>
+  /** The gaps met, as [last tick before, first tick after] ISO instants. */
+  gaps: Array<[string, string]>
 }
 
 function gcd(a: number, b: number): number {
@@ -50,17 +64,20 @@ export class DatasetBuilder {
   /** Next grid instant not yet decided. */
   private nextGrid: number | null = null
   private lastTime = -Infinity
-  private readonly stats: DatasetStats = { ticks: 0, decisions: {}, unavailable: {}, pendingAtEnd: {} }
+  private readonly stats: DatasetStats = { ticks: 0, decisions: {}, unavailable: {}, pendingAtEnd: {}, droppedAtGap: {}, gaps: [] }
+  private readonly gapMs: number
 
-  constructor(questions: readonly QuestionModel[]) {
+  constructor(questions: readonly QuestionModel[], options: { gapMs?: number } = {}) {
     if (questions.length === 0) throw new RangeError('DatasetBuilder needs at least one question')
     this.questions = questions
+    this.gapMs = options.gapMs ?? DATASET_GAP_MS
     this.step = questions.map((q) => q.horizonMs).reduce(gcd)
     for (const q of questions) {
       this.samples.set(q.id, [])
       this.stats.decisions[q.id] = 0
       this.stats.unavailable[q.id] = 0
       this.stats.pendingAtEnd[q.id] = 0
+      this.stats.droppedAtGap[q.id] = 0
     }
   }
 
@@ -70,6 +87,7 @@ export class DatasetBuilder {
     if (time < this.lastTime) throw new RangeError(`DatasetBuilder.push: tick at ${tick.provenance.timestamp} is earlier than the previous one`)
     if (this.nextGrid === null) this.nextGrid = Math.ceil(time / this.step) * this.step
     if (time > this.lastTime) {
+      if (Number.isFinite(this.lastTime) && time - this.lastTime > this.gapMs) this.crossGap(time)
       // Every tick at or before a grid instant < time is in: decide there, then resolve what has closed.
       while (this.nextGrid < time) {
         this.decide(this.nextGrid)
@@ -81,6 +99,18 @@ export class DatasetBuilder {
     this.stats.ticks++
     this.features.ingest(tick)
     this.history.ingest(tick)
+  }
+
+  /**
+   * A gap from the last tick to `time`: windows closed by the last tick are resolved (all their data is in), the rest
+   * are dropped, and the grid resumes at or after `time`.
+   */
+  private crossGap(time: number): void {
+    this.stats.gaps.push([new Date(this.lastTime).toISOString(), new Date(time).toISOString()])
+    this.resolveClosed(this.lastTime + RESOLUTION_GRACE_MS + 1) // resolves every window with end ≤ the last tick
+    for (const p of this.pending) this.stats.droppedAtGap[p.question.id]!++
+    this.pending = []
+    this.nextGrid = Math.ceil(time / this.step) * this.step
   }
 
   private decide(t: number): void {
@@ -141,8 +171,8 @@ export class DatasetBuilder {
 }
 
 /** Builds the labelled samples of `questions` from ticks in event-time order. */
-export function buildDataset(ticks: Iterable<Tick>, questions: readonly QuestionModel[], onProgress?: (n: number) => void) {
-  const builder = new DatasetBuilder(questions)
+export function buildDataset(ticks: Iterable<Tick>, questions: readonly QuestionModel[], onProgress?: (n: number) => void, options: { gapMs?: number } = {}) {
+  const builder = new DatasetBuilder(questions, options)
   let n = 0
   for (const tick of ticks) {
     builder.push(tick)

@@ -69,3 +69,33 @@ t.test('fitting is deterministic: same samples (in any order) give identical Fit
     t.equal((JSON.parse(a) as { params: { status: string } }).params.status, 'ok', `${q.id}: fitted`)
   }
 })
+
+t.test('a gap: nothing decided inside it, no window resolved across it, deciding resumes after it', async (t) => {
+  // Two ~20-day stretches of hourly bars with a 10-day hole between them (concatenated tapes, an outage). The first
+  // stretch ends 2 h into a 4 h window, so that window is open when the gap begins.
+  const before = syntheticBars('BTC', 20 * 24 - 2)
+  const after = syntheticBars('BTC', 20 * 24, 3).map((b) => shiftTick(b, 30 * 24 * H))
+  const lastBefore = T0 + (20 * 24 - 2) * H
+  const firstAfter = T0 + 30 * 24 * H + H
+  const { samples, stats } = buildDataset([...before, ...after], [S05_volatility_expansion])
+  const s05 = samples.get('S05_volatility_expansion')!
+  t.same(stats.gaps.length, 1, 'one gap met')
+  t.ok(s05.every((s) => s.snapshot.at <= lastBefore || s.snapshot.at >= firstAfter), 'no decision inside the gap')
+  const horizon = S05_volatility_expansion.horizonMs
+  t.ok(s05.every((s) => !(s.snapshot.at < firstAfter && s.snapshot.at + horizon > lastBefore)), 'no window crosses it')
+  t.ok(s05.some((s) => s.snapshot.at >= firstAfter), 'decisions resume after it')
+  t.ok(s05.some((s) => s.snapshot.at + horizon === lastBefore - 2 * H), 'the last window closed before it is resolved')
+  t.equal(stats.droppedAtGap.S05_volatility_expansion, 1, 'the window open when it began is dropped, not graded')
+  t.equal(s05.length + stats.droppedAtGap.S05_volatility_expansion! + stats.pendingAtEnd.S05_volatility_expansion!, stats.decisions.S05_volatility_expansion, 'every decision is accounted for')
+
+  const noGap = buildDataset([...before, ...after], [S05_volatility_expansion], undefined, { gapMs: 365 * 24 * H })
+  t.same(noGap.stats.gaps, [], 'with a longer gap threshold the hole is not a gap')
+  t.ok(noGap.stats.decisions.S05_volatility_expansion! > stats.decisions.S05_volatility_expansion!, 'and the old behaviour decides inside it')
+})
+
+function shiftTick(tick: Tick, ms: number): Tick {
+  const iso = (s: string) => new Date(Date.parse(s) + ms).toISOString()
+  const moved = { ...tick, provenance: { ...tick.provenance, timestamp: iso(tick.provenance.timestamp) } } as Tick
+  if (moved.kind === 'bar') return { ...moved, open_time: iso(moved.open_time) }
+  return moved
+}
