@@ -8,19 +8,36 @@
  * training base rate applied to the test decisions (not the test sample's own UNC, which would peek at test outcomes).
  * S01 (choice): multi-class Brier Σ_k (p_k − o_k)² with the training class frequencies as the reference; ECE is the
  * top-label ECE of the modal-class probability.
- * BSS interval: seeded percentile bootstrap (models/verification/bootstrap.ts, seed 1, 2000 resamples) over test
- * decisions resampled iid as (model score, reference score) pairs — no blocks: cadence = horizon keeps windows
- * disjoint.
+ * BSS interval: seeded percentile block bootstrap (models/verification/bootstrap.ts, seed 1, 2000 resamples) that
+ * resamples whole UTC days of test decisions, every asset of a day together: BTC, ETH and SOL decided at one instant
+ * answer to one market, so resampling them as independent rows made the intervals about √3 too narrow.
+ * Calibration: ECE on 10 adaptive (equal-count) bins, which puts each of a few distinct forecast values in a bin of
+ * its own (fixed-width bins can merge them and hide their errors); the per-value reliability table when the forecasts
+ * take at most PER_VALUE_MAX distinct values; the Murphy decomposition on the spec's decile bins; the count of
+ * distinct probability values; S01: how often each class was the predicted (modal) one.
  */
 import type { FittedParams, LabelledSample, QuestionModel } from './QuestionModel.ts'
 import { splitSamples } from './Dataset.ts'
 import { Policy } from './policy/Policy.ts'
-import { bootstrapCi, DEFAULT_RESAMPLES, DEFAULT_SEED, type BootstrapInterval } from './verification/bootstrap.ts'
+import { blockBootstrapCi, DEFAULT_RESAMPLES, DEFAULT_SEED, type BootstrapInterval } from './verification/bootstrap.ts'
+import { murphyDecomposition, type MurphyDecomposition } from './verification/brier.ts'
 import { expectedCalibrationError, type EceResult } from './verification/ece.ts'
 import { isoMs } from '../ingest/Tick.ts'
 
 export const DEFAULT_SPLIT_SHARE = 0.7
 export const ECE_BINS = 10
+/** The per-value reliability table is printed when the forecasts take at most this many distinct values. */
+export const PER_VALUE_MAX = 20
+const DAY_MS = 86_400_000
+
+/** One distinct forecast value: how often it was issued and how often its event happened. */
+export interface ValueReliability {
+  p: number
+  n: number
+  realized: number
+  /** realized − p. */
+  gap: number
+}
 
 export interface QuestionEvaluation {
   question_id: string
@@ -41,7 +58,15 @@ export interface QuestionEvaluation {
   base_brier: number | null
   bss: number | null
   bss_ci: BootstrapInterval | null
+  /** Adaptive (equal-count) bins. */
   ece: EceResult | null
+  /** Murphy decomposition on the decile bins of the scored probabilities (S01: top-label, modal probability vs hit). */
+  murphy: MurphyDecomposition | null
+  distinct_probabilities: number
+  /** Null when there are more than PER_VALUE_MAX distinct values (the adaptive bins carry the calibration then). */
+  per_value: ValueReliability[] | null
+  /** S01: how many scored decisions predicted each class; null for binary questions. */
+  predicted_classes: Record<string, number> | null
   mean_probability: number | null
   test_window: { start: string | null; end: string | null }
 }
@@ -73,6 +98,8 @@ function maxOf(xs: readonly number[]): number {
 interface ScoredRow {
   model: number
   reference: number
+  /** UTC day of the decision: the bootstrap block (every asset of a day together). */
+  day: number
 }
 
 function skill(rows: readonly ScoredRow[]): number | null {
@@ -85,15 +112,38 @@ function skill(rows: readonly ScoredRow[]): number | null {
   return r > 0 ? 1 - m / r : null
 }
 
+export interface ScoringOptions {
+  policy?: Policy
+  resamples?: number
+}
+
+/** Fits on the samples before the split (given, or 70 % of the question's decision span) and scores the rest. */
 export function evaluateQuestion(
   question: QuestionModel,
   samples: readonly LabelledSample[],
-  options: { split?: number; policy?: Policy; resamples?: number } = {},
+  options: ScoringOptions & { split?: number } = {},
 ): QuestionEvaluation {
-  const policy = options.policy ?? Policy.v1()
   const given = options.split !== undefined
   const split = options.split ?? defaultSplit(samples) ?? 0
   const { train, test } = splitSamples(samples, question.horizonMs, split)
+  return scoreQuestion(question, { train, test }, {
+    ...options,
+    split: samples.length > 0 || given ? isoMs(split) : null,
+    splitRule: given ? 'given (--split)' : `${DEFAULT_SPLIT_SHARE * 100}% of the question's decision span`,
+  })
+}
+
+/**
+ * Fits on `train` and scores `test` (e.g. decisions of other tapes: `svc eval --train … --test …`). The caller keeps
+ * them apart in time; nothing here looks at a test label before scoring.
+ */
+export function scoreQuestion(
+  question: QuestionModel,
+  sets: { train: readonly LabelledSample[]; test: readonly LabelledSample[] },
+  options: ScoringOptions & { split: string | null; splitRule: string },
+): QuestionEvaluation {
+  const policy = options.policy ?? Policy.v1()
+  const { train, test } = sets
   const fitted: FittedParams = question.fit(train)
   const choice = question.answer === 'choice'
   const classes = question.classes ?? []
@@ -116,6 +166,7 @@ export function evaluateQuestion(
   let nUnresolvable = 0
   const rows: ScoredRow[] = []
   const pairs: { p: number; y: number }[] = []
+  const predicted: Record<string, number> | null = choice ? Object.fromEntries(classes.map((c) => [c, 0])) : null
   let pSum = 0
   for (const s of test) {
     const out = question.evaluate(s.snapshot, fitted)
@@ -133,16 +184,18 @@ export function evaluateQuestion(
       continue
     }
     pSum += decided.probability
+    const day = Math.floor(s.snapshot.at / DAY_MS)
     if (choice) {
       const realized = classes.indexOf(s.resolution.realized_choice!)
       const dist = classes.map((c) => out.distribution?.[c] ?? 0)
       const score = (d: readonly number[]) => d.reduce((a, p, k) => a + (p - (k === realized ? 1 : 0)) ** 2, 0)
-      rows.push({ model: score(dist), reference: baseDist ? score(baseDist) : NaN })
-      const predicted = out.conditions.predicted_class
-      pairs.push({ p: decided.probability, y: predicted === s.resolution.realized_choice ? 1 : 0 })
+      rows.push({ model: score(dist), reference: baseDist ? score(baseDist) : NaN, day })
+      const predictedClass = String(out.conditions.predicted_class)
+      predicted![predictedClass] = (predicted![predictedClass] ?? 0) + 1
+      pairs.push({ p: decided.probability, y: predictedClass === s.resolution.realized_choice ? 1 : 0 })
     } else {
       const y = s.resolution.outcome === 'obtains' ? 1 : 0
-      rows.push({ model: (decided.probability - y) ** 2, reference: baseBinary === null ? NaN : (baseBinary - y) ** 2 })
+      rows.push({ model: (decided.probability - y) ** 2, reference: baseBinary === null ? NaN : (baseBinary - y) ** 2, day })
       pairs.push({ p: decided.probability, y })
     }
   }
@@ -151,14 +204,15 @@ export function evaluateQuestion(
   const haveBase = choice ? baseDist !== null : baseBinary !== null
   const baseBrier = n > 0 && haveBase ? rows.reduce((a, r) => a + r.reference, 0) / n : null
   const bss = n > 0 && haveBase ? skill(rows) : null
-  const bssCi = n > 1 && haveBase ? bootstrapCi(rows, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null
-  const ece = pairs.length > 0 ? expectedCalibrationError(pairs, { bins: ECE_BINS, strategy: 'uniform', norm: 'l1' }) : null
+  const bssCi = n > 1 && haveBase ? blockBootstrapCi(rows, (r) => r.day, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null
+  const ece = pairs.length > 0 ? expectedCalibrationError(pairs, { bins: ECE_BINS, strategy: 'quantile', norm: 'l1' }) : null
+  const values = perValueReliability(pairs)
   const testTimes = test.map((s) => s.snapshot.at)
   return {
     question_id: question.id,
     answer: question.answer,
-    split: samples.length > 0 || given ? isoMs(split) : null,
-    split_rule: given ? 'given (--split)' : `${DEFAULT_SPLIT_SHARE * 100}% of the question's decision span`,
+    split: options.split,
+    split_rule: options.splitRule,
     train: {
       n: train.length,
       resolved: trainResolved.length,
@@ -180,7 +234,26 @@ export function evaluateQuestion(
     bss,
     bss_ci: bssCi,
     ece,
+    murphy: murphyDecomposition(pairs, ECE_BINS),
+    distinct_probabilities: values.length,
+    per_value: values.length <= PER_VALUE_MAX ? values : null,
+    predicted_classes: predicted,
     mean_probability: n > 0 ? pSum / n : null,
     test_window: { start: testTimes.length ? isoMs(minOf(testTimes)) : null, end: testTimes.length ? isoMs(maxOf(testTimes) + question.horizonMs) : null },
   }
+}
+
+/** The reliability of each distinct forecast value, ascending by value. */
+export function perValueReliability(pairs: readonly { p: number; y: number }[]): ValueReliability[] {
+  const byValue = new Map<number, { n: number; hits: number }>()
+  for (const { p, y } of pairs) {
+    const v = byValue.get(p)
+    if (v) {
+      v.n++
+      v.hits += y
+    } else byValue.set(p, { n: 1, hits: y })
+  }
+  return [...byValue.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([p, { n, hits }]) => ({ p, n, realized: hits / n, gap: hits / n - p }))
 }

@@ -1,7 +1,7 @@
 /**
- * `svc eval`: fits every sold market question on the part of a tape before the split and scores it on the part after,
- * against the base rate measured on the training part (models/evaluateQuestion.ts). The table goes to stdout,
- * progress to stderr.
+ * `svc eval`: fits every sold market question on the part of a tape before the split and scores it on the part after
+ * (or fits on training tapes and scores on test tapes), against the base rate measured on the training part
+ * (models/evaluateQuestion.ts). The table goes to stdout, progress to stderr.
  */
 import { open } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
@@ -12,19 +12,24 @@ import { readTape } from '../../ingest/TapeReader.ts'
 import { importFiles } from '../../ingest/importers/index.ts'
 import { tickTime, type Tick } from '../../ingest/Tick.ts'
 import { buildDataset } from '../../models/Dataset.ts'
-import { evaluateQuestion, ECE_BINS, type QuestionEvaluation } from '../../models/evaluateQuestion.ts'
+import { evaluateQuestion, scoreQuestion, ECE_BINS, type QuestionEvaluation } from '../../models/evaluateQuestion.ts'
 import { questionById, soldMarketQuestions } from '../../models/questions/index.ts'
 import { Policy } from '../../models/policy/Policy.ts'
 import { JEV_VERSION } from '../../models/version.ts'
 import type { QuestionModel } from '../../models/QuestionModel.ts'
 const usage = `Usage: svc eval --tape FILE [--tape FILE ...] [--split DATE] [--questions ID,...] [--json]
+       svc eval --train FILE [--train FILE ...] --test FILE [--test FILE ...] [--questions ID,...] [--json]
 
-Fits each question on decisions whose windows closed before the split and scores the decisions at or after it.
+Fits each question on decisions whose windows closed before the split and scores the decisions at or after it; or
+fits only on the training tapes and scores only on the test tapes. No decision is made inside a gap in the ticks
+(more than 12 h without a record) and no window is graded across one.
 
 Options:
   --tape FILE       a tape (NDJSON, optionally gzip) or a recorded venue file from ../shared/tapes (imported
                     in-process); repeat to combine, e.g. an OKX 1H file with its 8h funding file
   --split DATE      ISO date or instant; default: 70% of each question's decision span on these tapes
+  --train FILE      a tape to fit on (repeat to combine); with --test instead of --tape and --split
+  --test FILE       a tape to score on (repeat to combine)
   --questions IDS   comma-separated question ids (default: every sold market question)
   --json            print the evaluations as JSON instead of a table
 `
@@ -62,12 +67,23 @@ export async function loadTicks(paths: readonly string[]): Promise<Tick[]> {
   return ticks
 }
 
+/** The labelled decisions of one set of tapes (their ticks merged in event time; gaps are not crossed). */
+async function datasetOf(paths: readonly string[], questions: readonly QuestionModel[], label: string) {
+  const ticks = await loadTicks(paths)
+  if (ticks.length === 0) throw new UsageError(`the tapes hold no records: ${paths.join(', ')}`)
+  const progress = startProgress(label, ticks.length, 'ticks', progressSettings())
+  const built = buildDataset(ticks, questions, (n) => progress.update(n))
+  progress.update(ticks.length)
+  progress.stop()
+  return built
+}
+
 function fmt(x: number | null | undefined, digits = 4): string {
   return x === null || x === undefined ? '—' : x.toFixed(digits)
 }
 
 export function formatTable(evals: readonly QuestionEvaluation[], unavailable: Record<string, number> = {}): string {
-  const header = ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', 'ECE']
+  const header = ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', 'ECE', 'distinct p']
   const rows = evals.map((e) => [
     e.question_id,
     e.split === null ? '—' : e.split.slice(0, 16) + 'Z',
@@ -81,6 +97,7 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
     fmt(e.bss, 3),
     e.bss_ci ? `[${fmt(e.bss_ci.lower, 3)}, ${fmt(e.bss_ci.upper, 3)}]` : '—',
     fmt(e.ece?.value),
+    String(e.distinct_probabilities),
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`
@@ -88,8 +105,8 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
   const notes = [
     '',
     `Brier: binary mean (p − o)²; S01 multi-class Brier Σ_k (p_k − o_k)² (range 0..2). Base-rate Brier: the TRAINING window's base rate (S01: class frequencies) applied to the test decisions.`,
-    `BSS = 1 − Brier / base-rate Brier; 95% CI: seeded percentile bootstrap (seed 1, 2000 resamples) over test decisions resampled iid as pairs (no blocks; windows are disjoint).`,
-    `ECE: K = ${ECE_BINS} equal-width bins, (a,b] convention, L1, weighted by bin count (S01: top-label, modal-class probability vs hit).`,
+    `BSS = 1 − Brier / base-rate Brier; 95% CI: seeded percentile block bootstrap (seed 1, 2000 resamples) over whole UTC days of test decisions, every asset of a day together.`,
+    `ECE: K = ${ECE_BINS} adaptive (equal-count) bins, (a,b] convention, L1, weighted by bin count (S01: top-label, modal-class probability vs hit). distinct p: distinct probability values scored.`,
     `train n = resolved training decisions (window end before the split); decisions = test decisions (decision time ≥ split); refused = policy refusals (probability 0, confidence 0), not scored; unresolvable = claims whose window could not be resolved. Figures that do not beat the base rate are printed as they are.`,
   ]
   for (const e of evals) {
@@ -98,6 +115,10 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
     }
     const reasons = Object.entries(e.refused_by_reason).map(([k, v]) => `${k} ${v}`).join(', ')
     if (reasons) notes.push(`${e.question_id} refusals: ${reasons}`)
+    if (e.per_value && e.per_value.length > 0) {
+      notes.push(`${e.question_id} reliability per value: ${e.per_value.map((v) => `p ${fmt(v.p, 3)} n ${v.n} realized ${fmt(v.realized, 3)}`).join('; ')}`)
+    }
+    if (e.predicted_classes) notes.push(`${e.question_id} predicted classes: ${Object.entries(e.predicted_classes).map(([k, v]) => `${k} ${v}`).join(', ')}`)
   }
   return out.join('\n') + '\n' + notes.join('\n') + '\n'
 }
@@ -111,6 +132,8 @@ export const command: Command = {
       args: argv,
       options: {
         tape: { type: 'string', multiple: true },
+        train: { type: 'string', multiple: true },
+        test: { type: 'string', multiple: true },
         split: { type: 'string' },
         questions: { type: 'string' },
         json: { type: 'boolean', default: false },
@@ -119,7 +142,13 @@ export const command: Command = {
       allowPositionals: false,
     })
     const tapes = values.tape ?? []
-    if (tapes.length === 0) throw new UsageError('--tape is required')
+    const trainTapes = values.train ?? []
+    const testTapes = values.test ?? []
+    const apart = trainTapes.length > 0 || testTapes.length > 0
+    if (apart) {
+      if (trainTapes.length === 0 || testTapes.length === 0) throw new UsageError('--train and --test go together')
+      if (tapes.length > 0 || values.split !== undefined) throw new UsageError('--train/--test replace --tape and --split')
+    } else if (tapes.length === 0) throw new UsageError('--tape (or --train with --test) is required')
     let split: number | undefined
     if (values.split !== undefined) {
       split = Date.parse(values.split)
@@ -133,18 +162,29 @@ export const command: Command = {
         return q
       })
     }
-    const ticks = await loadTicks(tapes)
-    if (ticks.length === 0) throw new UsageError('the tapes hold no records')
-    const progress = startProgress('eval', ticks.length, 'ticks', progressSettings())
-    const { samples, stats } = buildDataset(ticks, questions, (n) => progress.update(n))
-    progress.update(ticks.length)
-    progress.stop()
     const policy = Policy.v1()
+    const head = `jev ${JEV_VERSION}; policy ${policy.version} (${policy.checksum.slice(0, 12)})`
+    const sealed = { jev_version: JEV_VERSION, policy_version: policy.version, policy_checksum: policy.checksum }
+    if (apart) {
+      const train = await datasetOf(trainTapes, questions, 'eval train')
+      const test = await datasetOf(testTapes, questions, 'eval test')
+      const evals = questions.map((q) =>
+        scoreQuestion(q, { train: train.samples.get(q.id) ?? [], test: test.samples.get(q.id) ?? [] }, { policy, split: null, splitRule: 'train tapes → test tapes' }),
+      )
+      if (values.json) {
+        process.stdout.write(JSON.stringify({ ...sealed, train_tapes: trainTapes, test_tapes: testTapes, train_dataset: train.stats, test_dataset: test.stats, evaluations: evals }, null, 2) + '\n')
+      } else {
+        process.stdout.write(`svc eval — fit on ${trainTapes.join(' + ')} (${train.stats.ticks} ticks), scored on ${testTapes.join(' + ')} (${test.stats.ticks} ticks)\n${head}\n\n`)
+        process.stdout.write(formatTable(evals, test.stats.unavailable))
+      }
+      return 0
+    }
+    const { samples, stats } = await datasetOf(tapes, questions, 'eval')
     const evals = questions.map((q) => evaluateQuestion(q, samples.get(q.id) ?? [], { policy, ...(split !== undefined ? { split } : {}) }))
     if (values.json) {
-      process.stdout.write(JSON.stringify({ jev_version: JEV_VERSION, policy_version: policy.version, policy_checksum: policy.checksum, tapes, dataset: stats, evaluations: evals }, null, 2) + '\n')
+      process.stdout.write(JSON.stringify({ ...sealed, tapes, dataset: stats, evaluations: evals }, null, 2) + '\n')
     } else {
-      process.stdout.write(`svc eval — ${tapes.join(' + ')}\n${stats.ticks} ticks; jev ${JEV_VERSION}; policy ${policy.version} (${policy.checksum.slice(0, 12)})\n\n`)
+      process.stdout.write(`svc eval — ${tapes.join(' + ')}\n${stats.ticks} ticks; ${head}\n\n`)
       process.stdout.write(formatTable(evals, stats.unavailable))
     }
     return 0

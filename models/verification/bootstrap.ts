@@ -9,6 +9,10 @@
  * recompute the statistic, take the (α/2, 1−α/2) quantiles of the resampled statistics with linear interpolation
  * (numpy's default, "type 7"). Deterministic for a given seed, data order and resample count: the generator is the
  * shared seeded xoshiro128** of ingest/Prng.ts.
+ *
+ * Dependent rows (decisions on BTC, ETH and SOL at the same instant answer to one market) are resampled in blocks
+ * (blockBootstrapCi): whole blocks with replacement, so the interval does not treat correlated rows as independent
+ * evidence (Künsch 1989; here the blocks are fixed calendar units, e.g. UTC days with every asset together).
  */
 import { Prng } from '../../ingest/Prng.ts'
 import { assertPairs, type ForecastPair } from './pairs.ts'
@@ -35,6 +39,8 @@ export interface BootstrapInterval {
   readonly valid_resamples: number
   readonly seed: number | string
   readonly method: 'percentile'
+  /** Block bootstrap only: how many blocks were resampled (rows were drawn as whole blocks). */
+  readonly blocks?: number
 }
 
 interface Resolved {
@@ -115,6 +121,46 @@ export function bootstrapCi<T>(
     if (s !== null && Number.isFinite(s)) stats[valid++] = s
   }
   return percentileInterval(estimate, stats, valid, o)
+}
+
+/**
+ * Percentile bootstrap CI of a statistic of rows resampled as whole blocks: the rows sharing `blockOf` form one block
+ * (blocks ordered by key, rows within a block in data order), and each resample draws as many blocks as there are,
+ * with replacement, and concatenates them. With one row per block it is bootstrapCi on the same seed.
+ */
+export function blockBootstrapCi<T>(
+  data: readonly T[],
+  blockOf: (row: T) => number | string,
+  statistic: (sample: readonly T[]) => number | null,
+  options: BootstrapOptions = {},
+): BootstrapInterval | null {
+  const o = resolveOptions(options)
+  if (data.length === 0) return null
+  const estimate = statistic(data)
+  if (estimate === null || !Number.isFinite(estimate)) return null
+  const byKey = new Map<number | string, T[]>()
+  for (const row of data) {
+    const key = blockOf(row)
+    const block = byKey.get(key)
+    if (block) block.push(row)
+    else byKey.set(key, [row])
+  }
+  const keys = [...byKey.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  const blocks = keys.map((k) => byKey.get(k)!)
+  const rng = new Prng(o.seed)
+  const idx = new Uint32Array(blocks.length)
+  const stats = new Float64Array(o.resamples)
+  let valid = 0
+  const sample: T[] = []
+  for (let r = 0; r < o.resamples; r++) {
+    resampleIndices(rng, blocks.length, idx)
+    sample.length = 0
+    for (let i = 0; i < blocks.length; i++) for (const row of blocks[idx[i]!]!) sample.push(row)
+    const s = statistic(sample)
+    if (s !== null && Number.isFinite(s)) stats[valid++] = s
+  }
+  const interval = percentileInterval(estimate, stats, valid, o)
+  return interval && { ...interval, blocks: blocks.length }
 }
 
 /** Fast path: percentile bootstrap CI of the mean of per-row values (e.g. per-decision score differences). */

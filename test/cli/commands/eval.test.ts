@@ -17,15 +17,15 @@ t.test('svc eval runs end to end on a generated tape and prints every column', a
   await writeFile(tape, ticks.map(tickLine).join('\n') + '\n')
 
   const { stdout, stderr } = await run('node', [SVC, 'eval', '--tape', tape], { env: { ...process.env, CI: 'true' } })
-  for (const col of ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', 'ECE']) {
+  for (const col of ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', 'ECE', 'distinct p']) {
     t.match(stdout, `| ${col}`, `column ${col}`)
   }
   for (const q of ['S01_market_regime', 'S03_trend_continuation', 'S04_drawdown_risk', 'S05_volatility_expansion', 'S06_funding_anomaly', 'S07_funding_persistence']) {
     t.match(stdout, q, `row ${q}`)
   }
   t.match(stdout, /multi-class Brier/, 'says how S01 is scored')
-  t.match(stdout, /K = 10 equal-width bins, \(a,b\]/, 'states ECE bins and convention')
-  t.match(stdout, /seed 1, 2000 resamples/, 'states the bootstrap')
+  t.match(stdout, /K = 10 adaptive \(equal-count\) bins, \(a,b\]/, 'states ECE bins and convention')
+  t.match(stdout, /seed 1, 2000 resamples\) over whole UTC days/, 'states the day-block bootstrap')
   t.match(stderr, /eval: \d+\/\d+ ticks/, 'progress on stderr')
 
   const json = await run('node', [SVC, 'eval', '--tape', tape, '--questions', 'S05_volatility_expansion,S06_funding_anomaly', '--split', '2025-02-10', '--json'], { env: { ...process.env, CI: 'true' } })
@@ -34,13 +34,38 @@ t.test('svc eval runs end to end on a generated tape and prints every column', a
   for (const e of doc.evaluations) {
     t.equal(e.split, '2025-02-10T00:00:00.000Z')
     t.equal(e.split_rule, 'given (--split)')
-    for (const k of ['n_decisions', 'n_resolved', 'n_unresolvable', 'n_refused', 'brier', 'base_brier', 'bss', 'bss_ci', 'ece']) t.ok(k in e, `${e.question_id}: ${k}`)
+    for (const k of ['n_decisions', 'n_resolved', 'n_unresolvable', 'n_refused', 'brier', 'base_brier', 'bss', 'bss_ci', 'ece', 'murphy', 'distinct_probabilities', 'per_value', 'predicted_classes']) t.ok(k in e, `${e.question_id}: ${k}`)
+    t.equal((e.ece as { strategy: string }).strategy, 'quantile')
+    t.ok((e.bss_ci as { blocks: number }).blocks > 0, 'the interval says how many day blocks it resampled')
     t.ok((e.n_resolved as number) > 0, `${e.question_id} scored decisions`)
   }
   t.match(doc.policy_checksum, /^[0-9a-f]{64}$/)
 })
 
+t.test('svc eval --train/--test fits on one tape and scores on another', async (t) => {
+  const dir = await makeTempDir(t)
+  const train = join(dir, 'train.ndjson')
+  const test = join(dir, 'test.ndjson')
+  await writeFile(train, mergeTicks(syntheticBars('BTC', 45 * 24), syntheticBars('ETH', 45 * 24, 5)).map(tickLine).join('\n') + '\n')
+  await writeFile(test, mergeTicks(syntheticBars('BTC', 30 * 24, 11), syntheticBars('ETH', 30 * 24, 13)).map(tickLine).join('\n') + '\n')
+  const { stdout } = await run('node', [SVC, 'eval', '--train', train, '--test', test, '--questions', 'S05_volatility_expansion,S01_market_regime', '--json'], { env: { ...process.env, CI: 'true' } })
+  const doc = JSON.parse(stdout) as { train_tapes: string[]; test_tapes: string[]; train_dataset: { decisions: Record<string, number> }; test_dataset: { decisions: Record<string, number> }; evaluations: Array<Record<string, any>> }
+  t.same(doc.train_tapes, [train])
+  t.same(doc.test_tapes, [test])
+  for (const e of doc.evaluations) {
+    t.equal(e.split_rule, 'train tapes → test tapes')
+    t.ok(e.train.resolved > 0 && e.train.resolved <= doc.train_dataset.decisions[e.question_id]!, `${e.question_id}: fitted on the training tape's decisions only`)
+    t.ok(e.n_decisions <= doc.test_dataset.decisions[e.question_id]!, `${e.question_id}: every scored decision is a test-tape decision`)
+    t.ok(e.n_resolved > 0, `${e.question_id}: scored`)
+  }
+  const s01 = doc.evaluations.find((e) => e.question_id === 'S01_market_regime')!
+  t.equal(Object.values(s01.predicted_classes as Record<string, number>).reduce((a, b) => a + b, 0), s01.n_resolved, 'S01 predicted-class counts cover every scored decision')
+  t.equal(doc.evaluations.find((e) => e.question_id === 'S05_volatility_expansion')!.predicted_classes, null, 'binary questions have none')
+})
+
 t.test('svc eval refuses bad arguments with usage', async (t) => {
   await t.rejects(run('node', [SVC, 'eval']), { code: 2 })
   await t.rejects(run('node', [SVC, 'eval', '--tape', 'x', '--split', 'yesterday']), { code: 2 })
+  await t.rejects(run('node', [SVC, 'eval', '--train', 'x']), { code: 2 }, '--train without --test')
+  await t.rejects(run('node', [SVC, 'eval', '--train', 'x', '--test', 'y', '--split', '2025-01-01']), { code: 2 }, '--split with --train/--test')
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { bootstrapCi, bootstrapMeanCi, pairedDeltaBrier, quantileSorted } from '../../../models/verification/bootstrap.ts'
+import { blockBootstrapCi, bootstrapCi, bootstrapMeanCi, pairedDeltaBrier, quantileSorted } from '../../../models/verification/bootstrap.ts'
 import { brierScore, brierSkillVsClimatology } from '../../../models/verification/brier.ts'
 import type { ForecastPair } from '../../../models/verification/pairs.ts'
 import { Prng } from '../../../ingest/Prng.ts'
@@ -89,4 +89,27 @@ t.test('paired delta Brier: sign, pairing and agreement with the generic bootstr
   t.same([same.estimate, same.lower, same.upper], [0, 0, 0])
   t.throws(() => pairedDeltaBrier({ y, candidate: good.slice(1), incumbent: noisy }), /same length/)
   t.throws(() => pairedDeltaBrier({ y: [2], candidate: [0.5], incumbent: [0.5] }), /candidate\[0\]\.y/)
+})
+
+t.test('block bootstrap: one row per block is the row bootstrap; correlated rows in a block do not narrow the interval', async (t) => {
+  const rng = new Prng(11)
+  const values = Array.from({ length: 200 }, () => rng.float())
+  const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
+  const rows = values.map((v, i) => ({ day: i, v }))
+  const byRow = bootstrapCi(rows, (xs) => mean(xs.map((x) => x.v)), { seed: 3, resamples: 500 })!
+  const byBlock = blockBootstrapCi(rows, (r) => r.day, (xs) => mean(xs.map((x) => x.v)), { seed: 3, resamples: 500 })!
+  t.equal(byBlock.lower, byRow.lower, 'same seed, singleton blocks in data order: identical lower bound')
+  t.equal(byBlock.upper, byRow.upper, 'and upper bound')
+  t.equal(byBlock.blocks, 200)
+
+  // Three assets answering the same market each day: three identical rows per day. Resampled as rows, the interval
+  // shrinks by about √3 (it counts 600 independent rows); resampled as days it is the 200-day interval.
+  const triplicated = rows.flatMap((r) => [r, { ...r }, { ...r }])
+  const iid = bootstrapCi(triplicated, (xs) => mean(xs.map((x) => x.v)), { seed: 3, resamples: 2000 })!
+  const daily = blockBootstrapCi(triplicated, (r) => r.day, (xs) => mean(xs.map((x) => x.v)), { seed: 3, resamples: 2000 })!
+  const single = bootstrapCi(rows, (xs) => mean(xs.map((x) => x.v)), { seed: 3, resamples: 2000 })!
+  const width = (i: { lower: number; upper: number }) => i.upper - i.lower
+  t.ok(Math.abs(width(daily) / width(single) - 1) < 0.1, `day blocks: width ${width(daily).toFixed(4)} ≈ one row per day ${width(single).toFixed(4)}`)
+  t.ok(Math.abs(width(daily) / width(iid) - Math.sqrt(3)) < 0.25, `rows as independent: ${(width(daily) / width(iid)).toFixed(2)}× too narrow (√3)`)
+  t.equal(blockBootstrapCi([], (r: { day: number }) => r.day, () => 1), null, 'empty input is null')
 })
