@@ -21,6 +21,7 @@ import { splitSamples } from './Dataset.ts'
 import { Policy } from './policy/Policy.ts'
 import { blockBootstrapCi, DEFAULT_RESAMPLES, DEFAULT_SEED, type BootstrapInterval } from './verification/bootstrap.ts'
 import { murphyDecomposition, type MurphyDecomposition } from './verification/brier.ts'
+import { BASELINE_FEATURES, OneFeatureBaseline } from './fit/OneFeatureBaseline.ts'
 import { expectedCalibrationError, type EceResult } from './verification/ece.ts'
 import { isoMs } from '../ingest/Tick.ts'
 
@@ -65,6 +66,12 @@ export interface QuestionEvaluation {
   distinct_probabilities: number
   /** Null when there are more than PER_VALUE_MAX distinct values (the adaptive bins carry the calibration then). */
   per_value: ValueReliability[] | null
+  /**
+   * The one-feature decile baseline (models/fit/OneFeatureBaseline.ts) fitted on the same training decisions and
+   * scored on the same decisions as the model, its skill against the same base rate; null when the question names no
+   * baseline feature.
+   */
+  one_feature: { feature: string; brier: number | null; bss: number | null; bss_ci: BootstrapInterval | null } | null
   /** S01: how many scored decisions predicted each class; null for binary questions. */
   predicted_classes: Record<string, number> | null
   mean_probability: number | null
@@ -98,11 +105,13 @@ function maxOf(xs: readonly number[]): number {
 interface ScoredRow {
   model: number
   reference: number
+  /** The one-feature baseline's score on the same decision (NaN without a baseline). */
+  oneFeature: number
   /** UTC day of the decision: the bootstrap block (every asset of a day together). */
   day: number
 }
 
-function skill(rows: readonly ScoredRow[]): number | null {
+function skill(rows: readonly { model: number; reference: number }[]): number | null {
   let m = 0
   let r = 0
   for (const x of rows) {
@@ -160,6 +169,18 @@ export function scoreQuestion(
     }
   }
 
+  const baselineFeature = BASELINE_FEATURES[question.id]
+  const oneFeature = baselineFeature
+    ? OneFeatureBaseline.fit(
+        baselineFeature,
+        trainResolved.map((s) => ({
+          snapshot: s.snapshot,
+          outcome: choice ? classes.indexOf(s.resolution.realized_choice!) : s.resolution.outcome === 'obtains' ? 1 : 0,
+        })),
+        choice ? classes.length : 1,
+      )
+    : null
+
   const refusedBy: Record<string, number> = {}
   let nRefused = 0
   let nClaims = 0
@@ -189,13 +210,14 @@ export function scoreQuestion(
       const realized = classes.indexOf(s.resolution.realized_choice!)
       const dist = classes.map((c) => out.distribution?.[c] ?? 0)
       const score = (d: readonly number[]) => d.reduce((a, p, k) => a + (p - (k === realized ? 1 : 0)) ** 2, 0)
-      rows.push({ model: score(dist), reference: baseDist ? score(baseDist) : NaN, day })
+      rows.push({ model: score(dist), reference: baseDist ? score(baseDist) : NaN, oneFeature: oneFeature ? score(oneFeature.predict(s.snapshot)) : NaN, day })
       const predictedClass = String(out.conditions.predicted_class)
       predicted![predictedClass] = (predicted![predictedClass] ?? 0) + 1
       pairs.push({ p: decided.probability, y: predictedClass === s.resolution.realized_choice ? 1 : 0 })
     } else {
       const y = s.resolution.outcome === 'obtains' ? 1 : 0
-      rows.push({ model: (decided.probability - y) ** 2, reference: baseBinary === null ? NaN : (baseBinary - y) ** 2, day })
+      const q = oneFeature ? oneFeature.predict(s.snapshot)[0]! : NaN
+      rows.push({ model: (decided.probability - y) ** 2, reference: baseBinary === null ? NaN : (baseBinary - y) ** 2, oneFeature: (q - y) ** 2, day })
       pairs.push({ p: decided.probability, y })
     }
   }
@@ -207,6 +229,16 @@ export function scoreQuestion(
   const bssCi = n > 1 && haveBase ? blockBootstrapCi(rows, (r) => r.day, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null
   const ece = pairs.length > 0 ? expectedCalibrationError(pairs, { bins: ECE_BINS, strategy: 'quantile', norm: 'l1' }) : null
   const values = perValueReliability(pairs)
+  const asModel = rows.map((r) => ({ model: r.oneFeature, reference: r.reference, day: r.day }))
+  const oneFeatureResult =
+    oneFeature && baselineFeature
+      ? {
+          feature: baselineFeature.name,
+          brier: n > 0 ? asModel.reduce((a, r) => a + r.model, 0) / n : null,
+          bss: n > 0 && haveBase ? skill(asModel) : null,
+          bss_ci: n > 1 && haveBase ? blockBootstrapCi(asModel, (r) => r.day, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null,
+        }
+      : null
   const testTimes = test.map((s) => s.snapshot.at)
   return {
     question_id: question.id,
@@ -237,6 +269,7 @@ export function scoreQuestion(
     murphy: murphyDecomposition(pairs, ECE_BINS),
     distinct_probabilities: values.length,
     per_value: values.length <= PER_VALUE_MAX ? values : null,
+    one_feature: oneFeatureResult,
     predicted_classes: predicted,
     mean_probability: n > 0 ? pSum / n : null,
     test_window: { start: testTimes.length ? isoMs(minOf(testTimes)) : null, end: testTimes.length ? isoMs(maxOf(testTimes) + question.horizonMs) : null },

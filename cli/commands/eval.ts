@@ -83,7 +83,7 @@ function fmt(x: number | null | undefined, digits = 4): string {
 }
 
 export function formatTable(evals: readonly QuestionEvaluation[], unavailable: Record<string, number> = {}): string {
-  const header = ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', 'ECE', 'distinct p']
+  const header = ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', '1-feature BSS', 'ECE', 'distinct p']
   const rows = evals.map((e) => [
     e.question_id,
     e.split === null ? '—' : e.split.slice(0, 16) + 'Z',
@@ -96,6 +96,7 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
     fmt(e.base_brier),
     fmt(e.bss, 3),
     e.bss_ci ? `[${fmt(e.bss_ci.lower, 3)}, ${fmt(e.bss_ci.upper, 3)}]` : '—',
+    fmt(e.one_feature?.bss, 3),
     fmt(e.ece?.value),
     String(e.distinct_probabilities),
   ])
@@ -106,6 +107,7 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
     '',
     `Brier: binary mean (p − o)²; S01 multi-class Brier Σ_k (p_k − o_k)² (range 0..2). Base-rate Brier: the TRAINING window's base rate (S01: class frequencies) applied to the test decisions.`,
     `BSS = 1 − Brier / base-rate Brier; 95% CI: seeded percentile block bootstrap (seed 1, 2000 resamples) over whole UTC days of test decisions, every asset of a day together.`,
+    `1-feature BSS: the skill, against the same base rate and on the same decisions, of the deciles of one feature per question (Laplace-smoothed rates fitted on the same training decisions; the feature is named in --json and docs/methodology.md).`,
     `ECE: K = ${ECE_BINS} adaptive (equal-count) bins, (a,b] convention, L1, weighted by bin count (S01: top-label, modal-class probability vs hit). distinct p: distinct probability values scored.`,
     `train n = resolved training decisions (window end before the split); decisions = test decisions (decision time ≥ split); refused = policy refusals (probability 0, confidence 0), not scored; unresolvable = claims whose window could not be resolved. Figures that do not beat the base rate are printed as they are.`,
   ]

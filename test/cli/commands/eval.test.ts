@@ -17,7 +17,7 @@ t.test('svc eval runs end to end on a generated tape and prints every column', a
   await writeFile(tape, ticks.map(tickLine).join('\n') + '\n')
 
   const { stdout, stderr } = await run('node', [SVC, 'eval', '--tape', tape], { env: { ...process.env, CI: 'true' } })
-  for (const col of ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', 'ECE', 'distinct p']) {
+  for (const col of ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', '1-feature BSS', 'ECE', 'distinct p']) {
     t.match(stdout, `| ${col}`, `column ${col}`)
   }
   for (const q of ['S01_market_regime', 'S03_trend_continuation', 'S04_drawdown_risk', 'S05_volatility_expansion', 'S06_funding_anomaly', 'S07_funding_persistence']) {
@@ -34,7 +34,8 @@ t.test('svc eval runs end to end on a generated tape and prints every column', a
   for (const e of doc.evaluations) {
     t.equal(e.split, '2025-02-10T00:00:00.000Z')
     t.equal(e.split_rule, 'given (--split)')
-    for (const k of ['n_decisions', 'n_resolved', 'n_unresolvable', 'n_refused', 'brier', 'base_brier', 'bss', 'bss_ci', 'ece', 'murphy', 'distinct_probabilities', 'per_value', 'predicted_classes']) t.ok(k in e, `${e.question_id}: ${k}`)
+    for (const k of ['n_decisions', 'n_resolved', 'n_unresolvable', 'n_refused', 'brier', 'base_brier', 'bss', 'bss_ci', 'ece', 'murphy', 'distinct_probabilities', 'per_value', 'predicted_classes', 'one_feature']) t.ok(k in e, `${e.question_id}: ${k}`)
+    t.match(e.one_feature, { feature: String, brier: Number }, `${e.question_id}: the one-feature baseline is scored on the same decisions`)
     t.equal((e.ece as { strategy: string }).strategy, 'quantile')
     t.ok((e.bss_ci as { blocks: number }).blocks > 0, 'the interval says how many day blocks it resampled')
     t.ok((e.n_resolved as number) > 0, `${e.question_id} scored decisions`)
