@@ -22,6 +22,7 @@ import { Policy } from './policy/Policy.ts'
 import { blockBootstrapCi, DEFAULT_RESAMPLES, DEFAULT_SEED, type BootstrapInterval } from './verification/bootstrap.ts'
 import { murphyDecomposition, type MurphyDecomposition } from './verification/brier.ts'
 import { BASELINE_FEATURES, OneFeatureBaseline } from './fit/OneFeatureBaseline.ts'
+import { corpDecomposition, corpDiagram, type CorpDiagram } from './verification/corp.ts'
 import { expectedCalibrationError, type EceResult } from './verification/ece.ts'
 import { isoMs } from '../ingest/Tick.ts'
 
@@ -63,6 +64,11 @@ export interface QuestionEvaluation {
   ece: EceResult | null
   /** Murphy decomposition on the decile bins of the scored probabilities (S01: top-label, modal probability vs hit). */
   murphy: MurphyDecomposition | null
+  /**
+   * CORP (Dimitriadis, Gneiting & Jordan 2021): the Brier decomposition MCB − DSC + UNC of the PAV-recalibrated
+   * forecasts, and the reliability diagram with its 90 % consistency band (S01: top-label).
+   */
+  corp: { mcb: number | null; dsc: number; unc: number; diagram: CorpDiagram } | null
   distinct_probabilities: number
   /** Null when there are more than PER_VALUE_MAX distinct values (the adaptive bins carry the calibration then). */
   per_value: ValueReliability[] | null
@@ -267,6 +273,7 @@ export function scoreQuestion(
     bss_ci: bssCi,
     ece,
     murphy: murphyDecomposition(pairs, ECE_BINS),
+    corp: corpOf(pairs),
     distinct_probabilities: values.length,
     per_value: values.length <= PER_VALUE_MAX ? values : null,
     one_feature: oneFeatureResult,
@@ -289,4 +296,11 @@ export function perValueReliability(pairs: readonly { p: number; y: number }[]):
   return [...byValue.entries()]
     .sort((a, b) => a[0] - b[0])
     .map(([p, { n, hits }]) => ({ p, n, realized: hits / n, gap: hits / n - p }))
+}
+
+function corpOf(pairs: readonly { p: number; y: number }[]): QuestionEvaluation['corp'] {
+  const decomposition = corpDecomposition(pairs, 'brier')
+  const diagram = corpDiagram(pairs, { seed: DEFAULT_SEED })
+  if (!decomposition || !diagram) return null
+  return { mcb: decomposition.mcb, dsc: decomposition.dsc, unc: decomposition.unc, diagram }
 }

@@ -10,6 +10,7 @@
  */
 import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
 import { feature } from '../questions/common.ts'
+import { quantileSorted } from '../verification/bootstrap.ts'
 
 /** The feature of a question's baseline, named as in docs/methodology.md. */
 export interface BaselineFeature {
@@ -52,14 +53,6 @@ export const BASELINE_FEATURES: Readonly<Record<string, BaselineFeature>> = {
 
 export const BASELINE_DECILES = 10
 
-/** Type-7 quantile of ascending values. */
-function quantile(sorted: readonly number[], q: number): number {
-  const h = (sorted.length - 1) * q
-  const lo = Math.floor(h)
-  const a = sorted[lo]!
-  return lo + 1 < sorted.length ? a + (h - lo) * (sorted[lo + 1]! - a) : a
-}
-
 export class OneFeatureBaseline {
   private constructor(
     readonly feature: BaselineFeature,
@@ -91,7 +84,7 @@ export class OneFeatureBaseline {
     const xs = valued.map((v) => v.x).sort((a, b) => a - b)
     const edges: number[] = []
     for (let d = 1; d < BASELINE_DECILES; d++) {
-      const e = quantile(xs, d / BASELINE_DECILES)
+      const e = quantileSorted(xs, d / BASELINE_DECILES)
       if (edges.length === 0 || e > edges[edges.length - 1]!) edges.push(e)
     }
     const counts = Array.from({ length: edges.length + 1 }, () => new Array<number>(k).fill(0))

@@ -9,6 +9,8 @@
  *  "Use non-strict pooling (merge only when the previous block mean is greater than the next)."
  *  "Log score with CEP 0 or 1: use 0·log 0 = 0."
  */
+import { Prng } from '../../ingest/Prng.ts'
+import { quantileSorted } from './bootstrap.ts'
 import { assertPairs, baseRate, type ForecastPair } from './pairs.ts'
 
 export type CorpRule = 'brier' | 'log'
@@ -150,3 +152,99 @@ export function corpFrom(
     blocks: pav.blocks,
   }
 }
+
+/** One point of the CORP reliability diagram, at a distinct forecast value. */
+export interface CorpDiagramPoint {
+  readonly p: number
+  readonly n: number
+  /** The PAV-recalibrated forecast (conditional event probability) at p. */
+  readonly cep: number
+  /** The consistency band at p: where the CEP of a calibrated forecaster with these forecasts falls (pointwise). */
+  readonly lower: number
+  readonly upper: number
+}
+
+export interface CorpDiagram {
+  readonly points: readonly CorpDiagramPoint[]
+  readonly level: number
+  readonly resamples: number
+  readonly seed: number | string
+  /** True when the forecasts have more distinct values than `maxPoints` and the diagram keeps an even subset of them. */
+  readonly thinned: boolean
+}
+
+/** PAV over groups of tied forecasts (ascending), weighted by size: a tie group is always pooled as a whole. */
+function pavGroups(ns: readonly number[], hits: ArrayLike<number>): Float64Array {
+  const bn: number[] = []
+  const bh: number[] = []
+  const bStart: number[] = []
+  for (let g = 0; g < ns.length; g++) {
+    bn.push(ns[g]!)
+    bh.push(hits[g]!)
+    bStart.push(g)
+    while (bn.length >= 2) {
+      const k = bn.length - 1
+      if (bh[k - 1]! * bn[k]! <= bh[k]! * bn[k - 1]!) break
+      bn[k - 1]! += bn[k]!
+      bh[k - 1]! += bh[k]!
+      bn.pop()
+      bh.pop()
+      bStart.pop()
+    }
+  }
+  const cep = new Float64Array(ns.length)
+  for (let b = 0; b < bn.length; b++) {
+    const end = b + 1 < bStart.length ? bStart[b + 1]! : ns.length
+    for (let g = bStart[b]!; g < end; g++) cep[g] = bh[b]! / bn[b]!
+  }
+  return cep
+}
+
+/**
+ * The CORP reliability diagram with its consistency band (Dimitriadis, Gneiting & Jordan 2021, §3; reliabilitydiag's
+ * resampling band): the PAV-recalibrated curve of the real outcomes, and, at each forecast value, the central `level`
+ * range of the curves obtained when the outcomes are redrawn as y* ~ Bernoulli(p) — what a calibrated forecaster with
+ * the same forecasts would show. A curve outside its band is miscalibration that sampling noise does not explain.
+ * Seeded (ingest/Prng.ts); null for no pairs.
+ */
+export function corpDiagram(
+  pairs: readonly ForecastPair[],
+  options: { resamples?: number; level?: number; seed?: number | string; maxPoints?: number } = {},
+): CorpDiagram | null {
+  assertPairs(pairs)
+  if (pairs.length === 0) return null
+  const { resamples = 200, level = 0.9, seed = 1, maxPoints = 200 } = options
+  if (!Number.isInteger(resamples) || resamples < 1) throw new RangeError('resamples must be a positive integer')
+  if (!(level > 0 && level < 1)) throw new RangeError('level must be in (0, 1)')
+  const byValue = new Map<number, { n: number; hits: number }>()
+  for (const { p, y } of pairs) {
+    const g = byValue.get(p)
+    if (g) {
+      g.n++
+      g.hits += y
+    } else byValue.set(p, { n: 1, hits: y })
+  }
+  const values = [...byValue.keys()].sort((a, b) => a - b)
+  const ns = values.map((v) => byValue.get(v)!.n)
+  const cep = pavGroups(ns, values.map((v) => byValue.get(v)!.hits))
+  const rng = new Prng(seed)
+  const sims = values.map(() => new Float64Array(resamples))
+  const hits = new Float64Array(values.length)
+  for (let r = 0; r < resamples; r++) {
+    for (let g = 0; g < values.length; g++) {
+      let h = 0
+      for (let i = 0; i < ns[g]!; i++) if (rng.float() < values[g]!) h++
+      hits[g] = h
+    }
+    const simulated = pavGroups(ns, hits)
+    for (let g = 0; g < values.length; g++) sims[g]![r] = simulated[g]!
+  }
+  const keep = values.length <= maxPoints ? values.map((_, g) => g) : Array.from({ length: maxPoints }, (_, j) => Math.round((j * (values.length - 1)) / (maxPoints - 1)))
+  const alpha = 1 - level
+  const points = keep.map((g) => {
+    const sorted = sims[g]!.sort()
+    return { p: values[g]!, n: ns[g]!, cep: cep[g]!, lower: quantileSorted(sorted, alpha / 2), upper: quantileSorted(sorted, 1 - alpha / 2) }
+  })
+  return { points, level, resamples, seed, thinned: keep.length < values.length }
+}
+

@@ -34,7 +34,8 @@ t.test('svc eval runs end to end on a generated tape and prints every column', a
   for (const e of doc.evaluations) {
     t.equal(e.split, '2025-02-10T00:00:00.000Z')
     t.equal(e.split_rule, 'given (--split)')
-    for (const k of ['n_decisions', 'n_resolved', 'n_unresolvable', 'n_refused', 'brier', 'base_brier', 'bss', 'bss_ci', 'ece', 'murphy', 'distinct_probabilities', 'per_value', 'predicted_classes', 'one_feature']) t.ok(k in e, `${e.question_id}: ${k}`)
+    for (const k of ['n_decisions', 'n_resolved', 'n_unresolvable', 'n_refused', 'brier', 'base_brier', 'bss', 'bss_ci', 'ece', 'murphy', 'distinct_probabilities', 'per_value', 'predicted_classes', 'one_feature', 'corp']) t.ok(k in e, `${e.question_id}: ${k}`)
+    t.match(e.corp, { dsc: Number, unc: Number, diagram: { level: 0.9, points: Array } }, `${e.question_id}: CORP decomposition and diagram`)
     t.match(e.one_feature, { feature: String, brier: Number }, `${e.question_id}: the one-feature baseline is scored on the same decisions`)
     t.equal((e.ece as { strategy: string }).strategy, 'quantile')
     t.ok((e.bss_ci as { blocks: number }).blocks > 0, 'the interval says how many day blocks it resampled')

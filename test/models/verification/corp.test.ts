@@ -1,12 +1,14 @@
 import t from 'tap'
 import {
   corpDecomposition,
+  corpDiagram,
   corpFrom,
   pavBlocks,
   pavBlocksWithTieOrder,
   pointScore,
 } from '../../../models/verification/corp.ts'
 import type { ForecastPair } from '../../../models/verification/pairs.ts'
+import { Prng } from '../../../ingest/Prng.ts'
 import { close, randomPairs, VECTOR_A, VECTOR_B, VECTOR_C, VECTOR_D } from '../../helpers/verificationVectors.ts'
 
 // forecast-verification.md §7.1 P1: lorentzenchr/model-diagnostics @ d0d8eec,
@@ -155,4 +157,35 @@ t.test('log score: 0·log 0 = 0; failed certainty is infinite and reported as nu
   t.equal(corpDecomposition([{ p: 0.2, y: 1 }, { p: 0.9, y: 1 }], 'log')!.unc, 0)
   t.equal(corpDecomposition([]), null)
   t.throws(() => corpDecomposition(VECTOR_A, 'crps' as never), /rule/)
+})
+
+t.test('CORP diagram: the curve is the PAV fit; a calibrated forecaster stays in its consistency band, a biased one leaves it', async (t) => {
+  const rng = new Prng(5)
+  const levels = [0.1, 0.3, 0.5, 0.7, 0.9]
+  const calibrated = Array.from({ length: 2000 }, (_, i) => {
+    const p = levels[i % levels.length]!
+    return { p, y: rng.float() < p ? 1 : 0 }
+  })
+  const d = corpDiagram(calibrated, { seed: 2 })!
+  t.equal(d.points.length, 5)
+  t.equal(d.level, 0.9)
+  const pav = pavBlocks(calibrated)
+  for (const pt of d.points) {
+    const i = calibrated.findIndex((x) => x.p === pt.p)
+    t.equal(pt.cep, pav.recalibrated[i], `p ${pt.p}: the curve is the PAV recalibration`)
+    t.ok(pt.lower <= pt.p + 1e-12 && pt.p - 1e-12 <= pt.upper, `p ${pt.p}: the band [${pt.lower.toFixed(3)}, ${pt.upper.toFixed(3)}] holds p`)
+  }
+  const inside = d.points.filter((pt) => pt.lower <= pt.cep && pt.cep <= pt.upper).length
+  t.ok(inside >= 4, `calibrated: ${inside} of 5 values inside their 90 % band`)
+
+  // Says 0.1 where the event happens 30 % of the time.
+  const biased = Array.from({ length: 1000 }, () => ({ p: 0.1, y: rng.float() < 0.3 ? 1 : 0 }))
+  const b = corpDiagram(biased, { seed: 2 })!
+  t.ok(b.points[0]!.cep > b.points[0]!.upper, `biased: CEP ${b.points[0]!.cep.toFixed(3)} above the band's top ${b.points[0]!.upper.toFixed(3)}`)
+
+  t.same(corpDiagram(calibrated, { seed: 2 }), d, 'deterministic for a seed')
+  t.equal(corpDiagram([]), null)
+  const many = Array.from({ length: 500 }, (_, i) => ({ p: i / 500, y: i % 2 }))
+  const thin = corpDiagram(many, { resamples: 20, maxPoints: 50 })!
+  t.ok(thin.thinned && thin.points.length === 50, 'more distinct values than maxPoints: an even subset')
 })
