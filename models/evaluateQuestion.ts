@@ -23,6 +23,7 @@ import { blockBootstrapCi, DEFAULT_RESAMPLES, DEFAULT_SEED, type BootstrapInterv
 import { murphyDecomposition, type MurphyDecomposition } from './verification/brier.ts'
 import { BASELINE_FEATURES, OneFeatureBaseline } from './fit/OneFeatureBaseline.ts'
 import { corpDecomposition, corpDiagram, type CorpDiagram } from './verification/corp.ts'
+import { tieGroups } from './verification/pairs.ts'
 import { expectedCalibrationError, type EceResult } from './verification/ece.ts'
 import { isoMs } from '../ingest/Tick.ts'
 
@@ -285,17 +286,7 @@ export function scoreQuestion(
 
 /** The reliability of each distinct forecast value, ascending by value. */
 export function perValueReliability(pairs: readonly { p: number; y: number }[]): ValueReliability[] {
-  const byValue = new Map<number, { n: number; hits: number }>()
-  for (const { p, y } of pairs) {
-    const v = byValue.get(p)
-    if (v) {
-      v.n++
-      v.hits += y
-    } else byValue.set(p, { n: 1, hits: y })
-  }
-  return [...byValue.entries()]
-    .sort((a, b) => a[0] - b[0])
-    .map(([p, { n, hits }]) => ({ p, n, realized: hits / n, gap: hits / n - p }))
+  return tieGroups(pairs).map(({ p, n, hits }) => ({ p, n, realized: hits / n, gap: hits / n - p }))
 }
 
 function corpOf(pairs: readonly { p: number; y: number }[]): QuestionEvaluation['corp'] {

@@ -11,7 +11,7 @@
  */
 import { Prng } from '../../ingest/Prng.ts'
 import { quantileSorted } from './bootstrap.ts'
-import { assertPairs, baseRate, type ForecastPair } from './pairs.ts'
+import { assertPairs, baseRate, tieGroups, type ForecastPair } from './pairs.ts'
 
 export type CorpRule = 'brier' | 'log'
 export type TieOrder = 'y_desc' | 'y_asc'
@@ -216,17 +216,10 @@ export function corpDiagram(
   const { resamples = 200, level = 0.9, seed = 1, maxPoints = 200 } = options
   if (!Number.isInteger(resamples) || resamples < 1) throw new RangeError('resamples must be a positive integer')
   if (!(level > 0 && level < 1)) throw new RangeError('level must be in (0, 1)')
-  const byValue = new Map<number, { n: number; hits: number }>()
-  for (const { p, y } of pairs) {
-    const g = byValue.get(p)
-    if (g) {
-      g.n++
-      g.hits += y
-    } else byValue.set(p, { n: 1, hits: y })
-  }
-  const values = [...byValue.keys()].sort((a, b) => a - b)
-  const ns = values.map((v) => byValue.get(v)!.n)
-  const cep = pavGroups(ns, values.map((v) => byValue.get(v)!.hits))
+  const groups = tieGroups(pairs)
+  const values = groups.map((g) => g.p)
+  const ns = groups.map((g) => g.n)
+  const cep = pavGroups(ns, groups.map((g) => g.hits))
   const rng = new Prng(seed)
   const sims = values.map(() => new Float64Array(resamples))
   const hits = new Float64Array(values.length)

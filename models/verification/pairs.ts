@@ -31,3 +31,16 @@ export function baseRate(pairs: readonly ForecastPair[]): number {
   for (const { y } of pairs) hits += y
   return hits / pairs.length
 }
+
+/** The pairs grouped by distinct forecast value, ascending: each value with how often it was issued and obtained. */
+export function tieGroups(pairs: readonly ForecastPair[]): Array<{ p: number; n: number; hits: number }> {
+  const byValue = new Map<number, { p: number; n: number; hits: number }>()
+  for (const { p, y } of pairs) {
+    const g = byValue.get(p)
+    if (g) {
+      g.n++
+      g.hits += y
+    } else byValue.set(p, { p, n: 1, hits: y })
+  }
+  return [...byValue.values()].sort((a, b) => a.p - b.p)
+}
