@@ -17,6 +17,7 @@ import { questionById, soldMarketQuestions } from '../../models/questions/index.
 import { Policy } from '../../models/policy/Policy.ts'
 import { JEV_VERSION } from '../../models/version.ts'
 import type { QuestionModel } from '../../models/QuestionModel.ts'
+import { BinaryQuestion } from '../../models/questions/BinaryQuestion.ts'
 const usage = `Usage: svc eval --tape FILE [--tape FILE ...] [--split DATE] [--questions ID,...] [--json]
        svc eval --train FILE [--train FILE ...] --test FILE [--test FILE ...] [--questions ID,...] [--json]
 
@@ -31,6 +32,8 @@ Options:
   --train FILE      a tape to fit on (repeat to combine); with --test instead of --tape and --split
   --test FILE       a tape to score on (repeat to combine)
   --questions IDS   comma-separated question ids (default: every sold market question)
+  --models v1|v2    v1: the live models (default); v2: the candidate binary method (walk-forward λ, Platt
+                    calibration; S01 stays v1)
   --json            print the evaluations as JSON instead of a table
 `
 
@@ -138,6 +141,7 @@ export const command: Command = {
         test: { type: 'string', multiple: true },
         split: { type: 'string' },
         questions: { type: 'string' },
+        models: { type: 'string', default: 'v1' },
         json: { type: 'boolean', default: false },
       },
       strict: true,
@@ -164,9 +168,12 @@ export const command: Command = {
         return q
       })
     }
+    if (values.models !== 'v1' && values.models !== 'v2') throw new UsageError(`--models must be v1 or v2, got '${values.models}'`)
+    const models = values.models
+    if (models === 'v2') questions = questions.map((q) => (q instanceof BinaryQuestion ? q.withMethod('v2') : q))
     const policy = Policy.v1()
-    const head = `jev ${JEV_VERSION}; policy ${policy.version} (${policy.checksum.slice(0, 12)})`
-    const sealed = { jev_version: JEV_VERSION, policy_version: policy.version, policy_checksum: policy.checksum }
+    const head = `models ${models}; jev ${JEV_VERSION}; policy ${policy.version} (${policy.checksum.slice(0, 12)})`
+    const sealed = { models, jev_version: JEV_VERSION, policy_version: policy.version, policy_checksum: policy.checksum }
     if (apart) {
       const train = await datasetOf(trainTapes, questions, 'eval train')
       const test = await datasetOf(testTapes, questions, 'eval test')

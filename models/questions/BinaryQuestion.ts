@@ -6,6 +6,13 @@
  * (PAV with a minimum block of CALIBRATION_BAND_FLOOR outcomes, Laplace-smoothed; models/fit/isotonic.ts) is fitted
  * on the later, disjoint 30 % from the regression's raw output to outcomes. The answer is the calibrated value of the
  * block the raw output falls in. Refusals: see evaluate().
+ *
+ * Method v2 (a candidate, scored by `svc eval --models v2`, not live): the same features and 70/30 split; the L2
+ * penalty λ is chosen from LAMBDA_GRID by walk-forward validation inside the fit slice (models/fit/walkForward.ts: 3
+ * expanding folds after the first half, one-horizon embargo, mean Brier of the regression's output); the regression
+ * is refitted on the whole fit slice with that λ; calibration is Platt scaling on the later 30 % (a logistic
+ * regression of the outcome on logit(raw), λ = PLATT_L2), a smooth monotone map that keeps the regression's
+ * resolution instead of collapsing it into a few isotonic steps.
  */
 import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
 import type { FittedParams, LabelledSample, ModelOutput, QuestionId, QuestionModel, Resolution } from '../QuestionModel.ts'
@@ -14,11 +21,43 @@ import type { FeatureInput } from '../../pipeline/features/stalenessBudgets.ts'
 import { CALIBRATION_BAND_FLOOR } from '../verification/calibrationReport.ts'
 import { DEFAULT_L2, fitLogistic, predictLogistic } from '../fit/logistic.ts'
 import { calibrationBlock, fitIsotonic, type CalibrationBlock } from '../fit/isotonic.ts'
+import { selectByWalkForward, walkForwardFolds, type Fold } from '../fit/walkForward.ts'
 import { evidenceConfidence } from '../confidence.ts'
 import { jcsSha256 } from '../../common/hash.ts'
 import { FIT_SHARE, TRAIN_FLOOR, horizonString, inputRefusal, refusal, timeOrdered, trainedOn, type Refusal } from './common.ts'
 
 export const BINARY_METHOD = 'logit-l2-irls+isotonic-pav'
+export const BINARY_METHOD_V2 = 'logit-l2-walkforward+platt'
+/** Candidate penalties, most regularised first (walk-forward ties go to the earlier one). */
+export const LAMBDA_GRID = [100, 10, 1, 0.1, 0.01] as const
+/** Platt scaling's own penalty: just enough to keep a separable calibration slice finite. */
+export const PLATT_L2 = 1e-3
+const LOGIT_CLAMP = 1e-9
+
+export type BinaryMethod = 'v1' | 'v2'
+
+export interface BinaryParamsV2 {
+  status: 'ok' | 'insufficient'
+  method: typeof BINARY_METHOD_V2
+  feature_names: string[]
+  train_floor: number
+  usable: number
+  n_fit: number
+  n_cal: number
+  positives: number
+  lambda: number
+  walk_forward: Array<{ lambda: number; brier: number | null; folds: number }>
+  mean: number[]
+  sd: number[]
+  beta: number[]
+  /** Platt map on z = logit(raw): its standardisation and [intercept, slope]. */
+  platt: { mean: number[]; sd: number[]; beta: number[] }
+}
+
+function logit(p: number): number {
+  const q = Math.min(1 - LOGIT_CLAMP, Math.max(LOGIT_CLAMP, p))
+  return Math.log(q / (1 - q))
+}
 
 /** What a question derives from the snapshot alone: the dated event, its conditions, and its model inputs. */
 export interface Frame {
@@ -68,9 +107,11 @@ export class BinaryQuestion implements QuestionModel {
   readonly classes = null
   readonly sold = true
   private readonly spec: BinaryQuestionSpec
+  readonly method: BinaryMethod
 
-  constructor(spec: BinaryQuestionSpec) {
+  constructor(spec: BinaryQuestionSpec, method: BinaryMethod = 'v1') {
     this.spec = spec
+    this.method = method
     this.id = spec.id
     this.label = spec.label
     this.horizonMs = spec.horizonMs
@@ -87,17 +128,82 @@ export class BinaryQuestion implements QuestionModel {
     return { x: frame.x, y: sample.resolution.outcome === 'obtains' ? 1 : 0 }
   }
 
+  /** The same question (event, features, resolution) fitted by another method. */
+  withMethod(method: BinaryMethod): BinaryQuestion {
+    return new BinaryQuestion(this.spec, method)
+  }
+
   fit(samples: readonly LabelledSample[]): FittedParams {
-    const ordered = timeOrdered(samples)
+    return this.method === 'v2' ? this.fitV2(samples) : this.fitV1(samples)
+  }
+
+  private usableRows(samples: readonly LabelledSample[]): { used: LabelledSample[]; rows: { x: number[]; y: number; at: number }[] } {
     const used: LabelledSample[] = []
-    const rows: { x: number[]; y: number }[] = []
-    for (const s of ordered) {
+    const rows: { x: number[]; y: number; at: number }[] = []
+    for (const s of timeOrdered(samples)) {
       const r = this.row(s)
       if (r) {
         used.push(s)
-        rows.push(r)
+        rows.push({ ...r, at: s.snapshot.at })
       }
     }
+    return { used, rows }
+  }
+
+  private fitV2(samples: readonly LabelledSample[]): FittedParams {
+    const { used, rows } = this.usableRows(samples)
+    const positives = rows.reduce((a, r) => a + r.y, 0)
+    const params: BinaryParamsV2 = {
+      status: 'insufficient',
+      method: BINARY_METHOD_V2,
+      feature_names: [...this.spec.featureNames],
+      train_floor: TRAIN_FLOOR,
+      usable: rows.length,
+      n_fit: 0,
+      n_cal: 0,
+      positives,
+      lambda: DEFAULT_L2,
+      walk_forward: [],
+      mean: [],
+      sd: [],
+      beta: [],
+      platt: { mean: [], sd: [], beta: [] },
+    }
+    if (rows.length >= TRAIN_FLOOR) {
+      const nFit = Math.floor(rows.length * FIT_SHARE)
+      const fitRows = rows.slice(0, nFit)
+      const calRows = rows.slice(nFit)
+      const folds = walkForwardFolds(fitRows, (r) => r.at, this.horizonMs)
+      const brierOf = (lambda: number, fold: Fold<(typeof fitRows)[number]>) => {
+        const lr = fitLogistic(fold.train.map((r) => r.x), fold.train.map((r) => r.y), lambda)
+        return fold.validate.reduce((a, r) => a + (predictLogistic(lr, r.x) - r.y) ** 2, 0) / fold.validate.length
+      }
+      const chosen = selectByWalkForward(LAMBDA_GRID, folds, brierOf)
+      const lr = fitLogistic(fitRows.map((r) => r.x), fitRows.map((r) => r.y), chosen.best)
+      const platt = fitLogistic(calRows.map((r) => [logit(predictLogistic(lr, r.x))]), calRows.map((r) => r.y), PLATT_L2)
+      Object.assign(params, {
+        status: 'ok',
+        n_fit: fitRows.length,
+        n_cal: calRows.length,
+        lambda: chosen.best,
+        walk_forward: chosen.losses.map((l) => ({ lambda: l.candidate, brier: l.mean, folds: l.folds })),
+        mean: lr.mean,
+        sd: lr.sd,
+        beta: lr.beta,
+        platt: { mean: platt.mean, sd: platt.sd, beta: platt.beta },
+      })
+    }
+    const record = params as unknown as Record<string, unknown>
+    return {
+      question_id: this.id,
+      version: `${BINARY_METHOD_V2}@${jcsSha256(record).slice(0, 12)}`,
+      trained_on: trainedOn(used, this.horizonMs, positives),
+      params: record,
+    }
+  }
+
+  private fitV1(samples: readonly LabelledSample[]): FittedParams {
+    const { used, rows } = this.usableRows(samples)
     const positives = rows.reduce((a, r) => a + r.y, 0)
     const base: BinaryParams = {
       status: 'insufficient',
@@ -153,6 +259,7 @@ export class BinaryQuestion implements QuestionModel {
     if (frame.refusal || !frame.x) return refusal(frame.refusal ?? { refusal: 'insufficient_confidence', reason: 'features_unavailable' }, event, this.horizon, conditions)
     if (!fitted) return refusal({ refusal: 'insufficient_confidence', reason: 'model_not_fitted' }, event, this.horizon, conditions)
     if (fitted.question_id !== this.id) throw new RangeError(`fitted params of ${fitted.question_id} given to ${this.id}`)
+    if ((fitted.params as { method?: unknown }).method === BINARY_METHOD_V2) return this.evaluateV2(frame, fitted)
     const p = fitted.params as unknown as BinaryParams
     if (p.status !== 'ok') return refusal({ refusal: 'insufficient_confidence', reason: 'sample_below_floor' }, event, this.horizon, conditions)
     const raw = predictLogistic(p, frame.x)
@@ -175,6 +282,32 @@ export class BinaryQuestion implements QuestionModel {
         n_cal: p.n_cal,
         raw_probability: raw,
         calibration_block: { x_min: block.x_min, x_max: block.x_max, n: block.n, hits: block.hits },
+        features: Object.fromEntries(this.spec.featureNames.map((n, i) => [n, frame.x![i]!])),
+      },
+    }
+  }
+
+  private evaluateV2(frame: Frame, fitted: FittedParams): ModelOutput {
+    const { event, conditions } = frame
+    const p = fitted.params as unknown as BinaryParamsV2
+    if (p.status !== 'ok') return refusal({ refusal: 'insufficient_confidence', reason: 'sample_below_floor' }, event, this.horizon, conditions)
+    const raw = predictLogistic(p, frame.x!)
+    const probability = predictLogistic(p.platt, [logit(raw)])
+    return {
+      kind: 'claim',
+      event,
+      horizon: this.horizon,
+      conditions,
+      probability,
+      distribution: null,
+      confidence: evidenceConfidence(p.n_fit, p.n_cal),
+      evidence: {
+        method: p.method,
+        fitted_version: fitted.version,
+        n_fit: p.n_fit,
+        n_cal: p.n_cal,
+        lambda: p.lambda,
+        raw_probability: raw,
         features: Object.fromEntries(this.spec.featureNames.map((n, i) => [n, frame.x![i]!])),
       },
     }

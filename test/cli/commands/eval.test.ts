@@ -65,9 +65,23 @@ t.test('svc eval --train/--test fits on one tape and scores on another', async (
   t.equal(doc.evaluations.find((e) => e.question_id === 'S05_volatility_expansion')!.predicted_classes, null, 'binary questions have none')
 })
 
+t.test('svc eval --models v2 scores the candidate binary method beside the same baselines', async (t) => {
+  const dir = await makeTempDir(t)
+  const tape = join(dir, 'gen.ndjson')
+  await writeFile(tape, mergeTicks(syntheticBars('BTC', 90 * 24), syntheticBars('ETH', 90 * 24, 5)).map(tickLine).join('\n') + '\n')
+  const { stdout } = await run('node', [SVC, 'eval', '--tape', tape, '--questions', 'S05_volatility_expansion,S01_market_regime', '--models', 'v2', '--json'], { env: { ...process.env, CI: 'true' } })
+  const doc = JSON.parse(stdout) as { models: string; evaluations: Array<Record<string, any>> }
+  t.equal(doc.models, 'v2')
+  const s05 = doc.evaluations.find((e) => e.question_id === 'S05_volatility_expansion')!
+  t.match(s05.train.fitted_version, /^logit-l2-walkforward\+platt@/, 'S05 fitted by the v2 method')
+  t.ok(s05.distinct_probabilities > 20, `continuous: ${s05.distinct_probabilities} distinct probabilities`)
+  t.notMatch(doc.evaluations.find((e) => e.question_id === 'S01_market_regime')!.train.fitted_version, /walkforward/, 'S01 stays v1')
+})
+
 t.test('svc eval refuses bad arguments with usage', async (t) => {
   await t.rejects(run('node', [SVC, 'eval']), { code: 2 })
   await t.rejects(run('node', [SVC, 'eval', '--tape', 'x', '--split', 'yesterday']), { code: 2 })
   await t.rejects(run('node', [SVC, 'eval', '--train', 'x']), { code: 2 }, '--train without --test')
   await t.rejects(run('node', [SVC, 'eval', '--train', 'x', '--test', 'y', '--split', '2025-01-01']), { code: 2 }, '--split with --train/--test')
+  await t.rejects(run('node', [SVC, 'eval', '--tape', 'x', '--models', 'v3']), { code: 2 }, 'unknown --models')
 })
