@@ -36,9 +36,9 @@ const LOGIT_CLAMP = 1e-9
 
 export type BinaryMethod = 'v1' | 'v2'
 
-export interface BinaryParamsV2 {
+/** The fields both methods' parameter records share (BinaryQuestion.fitBy). */
+interface BinaryParamsCommon {
   status: 'ok' | 'insufficient'
-  method: typeof BINARY_METHOD_V2
   feature_names: string[]
   train_floor: number
   usable: number
@@ -46,12 +46,23 @@ export interface BinaryParamsV2 {
   n_cal: number
   positives: number
   lambda: number
-  walk_forward: Array<{ lambda: number; brier: number | null; folds: number }>
   mean: number[]
   sd: number[]
   beta: number[]
+}
+
+export interface BinaryParamsV2 extends BinaryParamsCommon {
+  method: typeof BINARY_METHOD_V2
+  walk_forward: Array<{ lambda: number; brier: number | null; folds: number }>
   /** Platt map on z = logit(raw): its standardisation and [intercept, slope]. */
   platt: { mean: number[]; sd: number[]; beta: number[] }
+}
+
+/** A training row: the model inputs, the outcome and the decision time. */
+interface UsableRow {
+  x: number[]
+  y: number
+  at: number
 }
 
 function logit(p: number): number {
@@ -79,19 +90,8 @@ export interface BinaryQuestionSpec {
   resolve(conditions: Record<string, unknown>, window: ResolutionWindow): Resolution
 }
 
-export interface BinaryParams {
-  status: 'ok' | 'insufficient'
+export interface BinaryParams extends BinaryParamsCommon {
   method: typeof BINARY_METHOD
-  feature_names: string[]
-  train_floor: number
-  usable: number
-  n_fit: number
-  n_cal: number
-  positives: number
-  lambda: number
-  mean: number[]
-  sd: number[]
-  beta: number[]
   min_block: number
   calibration: CalibrationBlock[]
 }
@@ -137,9 +137,9 @@ export class BinaryQuestion implements QuestionModel {
     return this.method === 'v2' ? this.fitV2(samples) : this.fitV1(samples)
   }
 
-  private usableRows(samples: readonly LabelledSample[]): { used: LabelledSample[]; rows: { x: number[]; y: number; at: number }[] } {
+  private usableRows(samples: readonly LabelledSample[]): { used: LabelledSample[]; rows: UsableRow[] } {
     const used: LabelledSample[] = []
-    const rows: { x: number[]; y: number; at: number }[] = []
+    const rows: UsableRow[] = []
     for (const s of timeOrdered(samples)) {
       const r = this.row(s)
       if (r) {
@@ -150,12 +150,22 @@ export class BinaryQuestion implements QuestionModel {
     return { used, rows }
   }
 
-  private fitV2(samples: readonly LabelledSample[]): FittedParams {
+  /**
+   * The fit both methods share: the usable rows in time order, the training floor, the 70/30 split, the parameter
+   * record's common fields and its content-hashed version. `empty` are the method's own fields before fitting;
+   * `fitSlices` fits the two slices and returns the method's fields (lambda, coefficients, calibration).
+   */
+  private fitBy(
+    samples: readonly LabelledSample[],
+    method: string,
+    empty: Record<string, unknown>,
+    fitSlices: (fitRows: UsableRow[], calRows: UsableRow[]) => Record<string, unknown>,
+  ): FittedParams {
     const { used, rows } = this.usableRows(samples)
     const positives = rows.reduce((a, r) => a + r.y, 0)
-    const params: BinaryParamsV2 = {
+    const params: Record<string, unknown> = {
       status: 'insufficient',
-      method: BINARY_METHOD_V2,
+      method,
       feature_names: [...this.spec.featureNames],
       train_floor: TRAIN_FLOOR,
       usable: rows.length,
@@ -163,87 +173,52 @@ export class BinaryQuestion implements QuestionModel {
       n_cal: 0,
       positives,
       lambda: DEFAULT_L2,
-      walk_forward: [],
       mean: [],
       sd: [],
       beta: [],
-      platt: { mean: [], sd: [], beta: [] },
+      ...empty,
     }
     if (rows.length >= TRAIN_FLOOR) {
       const nFit = Math.floor(rows.length * FIT_SHARE)
       const fitRows = rows.slice(0, nFit)
       const calRows = rows.slice(nFit)
+      Object.assign(params, { status: 'ok', n_fit: fitRows.length, n_cal: calRows.length, ...fitSlices(fitRows, calRows) })
+    }
+    return {
+      question_id: this.id,
+      version: `${method}@${jcsSha256(params).slice(0, 12)}`,
+      trained_on: trainedOn(used, this.horizonMs, positives),
+      params,
+    }
+  }
+
+  private fitV2(samples: readonly LabelledSample[]): FittedParams {
+    return this.fitBy(samples, BINARY_METHOD_V2, { walk_forward: [], platt: { mean: [], sd: [], beta: [] } }, (fitRows, calRows) => {
       const folds = walkForwardFolds(fitRows, (r) => r.at, this.horizonMs)
-      const brierOf = (lambda: number, fold: Fold<(typeof fitRows)[number]>) => {
+      const brierOf = (lambda: number, fold: Fold<UsableRow>) => {
         const lr = fitLogistic(fold.train.map((r) => r.x), fold.train.map((r) => r.y), lambda)
         return fold.validate.reduce((a, r) => a + (predictLogistic(lr, r.x) - r.y) ** 2, 0) / fold.validate.length
       }
       const chosen = selectByWalkForward(LAMBDA_GRID, folds, brierOf)
       const lr = fitLogistic(fitRows.map((r) => r.x), fitRows.map((r) => r.y), chosen.best)
       const platt = fitLogistic(calRows.map((r) => [logit(predictLogistic(lr, r.x))]), calRows.map((r) => r.y), PLATT_L2)
-      Object.assign(params, {
-        status: 'ok',
-        n_fit: fitRows.length,
-        n_cal: calRows.length,
+      return {
         lambda: chosen.best,
         walk_forward: chosen.losses.map((l) => ({ lambda: l.candidate, brier: l.mean, folds: l.folds })),
         mean: lr.mean,
         sd: lr.sd,
         beta: lr.beta,
         platt: { mean: platt.mean, sd: platt.sd, beta: platt.beta },
-      })
-    }
-    const record = params as unknown as Record<string, unknown>
-    return {
-      question_id: this.id,
-      version: `${BINARY_METHOD_V2}@${jcsSha256(record).slice(0, 12)}`,
-      trained_on: trainedOn(used, this.horizonMs, positives),
-      params: record,
-    }
+      }
+    })
   }
 
   private fitV1(samples: readonly LabelledSample[]): FittedParams {
-    const { used, rows } = this.usableRows(samples)
-    const positives = rows.reduce((a, r) => a + r.y, 0)
-    const base: BinaryParams = {
-      status: 'insufficient',
-      method: BINARY_METHOD,
-      feature_names: [...this.spec.featureNames],
-      train_floor: TRAIN_FLOOR,
-      usable: rows.length,
-      n_fit: 0,
-      n_cal: 0,
-      positives,
-      lambda: DEFAULT_L2,
-      mean: [],
-      sd: [],
-      beta: [],
-      min_block: CALIBRATION_BAND_FLOOR,
-      calibration: [],
-    }
-    if (rows.length >= TRAIN_FLOOR) {
-      const nFit = Math.floor(rows.length * FIT_SHARE)
-      const fitRows = rows.slice(0, nFit)
-      const calRows = rows.slice(nFit)
+    return this.fitBy(samples, BINARY_METHOD, { min_block: CALIBRATION_BAND_FLOOR, calibration: [] }, (fitRows, calRows) => {
       const lr = fitLogistic(fitRows.map((r) => r.x), fitRows.map((r) => r.y), DEFAULT_L2)
       const pairs = calRows.map((r) => ({ p: predictLogistic(lr, r.x), y: r.y }))
-      Object.assign(base, {
-        status: 'ok',
-        n_fit: fitRows.length,
-        n_cal: calRows.length,
-        mean: lr.mean,
-        sd: lr.sd,
-        beta: lr.beta,
-        calibration: fitIsotonic(pairs, CALIBRATION_BAND_FLOOR),
-      })
-    }
-    const params = base as unknown as Record<string, unknown>
-    return {
-      question_id: this.id,
-      version: `${BINARY_METHOD}@${jcsSha256(params).slice(0, 12)}`,
-      trained_on: trainedOn(used, this.horizonMs, positives),
-      params,
-    }
+      return { mean: lr.mean, sd: lr.sd, beta: lr.beta, calibration: fitIsotonic(pairs, CALIBRATION_BAND_FLOOR) }
+    })
   }
 
   /**
