@@ -78,7 +78,13 @@ export interface QuestionEvaluation {
    * scored on the same decisions as the model, its skill against the same base rate; null when the question names no
    * baseline feature.
    */
-  one_feature: { feature: string; brier: number | null; bss: number | null; bss_ci: BootstrapInterval | null } | null
+  one_feature: ({ feature: string } & ComparatorSkill) | null
+  /**
+   * The previous model version (`svc eval --models v2`: v1), fitted on the same training decisions and scored on the
+   * same decisions; where it refuses, its forecast is the training base rate (a refusal claims nothing). Null when
+   * there is no previous version to compare (the live models are the first, jev-1.0.0) or for S01.
+   */
+  previous: ({ fitted_version: string } & ComparatorSkill) | null
   /** S01: how many scored decisions predicted each class; null for binary questions. */
   predicted_classes: Record<string, number> | null
   mean_probability: number | null
@@ -109,11 +115,20 @@ function maxOf(xs: readonly number[]): number {
   return m
 }
 
+/** A comparator's score on the model's scored decisions, and its skill against the same base rate. */
+export interface ComparatorSkill {
+  brier: number | null
+  bss: number | null
+  bss_ci: BootstrapInterval | null
+}
+
 interface ScoredRow {
   model: number
   reference: number
   /** The one-feature baseline's score on the same decision (NaN without a baseline). */
   oneFeature: number
+  /** The previous version's score on the same decision (NaN without one). */
+  previous: number
   /** UTC day of the decision: the bootstrap block (every asset of a day together). */
   day: number
 }
@@ -131,6 +146,8 @@ function skill(rows: readonly { model: number; reference: number }[]): number | 
 export interface ScoringOptions {
   policy?: Policy
   resamples?: number
+  /** The previous version of the question (binary questions), scored beside it as a baseline. */
+  previous?: QuestionModel
 }
 
 /** Fits on the samples before the split (given, or 70 % of the question's decision span) and scores the rest. */
@@ -188,6 +205,15 @@ export function scoreQuestion(
       )
     : null
 
+  const previous = options.previous && !choice ? options.previous : null
+  const previousFitted = previous ? previous.fit(train) : null
+  /** The previous version's forecast for one decision: its claim, else the training base rate. */
+  const previousForecast = (s: LabelledSample): number => {
+    const out = previous!.evaluate(s.snapshot, previousFitted)
+    const decided = policy.apply(out, question.id)
+    return decided.action !== 'refuse' && out.kind === 'claim' ? decided.probability : (baseBinary ?? NaN)
+  }
+
   const refusedBy: Record<string, number> = {}
   let nRefused = 0
   let nClaims = 0
@@ -217,14 +243,15 @@ export function scoreQuestion(
       const realized = classes.indexOf(s.resolution.realized_choice!)
       const dist = classes.map((c) => out.distribution?.[c] ?? 0)
       const score = (d: readonly number[]) => d.reduce((a, p, k) => a + (p - (k === realized ? 1 : 0)) ** 2, 0)
-      rows.push({ model: score(dist), reference: baseDist ? score(baseDist) : NaN, oneFeature: oneFeature ? score(oneFeature.predict(s.snapshot)) : NaN, day })
+      rows.push({ model: score(dist), reference: baseDist ? score(baseDist) : NaN, oneFeature: oneFeature ? score(oneFeature.predict(s.snapshot)) : NaN, previous: NaN, day })
       const predictedClass = String(out.conditions.predicted_class)
       predicted![predictedClass] = (predicted![predictedClass] ?? 0) + 1
       pairs.push({ p: decided.probability, y: predictedClass === s.resolution.realized_choice ? 1 : 0 })
     } else {
       const y = s.resolution.outcome === 'obtains' ? 1 : 0
       const q = oneFeature ? oneFeature.predict(s.snapshot)[0]! : NaN
-      rows.push({ model: (decided.probability - y) ** 2, reference: baseBinary === null ? NaN : (baseBinary - y) ** 2, oneFeature: (q - y) ** 2, day })
+      const prev = previous ? previousForecast(s) : NaN
+      rows.push({ model: (decided.probability - y) ** 2, reference: baseBinary === null ? NaN : (baseBinary - y) ** 2, oneFeature: (q - y) ** 2, previous: (prev - y) ** 2, day })
       pairs.push({ p: decided.probability, y })
     }
   }
@@ -236,16 +263,16 @@ export function scoreQuestion(
   const bssCi = n > 1 && haveBase ? blockBootstrapCi(rows, (r) => r.day, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null
   const ece = pairs.length > 0 ? expectedCalibrationError(pairs, { bins: ECE_BINS, strategy: 'quantile', norm: 'l1' }) : null
   const values = perValueReliability(pairs)
-  const asModel = rows.map((r) => ({ model: r.oneFeature, reference: r.reference, day: r.day }))
-  const oneFeatureResult =
-    oneFeature && baselineFeature
-      ? {
-          feature: baselineFeature.name,
-          brier: n > 0 ? asModel.reduce((a, r) => a + r.model, 0) / n : null,
-          bss: n > 0 && haveBase ? skill(asModel) : null,
-          bss_ci: n > 1 && haveBase ? blockBootstrapCi(asModel, (r) => r.day, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null,
-        }
-      : null
+  const comparator = (pick: (r: ScoredRow) => number): ComparatorSkill => {
+    const asModel = rows.map((r) => ({ model: pick(r), reference: r.reference, day: r.day }))
+    return {
+      brier: n > 0 ? asModel.reduce((a, r) => a + r.model, 0) / n : null,
+      bss: n > 0 && haveBase ? skill(asModel) : null,
+      bss_ci: n > 1 && haveBase ? blockBootstrapCi(asModel, (r) => r.day, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null,
+    }
+  }
+  const oneFeatureResult = oneFeature && baselineFeature ? { feature: baselineFeature.name, ...comparator((r) => r.oneFeature) } : null
+  const previousResult = previous && previousFitted ? { fitted_version: previousFitted.version, ...comparator((r) => r.previous) } : null
   const testTimes = test.map((s) => s.snapshot.at)
   return {
     question_id: question.id,
@@ -278,6 +305,7 @@ export function scoreQuestion(
     distinct_probabilities: values.length,
     per_value: values.length <= PER_VALUE_MAX ? values : null,
     one_feature: oneFeatureResult,
+    previous: previousResult,
     predicted_classes: predicted,
     mean_probability: n > 0 ? pSum / n : null,
     test_window: { start: testTimes.length ? isoMs(minOf(testTimes)) : null, end: testTimes.length ? isoMs(maxOf(testTimes) + question.horizonMs) : null },

@@ -86,7 +86,7 @@ function fmt(x: number | null | undefined, digits = 4): string {
 }
 
 export function formatTable(evals: readonly QuestionEvaluation[], unavailable: Record<string, number> = {}): string {
-  const header = ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', '1-feature BSS', 'ECE', 'distinct p']
+  const header = ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', '1-feature BSS', 'previous BSS', 'ECE', 'distinct p']
   const rows = evals.map((e) => [
     e.question_id,
     e.split === null ? '—' : e.split.slice(0, 16) + 'Z',
@@ -100,6 +100,7 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
     fmt(e.bss, 3),
     e.bss_ci ? `[${fmt(e.bss_ci.lower, 3)}, ${fmt(e.bss_ci.upper, 3)}]` : '—',
     fmt(e.one_feature?.bss, 3),
+    fmt(e.previous?.bss, 3),
     fmt(e.ece?.value),
     String(e.distinct_probabilities),
   ])
@@ -111,6 +112,7 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
     `Brier: binary mean (p − o)²; S01 multi-class Brier Σ_k (p_k − o_k)² (range 0..2). Base-rate Brier: the TRAINING window's base rate (S01: class frequencies) applied to the test decisions.`,
     `BSS = 1 − Brier / base-rate Brier; 95% CI: seeded percentile block bootstrap (seed 1, 2000 resamples) over whole UTC days of test decisions, every asset of a day together.`,
     `1-feature BSS: the skill, against the same base rate and on the same decisions, of the deciles of one feature per question (Laplace-smoothed rates fitted on the same training decisions; the feature is named in --json and docs/methodology.md).`,
+    `previous BSS: with --models v2, the live v1 model fitted on the same training decisions and scored on the same decisions (its refusals forecast the training base rate); — for the live models (the first version) and S01.`,
     `ECE: K = ${ECE_BINS} adaptive (equal-count) bins, (a,b] convention, L1, weighted by bin count (S01: top-label, modal-class probability vs hit). distinct p: distinct probability values scored.`,
     `train n = resolved training decisions (window end before the split); decisions = test decisions (decision time ≥ split); refused = policy refusals (probability 0, confidence 0), not scored; unresolvable = claims whose window could not be resolved. Figures that do not beat the base rate are printed as they are.`,
   ]
@@ -170,7 +172,16 @@ export const command: Command = {
     }
     if (values.models !== 'v1' && values.models !== 'v2') throw new UsageError(`--models must be v1 or v2, got '${values.models}'`)
     const models = values.models
-    if (models === 'v2') questions = questions.map((q) => (q instanceof BinaryQuestion ? q.withMethod('v2') : q))
+    // v2 candidates are scored beside the version they would replace.
+    const previousOf = new Map<string, QuestionModel>()
+    if (models === 'v2') {
+      questions = questions.map((q) => {
+        if (!(q instanceof BinaryQuestion)) return q
+        previousOf.set(q.id, q)
+        return q.withMethod('v2')
+      })
+    }
+    const previousOption = (q: QuestionModel) => (previousOf.has(q.id) ? { previous: previousOf.get(q.id)! } : {})
     const policy = Policy.v1()
     const head = `models ${models}; jev ${JEV_VERSION}; policy ${policy.version} (${policy.checksum.slice(0, 12)})`
     const sealed = { models, jev_version: JEV_VERSION, policy_version: policy.version, policy_checksum: policy.checksum }
@@ -178,7 +189,7 @@ export const command: Command = {
       const train = await datasetOf(trainTapes, questions, 'eval train')
       const test = await datasetOf(testTapes, questions, 'eval test')
       const evals = questions.map((q) =>
-        scoreQuestion(q, { train: train.samples.get(q.id) ?? [], test: test.samples.get(q.id) ?? [] }, { policy, split: null, splitRule: 'train tapes → test tapes' }),
+        scoreQuestion(q, { train: train.samples.get(q.id) ?? [], test: test.samples.get(q.id) ?? [] }, { policy, split: null, splitRule: 'train tapes → test tapes', ...previousOption(q) }),
       )
       if (values.json) {
         process.stdout.write(JSON.stringify({ ...sealed, train_tapes: trainTapes, test_tapes: testTapes, train_dataset: train.stats, test_dataset: test.stats, evaluations: evals }, null, 2) + '\n')
@@ -189,7 +200,7 @@ export const command: Command = {
       return 0
     }
     const { samples, stats } = await datasetOf(tapes, questions, 'eval')
-    const evals = questions.map((q) => evaluateQuestion(q, samples.get(q.id) ?? [], { policy, ...(split !== undefined ? { split } : {}) }))
+    const evals = questions.map((q) => evaluateQuestion(q, samples.get(q.id) ?? [], { policy, ...previousOption(q), ...(split !== undefined ? { split } : {}) }))
     if (values.json) {
       process.stdout.write(JSON.stringify({ ...sealed, tapes, dataset: stats, evaluations: evals }, null, 2) + '\n')
     } else {

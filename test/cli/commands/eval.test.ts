@@ -17,7 +17,7 @@ t.test('svc eval runs end to end on a generated tape and prints every column', a
   await writeFile(tape, ticks.map(tickLine).join('\n') + '\n')
 
   const { stdout, stderr } = await run('node', [SVC, 'eval', '--tape', tape], { env: { ...process.env, CI: 'true' } })
-  for (const col of ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', '1-feature BSS', 'ECE', 'distinct p']) {
+  for (const col of ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', '1-feature BSS', 'previous BSS', 'ECE', 'distinct p']) {
     t.match(stdout, `| ${col}`, `column ${col}`)
   }
   for (const q of ['S01_market_regime', 'S03_trend_continuation', 'S04_drawdown_risk', 'S05_volatility_expansion', 'S06_funding_anomaly', 'S07_funding_persistence']) {
@@ -34,7 +34,8 @@ t.test('svc eval runs end to end on a generated tape and prints every column', a
   for (const e of doc.evaluations) {
     t.equal(e.split, '2025-02-10T00:00:00.000Z')
     t.equal(e.split_rule, 'given (--split)')
-    for (const k of ['n_decisions', 'n_resolved', 'n_unresolvable', 'n_refused', 'brier', 'base_brier', 'bss', 'bss_ci', 'ece', 'murphy', 'distinct_probabilities', 'per_value', 'predicted_classes', 'one_feature', 'corp']) t.ok(k in e, `${e.question_id}: ${k}`)
+    for (const k of ['n_decisions', 'n_resolved', 'n_unresolvable', 'n_refused', 'brier', 'base_brier', 'bss', 'bss_ci', 'ece', 'murphy', 'distinct_probabilities', 'per_value', 'predicted_classes', 'one_feature', 'corp', 'previous']) t.ok(k in e, `${e.question_id}: ${k}`)
+    t.equal(e.previous, null, 'the live models have no previous version')
     t.match(e.corp, { dsc: Number, unc: Number, diagram: { level: 0.9, points: Array } }, `${e.question_id}: CORP decomposition and diagram`)
     t.match(e.one_feature, { feature: String, brier: Number }, `${e.question_id}: the one-feature baseline is scored on the same decisions`)
     t.equal((e.ece as { strategy: string }).strategy, 'quantile')
@@ -75,6 +76,8 @@ t.test('svc eval --models v2 scores the candidate binary method beside the same 
   const s05 = doc.evaluations.find((e) => e.question_id === 'S05_volatility_expansion')!
   t.match(s05.train.fitted_version, /^logit-l2-walkforward\+platt@/, 'S05 fitted by the v2 method')
   t.ok(s05.distinct_probabilities > 20, `continuous: ${s05.distinct_probabilities} distinct probabilities`)
+  t.match(s05.previous, { fitted_version: /^logit-l2-irls\+isotonic-pav@/, brier: Number, bss: Number }, 'v1 scored beside it as the previous version')
+  t.equal(doc.evaluations.find((e) => e.question_id === 'S01_market_regime')!.previous, null, 'S01 has no v2, so no previous')
   t.notMatch(doc.evaluations.find((e) => e.question_id === 'S01_market_regime')!.train.fitted_version, /walkforward/, 'S01 stays v1')
 })
 
