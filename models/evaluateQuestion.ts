@@ -256,14 +256,10 @@ export function scoreQuestion(
     }
   }
   const n = rows.length
-  const brier = n > 0 ? rows.reduce((a, r) => a + r.model, 0) / n : null
   const haveBase = choice ? baseDist !== null : baseBinary !== null
   const baseBrier = n > 0 && haveBase ? rows.reduce((a, r) => a + r.reference, 0) / n : null
-  const bss = n > 0 && haveBase ? skill(rows) : null
-  const bssCi = n > 1 && haveBase ? blockBootstrapCi(rows, (r) => r.day, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null
-  const ece = pairs.length > 0 ? expectedCalibrationError(pairs, { bins: ECE_BINS, strategy: 'quantile', norm: 'l1' }) : null
-  const values = perValueReliability(pairs)
-  const comparator = (pick: (r: ScoredRow) => number): ComparatorSkill => {
+  /** The Brier score and skill (with its day-block interval) of one forecaster's scores on the scored decisions. */
+  const skillOf = (pick: (r: ScoredRow) => number): ComparatorSkill => {
     const asModel = rows.map((r) => ({ model: pick(r), reference: r.reference, day: r.day }))
     return {
       brier: n > 0 ? asModel.reduce((a, r) => a + r.model, 0) / n : null,
@@ -271,8 +267,11 @@ export function scoreQuestion(
       bss_ci: n > 1 && haveBase ? blockBootstrapCi(asModel, (r) => r.day, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null,
     }
   }
-  const oneFeatureResult = oneFeature && baselineFeature ? { feature: baselineFeature.name, ...comparator((r) => r.oneFeature) } : null
-  const previousResult = previous && previousFitted ? { fitted_version: previousFitted.version, ...comparator((r) => r.previous) } : null
+  const model = skillOf((r) => r.model)
+  const ece = pairs.length > 0 ? expectedCalibrationError(pairs, { bins: ECE_BINS, strategy: 'quantile', norm: 'l1' }) : null
+  const values = perValueReliability(pairs)
+  const oneFeatureResult = oneFeature ? { feature: oneFeature.feature.name, ...skillOf((r) => r.oneFeature) } : null
+  const previousResult = previousFitted ? { fitted_version: previousFitted.version, ...skillOf((r) => r.previous) } : null
   const testTimes = test.map((s) => s.snapshot.at)
   return {
     question_id: question.id,
@@ -293,12 +292,12 @@ export function scoreQuestion(
     n_claims: nClaims,
     n_resolved: n,
     n_unresolvable: nUnresolvable,
-    brier,
+    brier: model.brier,
     brier_kind: choice ? 'multiclass_sum' : 'binary',
     base_rate: choice ? (baseDist ? Object.fromEntries(classes.map((c, k) => [c, baseDist![k]!])) : null) : baseBinary,
     base_brier: baseBrier,
-    bss,
-    bss_ci: bssCi,
+    bss: model.bss,
+    bss_ci: model.bss_ci,
     ece,
     murphy: murphyDecomposition(pairs, ECE_BINS),
     corp: corpOf(pairs),
