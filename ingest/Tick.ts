@@ -294,13 +294,16 @@ export function tickTime(tick: Tick): number {
 
 // A small direct-mapped memo: reads format the same few instants over and over (last observation per input, e.g.
 // for every health check), ingestion formats each instant once; a slot holds the last instant that hashed to it.
-const ISO_SLOTS = 64
+const ISO_BITS = 6
+const ISO_SLOTS = 1 << ISO_BITS
 const isoKeys = new Float64Array(ISO_SLOTS).fill(Number.NaN)
 const isoValues: string[] = new Array<string>(ISO_SLOTS).fill('')
 
 /** Formats epoch ms as the ISO-8601 UTC instant used throughout tapes. */
 export function isoMs(ms: number): string {
-  const slot = ms & (ISO_SLOTS - 1)
+  // Fibonacci hashing of the whole second: instants on an hourly grid all share their low bits, so `ms & 63` sent
+  // every one of them to one slot.
+  const slot = Math.imul(Math.floor(ms / 1000) | 0, 0x9e3779b1) >>> (32 - ISO_BITS)
   if (isoKeys[slot] === ms) return isoValues[slot] as string
   const s = new Date(ms).toISOString()
   isoKeys[slot] = ms

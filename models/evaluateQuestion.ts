@@ -19,13 +19,14 @@
 import type { FittedParams, LabelledSample, QuestionModel } from './QuestionModel.ts'
 import { splitSamples } from './Dataset.ts'
 import { Policy } from './policy/Policy.ts'
-import { blockBootstrapCi, DEFAULT_RESAMPLES, DEFAULT_SEED, type BootstrapInterval } from './verification/bootstrap.ts'
+import { blockBootstrapSkillCi, DEFAULT_RESAMPLES, DEFAULT_SEED, type BootstrapInterval } from './verification/bootstrap.ts'
 import { murphyDecomposition, type MurphyDecomposition } from './verification/brier.ts'
 import { BASELINE_FEATURES, OneFeatureBaseline } from './fit/OneFeatureBaseline.ts'
 import { corpDecomposition, corpDiagram, type CorpDiagram } from './verification/corp.ts'
 import { tieGroups } from './verification/pairs.ts'
 import { expectedCalibrationError, type EceResult } from './verification/ece.ts'
 import { isoMs } from '../ingest/Tick.ts'
+import type { SaleGate } from './saleGate.ts'
 
 export const DEFAULT_SPLIT_SHARE = 0.7
 export const ECE_BINS = 10
@@ -87,6 +88,11 @@ export interface QuestionEvaluation {
   previous: ({ fitted_version: string } & ComparatorSkill) | null
   /** S01: how many scored decisions predicted each class; null for binary questions. */
   predicted_classes: Record<string, number> | null
+  /**
+   * The sale gate's verdict on the training span (models/saleGate.ts), null for a method without one. The test window
+   * is scored as the model would answer if sold, so a blocked question still shows what it would have earned.
+   */
+  sale_gate: SaleGate | null
   mean_probability: number | null
   test_window: { start: string | null; end: string | null }
 }
@@ -177,7 +183,10 @@ export function scoreQuestion(
 ): QuestionEvaluation {
   const policy = options.policy ?? Policy.v1()
   const { train, test } = sets
-  const fitted: FittedParams = question.fit(train)
+  const gated: FittedParams = question.fit(train)
+  const saleGate = ((gated.params as { sale_gate?: SaleGate | null }).sale_gate ?? null)
+  // Scored as it would answer if sold: the gate's refusal would hide exactly the skill the table is there to show.
+  const fitted: FittedParams = saleGate ? { ...gated, params: { ...gated.params, sale_gate: null } } : gated
   const choice = question.answer === 'choice'
   const classes = question.classes ?? []
 
@@ -264,7 +273,7 @@ export function scoreQuestion(
     return {
       brier: n > 0 ? asModel.reduce((a, r) => a + r.model, 0) / n : null,
       bss: n > 0 && haveBase ? skill(asModel) : null,
-      bss_ci: n > 1 && haveBase ? blockBootstrapCi(asModel, (r) => r.day, skill, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null,
+      bss_ci: n > 1 && haveBase ? blockBootstrapSkillCi(asModel, (r) => r.day, { seed: DEFAULT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES }) : null,
     }
   }
   const model = skillOf((r) => r.model)
@@ -306,6 +315,7 @@ export function scoreQuestion(
     one_feature: oneFeatureResult,
     previous: previousResult,
     predicted_classes: predicted,
+    sale_gate: saleGate,
     mean_probability: n > 0 ? pSum / n : null,
     test_window: { start: testTimes.length ? isoMs(minOf(testTimes)) : null, end: testTimes.length ? isoMs(maxOf(testTimes) + question.horizonMs) : null },
   }

@@ -18,6 +18,7 @@ import { Policy } from '../../models/policy/Policy.ts'
 import { JEV_VERSION } from '../../models/version.ts'
 import type { QuestionModel } from '../../models/QuestionModel.ts'
 import { BinaryQuestion } from '../../models/questions/BinaryQuestion.ts'
+import { gateSummary } from '../../models/saleGate.ts'
 const usage = `Usage: svc eval --tape FILE [--tape FILE ...] [--split DATE] [--questions ID,...] [--json]
        svc eval --train FILE [--train FILE ...] --test FILE [--test FILE ...] [--questions ID,...] [--json]
 
@@ -86,7 +87,7 @@ function fmt(x: number | null | undefined, digits = 4): string {
 }
 
 export function formatTable(evals: readonly QuestionEvaluation[], unavailable: Record<string, number> = {}): string {
-  const header = ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', '1-feature BSS', 'previous BSS', 'ECE', 'distinct p']
+  const header = ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', '1-feature BSS', 'previous BSS', 'ECE', 'distinct p', 'sale gate']
   const rows = evals.map((e) => [
     e.question_id,
     e.split === null ? '—' : e.split.slice(0, 16) + 'Z',
@@ -103,6 +104,7 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
     fmt(e.previous?.bss, 3),
     fmt(e.ece?.value),
     String(e.distinct_probabilities),
+    e.sale_gate === null ? '—' : e.sale_gate.status === 'sold' ? 'sold' : `blocked: ${e.sale_gate.reason}`,
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`
@@ -114,6 +116,7 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
     `1-feature BSS: the skill, against the same base rate and on the same decisions, of the deciles of one feature per question (Laplace-smoothed rates fitted on the same training decisions; the feature is named in --json and docs/methodology.md).`,
     `previous BSS: with --models v2, the live v1 model fitted on the same training decisions and scored on the same decisions (its refusals forecast the training base rate); — for the live models (the first version) and S01.`,
     `ECE: K = ${ECE_BINS} adaptive (equal-count) bins, (a,b] convention, L1, weighted by bin count (S01: top-label, modal-class probability vs hit). distinct p: distinct probability values scored.`,
+    `sale gate (v2): measured on the training span only — the method refitted on its earlier rows and scored on a later holdout of it; sold when the holdout BSS's day-block 95% lower bound is above 0 and the BSS is at least the one-feature baseline's (docs/methodology.md). The test columns score the model as it would answer if sold.`,
     `train n = resolved training decisions (window end before the split); decisions = test decisions (decision time ≥ split); refused = policy refusals (probability 0, confidence 0), not scored; unresolvable = claims whose window could not be resolved. Figures that do not beat the base rate are printed as they are.`,
   ]
   for (const e of evals) {
@@ -125,6 +128,7 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
     if (e.per_value && e.per_value.length > 0) {
       notes.push(`${e.question_id} reliability per value: ${e.per_value.map((v) => `p ${fmt(v.p, 3)} n ${v.n} realized ${fmt(v.realized, 3)}`).join('; ')}`)
     }
+    if (e.sale_gate && e.sale_gate.status === 'blocked') notes.push(`${e.question_id} sale gate: blocked (${e.sale_gate.reason}), ${gateSummary(e.sale_gate)}`)
     if (e.predicted_classes) notes.push(`${e.question_id} predicted classes: ${Object.entries(e.predicted_classes).map(([k, v]) => `${k} ${v}`).join(', ')}`)
   }
   return out.join('\n') + '\n' + notes.join('\n') + '\n'

@@ -70,31 +70,45 @@ export function fitLogistic(x: readonly number[][], y: readonly number[], lambda
   if (x.length !== y.length || x.length === 0) throw new RangeError('fitLogistic needs equal, non-empty x and y')
   const { mean, sd } = standardise(x)
   const d = mean.length + 1
-  const z = x.map((r) => [1, ...r.map((v, j) => (v - mean[j]!) / sd[j]!)])
+  const n = x.length
+  // One flat row-major design matrix [1, standardised features…]: the same arithmetic in the same order as a
+  // row-of-arrays walk (so the same bits), without an allocation per row; walk-forward selection fits this many times.
+  const z = new Float64Array(n * d)
+  for (let i = 0; i < n; i++) {
+    const r = x[i]!
+    z[i * d] = 1
+    for (let j = 1; j < d; j++) z[i * d + j] = (r[j - 1]! - mean[j - 1]!) / sd[j - 1]!
+  }
   const beta = new Array<number>(d).fill(0)
+  const hFlat = new Float64Array(d * d)
+  const g = new Float64Array(d)
   let iterations = 0
   for (; iterations < MAX_ITER; iterations++) {
-    const h = Array.from({ length: d }, () => new Array<number>(d).fill(0))
-    const g = new Array<number>(d).fill(0)
-    for (let i = 0; i < z.length; i++) {
-      const zi = z[i]!
+    hFlat.fill(0)
+    g.fill(0)
+    for (let i = 0; i < n; i++) {
+      const o = i * d
       let eta = 0
-      for (let j = 0; j < d; j++) eta += zi[j]! * beta[j]!
+      for (let j = 0; j < d; j++) eta += z[o + j]! * beta[j]!
       const p = sigmoid(eta)
       const w = Math.max(p * (1 - p), 1e-12)
       const resid = y[i]! - p
       for (let j = 0; j < d; j++) {
-        g[j]! += zi[j]! * resid
-        const wz = w * zi[j]!
-        for (let k = 0; k <= j; k++) h[j]![k]! += wz * zi[k]!
+        const zj = z[o + j]!
+        g[j]! += zj * resid
+        const wz = w * zj
+        const hj = j * d
+        for (let k = 0; k <= j; k++) hFlat[hj + k]! += wz * z[o + k]!
       }
     }
+    const h = Array.from({ length: d }, (_, j) => Array.from(hFlat.subarray(j * d, j * d + d)))
     for (let j = 0; j < d; j++) for (let k = j + 1; k < d; k++) h[j]![k] = h[k]![j]!
+    const grad = Array.from(g)
     for (let j = 1; j < d; j++) {
       h[j]![j]! += lambda
-      g[j]! -= lambda * beta[j]!
+      grad[j]! -= lambda * beta[j]!
     }
-    const step = solve(h, g)
+    const step = solve(h, grad)
     let maxStep = 0
     for (let j = 0; j < d; j++) {
       beta[j]! += step[j]!

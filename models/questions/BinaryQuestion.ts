@@ -7,12 +7,14 @@
  * on the later, disjoint 30 % from the regression's raw output to outcomes. The answer is the calibrated value of the
  * block the raw output falls in. Refusals: see evaluate().
  *
- * Method v2 (a candidate, scored by `svc eval --models v2`, not live): the same features and 70/30 split; the L2
- * penalty λ is chosen from LAMBDA_GRID by walk-forward validation inside the fit slice (models/fit/walkForward.ts: 3
- * expanding folds after the first half, one-horizon embargo, mean Brier of the regression's output); the regression
- * is refitted on the whole fit slice with that λ; calibration is Platt scaling on the later 30 % (a logistic
- * regression of the outcome on logit(raw), λ = PLATT_L2), a smooth monotone map that keeps the regression's
- * resolution instead of collapsing it into a few isotonic steps.
+ * Method v2: the same 70/30 time split. The feature set (the question's nested candidate sets, simplest first: its v1
+ * features, then HAR-RV or funding-persistence terms, then calendar terms) and the L2 penalty λ (LAMBDA_GRID) are
+ * chosen together by walk-forward validation inside the fit slice (models/fit/walkForward.ts: 3 expanding folds after
+ * the first half, one-horizon embargo, mean Brier of the regression's output); the regression is refitted on the
+ * whole fit slice with that choice; calibration is Platt scaling on the later 30 % (a logistic regression of the
+ * outcome on logit(raw), λ = PLATT_L2), a smooth monotone map that keeps the regression's resolution instead of
+ * collapsing it into a few isotonic steps. Then the sale gate (models/saleGate.ts): the whole method refitted on the
+ * earlier rows and scored on a later holdout of the training span decides whether the question is sold at all.
  */
 import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
 import type { FittedParams, LabelledSample, ModelOutput, QuestionId, QuestionModel, Resolution } from '../QuestionModel.ts'
@@ -23,6 +25,8 @@ import { DEFAULT_L2, fitLogistic, predictLogistic } from '../fit/logistic.ts'
 import { calibrationBlock, fitIsotonic, type CalibrationBlock } from '../fit/isotonic.ts'
 import { selectByWalkForward, walkForwardFolds, type Fold } from '../fit/walkForward.ts'
 import { evidenceConfidence } from '../confidence.ts'
+import { BASELINE_FEATURES, OneFeatureBaseline } from '../fit/OneFeatureBaseline.ts'
+import { saleGateOf, type SaleGate } from '../saleGate.ts'
 import { jcsSha256 } from '../../common/hash.ts'
 import { FIT_SHARE, TRAIN_FLOOR, horizonString, inputRefusal, refusal, timeOrdered, trainedOn, type Refusal } from './common.ts'
 
@@ -53,9 +57,41 @@ interface BinaryParamsCommon {
 
 export interface BinaryParamsV2 extends BinaryParamsCommon {
   method: typeof BINARY_METHOD_V2
-  walk_forward: Array<{ lambda: number; brier: number | null; folds: number }>
+  /** The chosen candidate set's name (feature_names are its features, in order). */
+  feature_set: string
+  walk_forward: Array<{ feature_set: string; lambda: number; brier: number | null; folds: number }>
   /** Platt map on z = logit(raw): its standardisation and [intercept, slope]. */
   platt: { mean: number[]; sd: number[]; beta: number[] }
+  /** The sale gate's verdict, measured on a holdout of the training span (null while insufficient). */
+  sale_gate: SaleGate | null
+}
+
+/** A named candidate feature set of the v2 method. */
+export interface FeatureSet {
+  name: string
+  features: readonly string[]
+}
+
+/** A v2 training row: every candidate's value (in the question's candidate order), the outcome and the sample. */
+interface CandidateRow {
+  values: number[]
+  y: number
+  at: number
+  sample: LabelledSample
+}
+
+/** What the v2 method fits on rows: the chosen set, penalty and maps, without the gate. */
+interface V2Core {
+  feature_set: string
+  feature_names: string[]
+  lambda: number
+  walk_forward: BinaryParamsV2['walk_forward']
+  mean: number[]
+  sd: number[]
+  beta: number[]
+  platt: BinaryParamsV2['platt']
+  /** Column indices of the chosen set in CandidateRow.values. */
+  columns: number[]
 }
 
 /** A training row: the model inputs, the outcome and the decision time. */
@@ -77,6 +113,8 @@ export interface Frame {
   /** Model inputs (fixed order = featureNames); null when the frame refuses. */
   x: number[] | null
   refusal: Refusal | null
+  /** The v2 candidates by name (null where not computable); absent when the frame refuses. */
+  candidates?: Record<string, number | null>
 }
 
 export interface BinaryQuestionSpec {
@@ -86,6 +124,8 @@ export interface BinaryQuestionSpec {
   entryTier: boolean
   requiredInputs: readonly FeatureInput[]
   featureNames: readonly string[]
+  /** v2: nested candidate feature sets, simplest first (the first is the v1 features); names from Frame.candidates. */
+  featureSets: readonly FeatureSet[]
   frame(snapshot: FeatureSnapshot, horizonMs: number): Frame
   resolve(conditions: Record<string, unknown>, window: ResolutionWindow): Resolution
 }
@@ -108,6 +148,8 @@ export class BinaryQuestion implements QuestionModel {
   readonly sold = true
   private readonly spec: BinaryQuestionSpec
   readonly method: BinaryMethod
+  /** Every v2 candidate name, in first-appearance order over the sets. */
+  private readonly candidateNames: readonly string[]
 
   constructor(spec: BinaryQuestionSpec, method: BinaryMethod = 'v1') {
     this.spec = spec
@@ -117,6 +159,7 @@ export class BinaryQuestion implements QuestionModel {
     this.horizonMs = spec.horizonMs
     this.horizon = horizonString(spec.horizonMs)
     this.entryTier = spec.entryTier
+    this.candidateNames = [...new Set(spec.featureSets.flatMap((f) => f.features))]
   }
 
   /** The model inputs of a sample, or null when it would be refused before the model (not a training row). */
@@ -192,25 +235,107 @@ export class BinaryQuestion implements QuestionModel {
     }
   }
 
-  private fitV2(samples: readonly LabelledSample[]): FittedParams {
-    return this.fitBy(samples, BINARY_METHOD_V2, { walk_forward: [], platt: { mean: [], sd: [], beta: [] } }, (fitRows, calRows) => {
-      const folds = walkForwardFolds(fitRows, (r) => r.at, this.horizonMs)
-      const brierOf = (lambda: number, fold: Fold<UsableRow>) => {
-        const lr = fitLogistic(fold.train.map((r) => r.x), fold.train.map((r) => r.y), lambda)
-        return fold.validate.reduce((a, r) => a + (predictLogistic(lr, r.x) - r.y) ** 2, 0) / fold.validate.length
-      }
-      const chosen = selectByWalkForward(LAMBDA_GRID, folds, brierOf)
-      const lr = fitLogistic(fitRows.map((r) => r.x), fitRows.map((r) => r.y), chosen.best)
-      const platt = fitLogistic(calRows.map((r) => [logit(predictLogistic(lr, r.x))]), calRows.map((r) => r.y), PLATT_L2)
-      return {
-        lambda: chosen.best,
-        walk_forward: chosen.losses.map((l) => ({ lambda: l.candidate, brier: l.mean, folds: l.folds })),
-        mean: lr.mean,
-        sd: lr.sd,
-        beta: lr.beta,
-        platt: { mean: platt.mean, sd: platt.sd, beta: platt.beta },
-      }
+  /** v2 training rows: v1-usable samples whose every candidate is computable (e.g. 30-day vol needs 15 days of bars). */
+  private candidateRows(samples: readonly LabelledSample[]): CandidateRow[] {
+    const rows: CandidateRow[] = []
+    for (const s of timeOrdered(samples)) {
+      if (s.resolution.outcome === 'unresolvable' || inputRefusal(s.snapshot, this.spec.requiredInputs)) continue
+      const frame = this.spec.frame(s.snapshot, this.horizonMs)
+      if (frame.refusal || !frame.x || !frame.candidates) continue
+      const values = this.candidateNames.map((n) => frame.candidates![n])
+      if (values.some((v) => v === null || v === undefined || !Number.isFinite(v))) continue
+      rows.push({ values: values as number[], y: s.resolution.outcome === 'obtains' ? 1 : 0, at: s.snapshot.at, sample: s })
+    }
+    return rows
+  }
+
+  /** Feature set and λ by walk-forward inside the fit slice, the regression on the whole fit slice, Platt on the rest. */
+  private fitV2Core(fitRows: readonly CandidateRow[], calRows: readonly CandidateRow[]): V2Core {
+    const sets = this.spec.featureSets.map((f) => ({ name: f.name, columns: f.features.map((n) => this.candidateNames.indexOf(n)) }))
+    const pick = (r: CandidateRow, columns: readonly number[]) => columns.map((c) => r.values[c]!)
+    const folds = walkForwardFolds(fitRows, (r) => r.at, this.horizonMs)
+    const candidates = sets.flatMap((set) => LAMBDA_GRID.map((lambda) => ({ set, lambda })))
+    const brierOf = (c: (typeof candidates)[number], fold: Fold<CandidateRow>) => {
+      const lr = fitLogistic(fold.train.map((r) => pick(r, c.set.columns)), fold.train.map((r) => r.y), c.lambda)
+      return fold.validate.reduce((a, r) => a + (predictLogistic(lr, pick(r, c.set.columns)) - r.y) ** 2, 0) / fold.validate.length
+    }
+    const chosen = selectByWalkForward(candidates, folds, brierOf)
+    const { set, lambda } = chosen.best
+    const lr = fitLogistic(fitRows.map((r) => pick(r, set.columns)), fitRows.map((r) => r.y), lambda)
+    const platt = fitLogistic(calRows.map((r) => [logit(predictLogistic(lr, pick(r, set.columns)))]), calRows.map((r) => r.y), PLATT_L2)
+    return {
+      feature_set: set.name,
+      feature_names: set.columns.map((c) => this.candidateNames[c]!),
+      lambda,
+      walk_forward: chosen.losses.map((l) => ({ feature_set: l.candidate.set.name, lambda: l.candidate.lambda, brier: l.mean, folds: l.folds })),
+      mean: lr.mean,
+      sd: lr.sd,
+      beta: lr.beta,
+      platt: { mean: platt.mean, sd: platt.sd, beta: platt.beta },
+      columns: set.columns,
+    }
+  }
+
+  private static predictCore(core: Pick<V2Core, 'mean' | 'sd' | 'beta' | 'platt'>, x: readonly number[]): number {
+    return predictLogistic(core.platt, [logit(predictLogistic(core, x))])
+  }
+
+  /**
+   * The sale gate on the training span (models/saleGate.ts): the method refitted on the rows whose windows closed
+   * before the later (1 − FIT_SHARE) of the rows, scored there against that earlier span's base rate and one-feature
+   * baseline.
+   */
+  private saleGate(rows: readonly CandidateRow[]): SaleGate {
+    const cut = Math.floor(rows.length * FIT_SHARE)
+    const holdout = rows.slice(cut)
+    const cutAt = holdout[0]?.at ?? Infinity
+    const train = rows.slice(0, cut).filter((r) => r.at + this.horizonMs <= cutAt)
+    if (train.length < TRAIN_FLOOR || holdout.length === 0) return saleGateOf([], train.length)
+    const nFit = Math.floor(train.length * FIT_SHARE)
+    const core = this.fitV2Core(train.slice(0, nFit), train.slice(nFit))
+    const base = train.reduce((a, r) => a + r.y, 0) / train.length
+    const feature = BASELINE_FEATURES[this.id]
+    const oneFeature = feature ? OneFeatureBaseline.fit(feature, train.map((r) => ({ snapshot: r.sample.snapshot, outcome: r.y })), 1) : null
+    const scored = holdout.map((r) => {
+      const p = BinaryQuestion.predictCore(core, core.columns.map((c) => r.values[c]!))
+      const q = oneFeature ? oneFeature.predict(r.sample.snapshot)[0]! : base
+      return { at: r.at, model: (p - r.y) ** 2, reference: (base - r.y) ** 2, oneFeature: (q - r.y) ** 2 }
     })
+    return saleGateOf(scored, train.length)
+  }
+
+  private fitV2(samples: readonly LabelledSample[]): FittedParams {
+    const rows = this.candidateRows(samples)
+    const positives = rows.reduce((a, r) => a + r.y, 0)
+    const params: Record<string, unknown> = {
+      status: 'insufficient',
+      method: BINARY_METHOD_V2,
+      feature_set: null,
+      feature_names: [],
+      train_floor: TRAIN_FLOOR,
+      usable: rows.length,
+      n_fit: 0,
+      n_cal: 0,
+      positives,
+      lambda: null,
+      mean: [],
+      sd: [],
+      beta: [],
+      walk_forward: [],
+      platt: { mean: [], sd: [], beta: [] },
+      sale_gate: null,
+    }
+    if (rows.length >= TRAIN_FLOOR) {
+      const nFit = Math.floor(rows.length * FIT_SHARE)
+      const { columns: _columns, ...core } = this.fitV2Core(rows.slice(0, nFit), rows.slice(nFit))
+      Object.assign(params, { status: 'ok', n_fit: nFit, n_cal: rows.length - nFit, ...core, sale_gate: this.saleGate(rows) })
+    }
+    return {
+      question_id: this.id,
+      version: `${BINARY_METHOD_V2}@${jcsSha256(params).slice(0, 12)}`,
+      trained_on: trainedOn(rows.map((r) => r.sample), this.horizonMs, positives),
+      params,
+    }
   }
 
   private fitV1(samples: readonly LabelledSample[]): FittedParams {
@@ -266,7 +391,10 @@ export class BinaryQuestion implements QuestionModel {
     const { event, conditions } = frame
     const p = fitted.params as unknown as BinaryParamsV2
     if (p.status !== 'ok') return refusal({ refusal: 'insufficient_confidence', reason: 'sample_below_floor' }, event, this.horizon, conditions)
-    const raw = predictLogistic(p, frame.x!)
+    if (p.sale_gate?.status === 'blocked') return refusal({ refusal: 'insufficient_confidence', reason: `not_sold:${p.sale_gate.reason}` }, event, this.horizon, conditions)
+    const x = p.feature_names.map((n) => frame.candidates?.[n] ?? null)
+    if (x.some((v) => v === null || !Number.isFinite(v))) return refusal({ refusal: 'insufficient_confidence', reason: 'features_unavailable' }, event, this.horizon, conditions)
+    const raw = predictLogistic(p, x as number[])
     const probability = predictLogistic(p.platt, [logit(raw)])
     return {
       kind: 'claim',
@@ -281,9 +409,10 @@ export class BinaryQuestion implements QuestionModel {
         fitted_version: fitted.version,
         n_fit: p.n_fit,
         n_cal: p.n_cal,
+        feature_set: p.feature_set,
         lambda: p.lambda,
         raw_probability: raw,
-        features: Object.fromEntries(this.spec.featureNames.map((n, i) => [n, frame.x![i]!])),
+        features: Object.fromEntries(p.feature_names.map((n, i) => [n, x[i]!])),
       },
     }
   }

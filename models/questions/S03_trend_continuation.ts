@@ -9,12 +9,13 @@ import type { Resolution } from '../QuestionModel.ts'
 import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { BinaryQuestion, type Frame } from './BinaryQuestion.ts'
 import { feature, isoMinute, num } from './common.ts'
-import { VOL_BASELINE_FEATURE, logRatio, volBaseline } from './volFrame.ts'
+import { CALENDAR_FEATURES, VOL_BASELINE_FEATURE, logRatio, returnInSd, volBaseline, volCandidates } from './volFrame.ts'
 import { numberCondition, windowLastClose } from './windowStats.ts'
 
 export const S03_HORIZON_MS = 4 * 3_600_000
 /** Required move in baseline sds over the horizon (sd over 4 h = baseline × √4). */
 export const S03_MOVE_SD = 0.5
+const V1_FEATURES = ['ret4h_in_sd_signed', 'ret24h_in_sd_signed', 'ln_pk24h_over_base', 'ln_pk4h_over_base']
 
 function frame(s: FeatureSnapshot, horizonMs: number): Frame {
   const end = s.at + horizonMs
@@ -46,7 +47,9 @@ function frame(s: FeatureSnapshot, horizonMs: number): Frame {
   const ret24 = feature(s, 'ret_24h')
   const x = [(direction * ret4) / (b * 2), ret24 === null ? null : (direction * ret24) / (b * Math.sqrt(24)), logRatio(s, 'pk_24h', b), logRatio(s, 'pk_4h', b)]
   if (x.some((v) => v === null)) return { event, conditions, x: null, refusal: { refusal: 'insufficient_confidence', reason: 'features_unavailable' } }
-  return { event, conditions, x: x as number[], refusal: null }
+  const r1 = returnInSd(s, '1h', b)
+  const candidates = { ...volCandidates(s, b, horizonMs), ret4h_in_sd_signed: x[0]!, ret24h_in_sd_signed: x[1]!, ret1h_in_sd_signed: r1 === null ? null : direction * r1 }
+  return { event, conditions, x: x as number[], refusal: null, candidates }
 }
 
 function resolve(conditions: Record<string, unknown>, window: ResolutionWindow): Resolution {
@@ -68,7 +71,12 @@ export const S03_trend_continuation = new BinaryQuestion({
   horizonMs: S03_HORIZON_MS,
   entryTier: false,
   requiredInputs: ['bars'],
-  featureNames: ['ret4h_in_sd_signed', 'ret24h_in_sd_signed', 'ln_pk24h_over_base', 'ln_pk4h_over_base'],
+  featureNames: V1_FEATURES,
+  featureSets: [
+    { name: 'v1', features: V1_FEATURES },
+    { name: 'har', features: [...V1_FEATURES, 'ret1h_in_sd_signed', 'ln_pk1h_over_base', 'ln_pk30d_over_base'] },
+    { name: 'har+calendar', features: [...V1_FEATURES, 'ret1h_in_sd_signed', 'ln_pk1h_over_base', 'ln_pk30d_over_base', ...CALENDAR_FEATURES] },
+  ],
   frame,
   resolve,
 })

@@ -8,11 +8,12 @@ import type { Resolution } from '../QuestionModel.ts'
 import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { BinaryQuestion, type Frame } from './BinaryQuestion.ts'
 import { feature, isoMinute, num } from './common.ts'
-import { VOL_BASELINE_FEATURE, logRatio, volBaseline } from './volFrame.ts'
+import { CALENDAR_FEATURES, VOL_BASELINE_FEATURE, logRatio, returnInSd, volBaseline, volCandidates } from './volFrame.ts'
 import { numberCondition, windowMinLow } from './windowStats.ts'
 
 export const S04_HORIZON_MS = 4 * 3_600_000
 export const S04_DRAWDOWN_SD = 1.5
+const V1_FEATURES = ['ln_pk24h_over_base', 'ln_pk4h_over_base', 'ret24h_in_sd', 'ret4h_in_sd']
 
 function frame(s: FeatureSnapshot, horizonMs: number): Frame {
   const end = s.at + horizonMs
@@ -39,7 +40,8 @@ function frame(s: FeatureSnapshot, horizonMs: number): Frame {
   const r4 = feature(s, 'ret_4h')
   const x = [logRatio(s, 'pk_24h', b), logRatio(s, 'pk_4h', b), r24 === null ? null : r24 / (b * Math.sqrt(24)), r4 === null ? null : r4 / (b * 2)]
   if (ref === null || x.some((v) => v === null)) return { event, conditions, x: null, refusal: { refusal: 'insufficient_confidence', reason: 'features_unavailable' } }
-  return { event, conditions, x: x as number[], refusal: null }
+  const candidates = { ...volCandidates(s, b, horizonMs), ret24h_in_sd: x[2]!, ret4h_in_sd: x[3]!, ret1h_in_sd: returnInSd(s, '1h', b) }
+  return { event, conditions, x: x as number[], refusal: null, candidates }
 }
 
 function resolve(conditions: Record<string, unknown>, window: ResolutionWindow): Resolution {
@@ -55,7 +57,12 @@ export const S04_drawdown_risk = new BinaryQuestion({
   horizonMs: S04_HORIZON_MS,
   entryTier: false,
   requiredInputs: ['bars'],
-  featureNames: ['ln_pk24h_over_base', 'ln_pk4h_over_base', 'ret24h_in_sd', 'ret4h_in_sd'],
+  featureNames: V1_FEATURES,
+  featureSets: [
+    { name: 'v1', features: V1_FEATURES },
+    { name: 'har', features: [...V1_FEATURES, 'ln_pk1h_over_base', 'ln_pk30d_over_base', 'ret1h_in_sd'] },
+    { name: 'har+calendar', features: [...V1_FEATURES, 'ln_pk1h_over_base', 'ln_pk30d_over_base', 'ret1h_in_sd', ...CALENDAR_FEATURES] },
+  ],
   frame,
   resolve,
 })

@@ -8,11 +8,12 @@ import type { Resolution } from '../QuestionModel.ts'
 import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import { BinaryQuestion, type Frame } from './BinaryQuestion.ts'
 import { feature, isoMinute, num } from './common.ts'
-import { VOL_BASELINE_FEATURE, logRatio, volBaseline } from './volFrame.ts'
+import { CALENDAR_FEATURES, VOL_BASELINE_FEATURE, logRatio, returnInSd, volBaseline, volCandidates } from './volFrame.ts'
 import { numberCondition, windowParkinsonPerHour } from './windowStats.ts'
 
 export const S05_HORIZON_MS = 4 * 3_600_000
 export const S05_K = 1.5
+const V1_FEATURES = ['ln_pk24h_over_base', 'ln_pk4h_over_base', 'ln_pk1h_over_base', 'abs_ret24h_in_sd']
 
 function frame(s: FeatureSnapshot, horizonMs: number): Frame {
   const end = s.at + horizonMs
@@ -35,7 +36,9 @@ function frame(s: FeatureSnapshot, horizonMs: number): Frame {
   const x = [logRatio(s, 'pk_24h', b), logRatio(s, 'pk_4h', b), logRatio(s, 'pk_1h', b), feature(s, 'ret_24h')]
   if (x.some((v) => v === null)) return { event, conditions, x: null, refusal: { refusal: 'insufficient_confidence', reason: 'features_unavailable' } }
   x[3] = Math.abs(x[3]!) / (b * Math.sqrt(24))
-  return { event, conditions, x: x as number[], refusal: null }
+  const r4 = returnInSd(s, '4h', b)
+  const candidates = { ...volCandidates(s, b, horizonMs), abs_ret24h_in_sd: x[3], abs_ret4h_in_sd: r4 === null ? null : Math.abs(r4) }
+  return { event, conditions, x: x as number[], refusal: null, candidates }
 }
 
 function resolve(conditions: Record<string, unknown>, window: ResolutionWindow): Resolution {
@@ -56,7 +59,12 @@ export const S05_volatility_expansion = new BinaryQuestion({
   horizonMs: S05_HORIZON_MS,
   entryTier: true,
   requiredInputs: ['bars'],
-  featureNames: ['ln_pk24h_over_base', 'ln_pk4h_over_base', 'ln_pk1h_over_base', 'abs_ret24h_in_sd'],
+  featureNames: V1_FEATURES,
+  featureSets: [
+    { name: 'v1', features: V1_FEATURES },
+    { name: 'har', features: [...V1_FEATURES, 'ln_pk30d_over_base', 'abs_ret4h_in_sd'] },
+    { name: 'har+calendar', features: [...V1_FEATURES, 'ln_pk30d_over_base', 'abs_ret4h_in_sd', ...CALENDAR_FEATURES] },
+  ],
   frame,
   resolve,
 })

@@ -12,11 +12,12 @@ import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.
 import { NEUTRAL_FUNDING_PER_HOUR } from '../../pipeline/features/funding.ts'
 import { BinaryQuestion, type Frame } from './BinaryQuestion.ts'
 import { feature, isoMinute, num } from './common.ts'
-import { fundingBaseline } from './fundingFrame.ts'
+import { FUNDING_PHASE_FEATURES, fundingBaseline, fundingCandidates } from './fundingFrame.ts'
 import { numberCondition } from './windowStats.ts'
 
 export const S06_HORIZON_MS = 8 * 3_600_000
 export const S06_Z_STAR = 2
+const V1_FEATURES = ['abs_funding_z', 'funding_absz_mean_24h', 'funding_z']
 
 function frame(s: FeatureSnapshot, horizonMs: number): Frame {
   const end = s.at + horizonMs
@@ -39,7 +40,7 @@ function frame(s: FeatureSnapshot, horizonMs: number): Frame {
   const z = feature(s, 'funding_z')
   const absz24 = feature(s, 'funding_absz_mean_24h')
   if (z === null || absz24 === null) return { event, conditions, x: null, refusal: { refusal: 'insufficient_confidence', reason: 'features_unavailable' } }
-  return { event, conditions, x: [Math.abs(z), absz24, z], refusal: null }
+  return { event, conditions, x: [Math.abs(z), absz24, z], refusal: null, candidates: { ...fundingCandidates(s), abs_funding_z: Math.abs(z), funding_absz_mean_24h: absz24, funding_z: z } }
 }
 
 function resolve(conditions: Record<string, unknown>, window: ResolutionWindow): Resolution {
@@ -68,7 +69,12 @@ export const S06_funding_anomaly = new BinaryQuestion({
   horizonMs: S06_HORIZON_MS,
   entryTier: true,
   requiredInputs: ['funding'],
-  featureNames: ['abs_funding_z', 'funding_absz_mean_24h', 'funding_z'],
+  featureNames: V1_FEATURES,
+  featureSets: [
+    { name: 'v1', features: V1_FEATURES },
+    { name: 'persistence', features: [...V1_FEATURES, 'funding_dev_bps', 'log1p_same_side_streak', 'same_side_share_24h'] },
+    { name: 'persistence+phase', features: [...V1_FEATURES, 'funding_dev_bps', 'log1p_same_side_streak', 'same_side_share_24h', ...FUNDING_PHASE_FEATURES] },
+  ],
   frame,
   resolve,
 })

@@ -10,9 +10,10 @@ import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.
 import { FUNDING_DEAD_BAND_PER_HOUR, NEUTRAL_FUNDING_PER_HOUR, fundingSide } from '../../pipeline/features/funding.ts'
 import { BinaryQuestion, type Frame } from './BinaryQuestion.ts'
 import { feature, isoMinute, num } from './common.ts'
-import { fundingBaseline } from './fundingFrame.ts'
+import { FUNDING_PHASE_FEATURES, fundingBaseline, fundingCandidates } from './fundingFrame.ts'
 
 export const S07_HORIZON_MS = 8 * 3_600_000
+const V1_FEATURES = ['abs_funding_z', 'log1p_same_side_streak', 'same_side_share_24h', 'side']
 
 function frame(s: FeatureSnapshot, horizonMs: number): Frame {
   const end = s.at + horizonMs
@@ -40,7 +41,7 @@ function frame(s: FeatureSnapshot, horizonMs: number): Frame {
   const streak = feature(s, 'funding_same_side_streak')
   const share = feature(s, 'funding_same_side_share_24h')
   if (z === null || streak === null || share === null) return { event, conditions, x: null, refusal: { refusal: 'insufficient_confidence', reason: 'features_unavailable' } }
-  return { event, conditions, x: [Math.abs(z), Math.log1p(streak), share, side], refusal: null }
+  return { event, conditions, x: [Math.abs(z), Math.log1p(streak), share, side], refusal: null, candidates: { ...fundingCandidates(s), abs_funding_z: Math.abs(z), side } }
 }
 
 function resolve(conditions: Record<string, unknown>, window: ResolutionWindow): Resolution {
@@ -64,7 +65,12 @@ export const S07_funding_persistence = new BinaryQuestion({
   horizonMs: S07_HORIZON_MS,
   entryTier: false,
   requiredInputs: ['funding'],
-  featureNames: ['abs_funding_z', 'log1p_same_side_streak', 'same_side_share_24h', 'side'],
+  featureNames: V1_FEATURES,
+  featureSets: [
+    { name: 'v1', features: V1_FEATURES },
+    { name: 'level', features: [...V1_FEATURES, 'funding_z', 'funding_dev_bps', 'funding_absz_mean_24h'] },
+    { name: 'level+phase', features: [...V1_FEATURES, 'funding_z', 'funding_dev_bps', 'funding_absz_mean_24h', ...FUNDING_PHASE_FEATURES] },
+  ],
   frame,
   resolve,
 })

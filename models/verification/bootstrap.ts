@@ -209,3 +209,52 @@ export function pairedDeltaBrier(forecasts: PairedForecasts, options: BootstrapO
   const diffs = cand.map((c, i) => (c.p - c.y) ** 2 - (inc[i]!.p - c.y) ** 2)
   return bootstrapMeanCi(diffs, options)
 }
+
+/**
+ * Fast path of blockBootstrapCi for a skill score, 1 − Σ model / Σ reference (BSS from per-decision Brier scores):
+ * the statistic only needs each block's two sums, so a resample adds block sums instead of re-walking every row. Same
+ * blocks, same generator draws and the same interval as blockBootstrapCi with that statistic, up to the rounding of
+ * the summation order. A resample whose reference sum is 0 (skill undefined) is skipped.
+ */
+export function blockBootstrapSkillCi<T extends { model: number; reference: number }>(
+  data: readonly T[],
+  blockOf: (row: T) => number | string,
+  options: BootstrapOptions = {},
+): BootstrapInterval | null {
+  const o = resolveOptions(options)
+  if (data.length === 0) return null
+  let model = 0
+  let reference = 0
+  const sums = new Map<number | string, { model: number; reference: number }>()
+  for (const row of data) {
+    model += row.model
+    reference += row.reference
+    const key = blockOf(row)
+    const s = sums.get(key)
+    if (s) {
+      s.model += row.model
+      s.reference += row.reference
+    } else sums.set(key, { model: row.model, reference: row.reference })
+  }
+  if (!(reference > 0)) return null
+  const estimate = 1 - model / reference
+  const keys = [...sums.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  const blockModel = Float64Array.from(keys, (k) => sums.get(k)!.model)
+  const blockReference = Float64Array.from(keys, (k) => sums.get(k)!.reference)
+  const rng = new Prng(o.seed)
+  const idx = new Uint32Array(keys.length)
+  const stats = new Float64Array(o.resamples)
+  let valid = 0
+  for (let r = 0; r < o.resamples; r++) {
+    resampleIndices(rng, keys.length, idx)
+    let m = 0
+    let ref = 0
+    for (let i = 0; i < keys.length; i++) {
+      m += blockModel[idx[i]!]!
+      ref += blockReference[idx[i]!]!
+    }
+    if (ref > 0) stats[valid++] = 1 - m / ref
+  }
+  const interval = percentileInterval(estimate, stats, valid, o)
+  return interval && { ...interval, blocks: keys.length }
+}

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { blockBootstrapCi, bootstrapCi, bootstrapMeanCi, pairedDeltaBrier, quantileSorted } from '../../../models/verification/bootstrap.ts'
+import { blockBootstrapCi, blockBootstrapSkillCi, bootstrapCi, bootstrapMeanCi, pairedDeltaBrier, quantileSorted } from '../../../models/verification/bootstrap.ts'
 import { brierScore, brierSkillVsClimatology } from '../../../models/verification/brier.ts'
 import type { ForecastPair } from '../../../models/verification/pairs.ts'
 import { Prng } from '../../../ingest/Prng.ts'
@@ -112,4 +112,27 @@ t.test('block bootstrap: one row per block is the row bootstrap; correlated rows
   t.ok(Math.abs(width(daily) / width(single) - 1) < 0.1, `day blocks: width ${width(daily).toFixed(4)} ≈ one row per day ${width(single).toFixed(4)}`)
   t.ok(Math.abs(width(daily) / width(iid) - Math.sqrt(3)) < 0.25, `rows as independent: ${(width(daily) / width(iid)).toFixed(2)}× too narrow (√3)`)
   t.equal(blockBootstrapCi([], (r: { day: number }) => r.day, () => 1), null, 'empty input is null')
+})
+
+t.test('blockBootstrapSkillCi: the interval of blockBootstrapCi with the skill statistic, from block sums', async (t) => {
+  const rng = (i: number) => ((Math.sin(i * 12.9898) * 43758.5453) % 1 + 1) % 1
+  const rows = Array.from({ length: 900 }, (_, i) => ({ day: Math.floor(i / 9), model: 0.1 + 0.2 * rng(i), reference: 0.15 + 0.2 * rng(i + 7) }))
+  const skill = (xs: readonly { model: number; reference: number }[]) => {
+    let m = 0
+    let r = 0
+    for (const x of xs) {
+      m += x.model
+      r += x.reference
+    }
+    return r > 0 ? 1 - m / r : null
+  }
+  const slow = blockBootstrapCi(rows, (r) => r.day, skill, { seed: 5, resamples: 1000 })!
+  const fast = blockBootstrapSkillCi(rows, (r) => r.day, { seed: 5, resamples: 1000 })!
+  t.ok(Math.abs(fast.estimate - slow.estimate) < 1e-12)
+  t.ok(Math.abs(fast.lower - slow.lower) < 1e-12, `${fast.lower} vs ${slow.lower}`)
+  t.ok(Math.abs(fast.upper - slow.upper) < 1e-12, `${fast.upper} vs ${slow.upper}`)
+  t.equal(fast.blocks, slow.blocks)
+  t.equal(fast.valid_resamples, slow.valid_resamples)
+  t.equal(blockBootstrapSkillCi([], (r: { day: number; model: number; reference: number }) => r.day), null)
+  t.equal(blockBootstrapSkillCi([{ day: 0, model: 0.1, reference: 0 }], (r) => r.day), null, 'no reference error: skill undefined')
 })
