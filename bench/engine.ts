@@ -18,7 +18,7 @@ import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { FeatureState } from '../pipeline/features/FeatureState.ts'
 import { DatasetBuilder } from '../models/Dataset.ts'
 import { EngineRunner } from '../engine/EngineRunner.ts'
-import { Policy } from '../models/policy/Policy.ts'
+import { activePolicy } from '../models/policy/rulesets.ts'
 import { soldMarketQuestions } from '../models/questions/index.ts'
 import type { FittedParams } from '../models/QuestionModel.ts'
 import { ENGINE_CUT as CUT, engineTicks, produceEngineTicks } from './engineFixture.ts'
@@ -54,14 +54,14 @@ export async function benchEngine(options: { kafkaBrokers?: string[] | null; pri
     }
     const { samples } = builder.finish()
     const fitted = new Map<string, FittedParams>(questions.map((q) => [q.id, q.fit(samples.get(q.id) ?? [])]))
-    const policy = Policy.v1()
+    const policy = activePolicy()
     const t0 = performance.now()
     let n = 0
     for (const at of instants(end)) {
       const snapshot = features.snapshot('SOL', at)
       for (const q of questions) {
         if (at % q.horizonMs !== 0) continue
-        policy.apply(q.evaluate(snapshot, fitted.get(q.id)!))
+        policy.apply(q.evaluate(snapshot, fitted.get(q.id)!), q.id)
         n++
       }
     }

@@ -15,6 +15,7 @@ import type { LedgerView } from './LedgerView.ts'
 import type { LiveFeatures } from './LiveFeatures.ts'
 import type { Replayer } from './Replayer.ts'
 import { QUESTIONS } from '../models/questions/index.ts'
+import { gateSummary, type SaleGate } from '../models/saleGate.ts'
 import type { FeatureSnapshot } from '../pipeline/features/FeatureSnapshot.ts'
 import type { RiskCandidate } from '../models/account/accountSnapshot.ts'
 import { ServiceError } from '../common/ServiceError.ts'
@@ -22,7 +23,7 @@ import type { ErrorCode, ReasonCode } from '../common/errors.ts'
 import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
 import type { CanonicalAsset } from '../common/schema.ts'
 import type { DecisionService } from './DecisionService.ts'
-import type { DecisionRead, DecisionRecord, FeedChip, LineageBundle, OpenClock, PendingResolution, ReplayResult, ResolutionRecord, SignalCatalog } from './schemas.ts'
+import type { DecisionRead, DecisionRecord, FeedChip, LineageBundle, OpenClock, PendingResolution, ReplayResult, ResolutionRecord, SignalCatalog, SignalEntry } from './schemas.ts'
 import type { LedgerReads } from './LedgerReads.ts'
 
 /** The wire error of an engine refusal: its registry code, and its reason (or the code's stand-in reason). */
@@ -270,18 +271,29 @@ export class EngineServices implements LedgerReads, DecisionService {
   }
 
   /**
-   * The live available set: sold market questions fitted for at least one asset, and the account-scoped questions
-   * when a wallet provider is wired (they fit per subject at decision time); a blocked one names why.
+   * The live available set: sold market questions fitted for at least one asset and sold there by the sale gate
+   * (models/saleGate.ts), and the account-scoped questions when a wallet provider is wired (they fit per subject at
+   * decision time); a blocked one names why, and the gate's measured figures are shown per asset.
    */
   async signals(): Promise<SignalCatalog> {
     const now = this.live.now()
     const assets = this.live.assetList()
     const questions = QUESTIONS.map((q) => {
       let reason: string | null = null
+      const gates: SignalEntry['sale_gate'] = []
       if (q.scope === 'account') reason = this.engine.walletProvider ? null : 'wallet_provider_unwired'
       else if (!q.sold) reason = 'not_sold_on_deployment'
-      else if (!assets.some((a) => (this.engine.fittedFor(q.id, a)?.params as { status?: string } | undefined)?.status === 'ok')) reason = 'model_not_fitted'
-      return { question_id: q.id, label: q.label, available: reason === null, reason }
+      else {
+        const fitted = assets.map((a) => ({ asset: a, params: this.engine.fittedFor(q.id, a)?.params as { status?: string; sale_gate?: SaleGate | null } | undefined }))
+        const ok = fitted.filter((f) => f.params?.status === 'ok')
+        for (const f of ok) {
+          const g = f.params!.sale_gate
+          if (g) gates.push({ asset: f.asset, status: g.status, reason: g.reason, measured: gateSummary(g), holdout_start: g.holdout_start, n_scored: g.n_scored, bss: g.bss, bss_ci: g.bss_ci, one_feature_bss: g.one_feature_bss })
+        }
+        if (ok.length === 0) reason = 'model_not_fitted'
+        else if (!ok.some((f) => (f.params!.sale_gate ?? null) === null || f.params!.sale_gate!.status === 'sold')) reason = `not_sold:${gates[0]!.reason}`
+      }
+      return { question_id: q.id, label: q.label, available: reason === null, reason, sale_gate: gates }
     })
     const sample_hours_by_asset: Record<string, number> = {}
     if (now !== null) for (const a of assets) sample_hours_by_asset[a] = this.live.state.snapshot(a, now).features.history_hours ?? 0

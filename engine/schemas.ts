@@ -4,6 +4,7 @@
  */
 import { FRESHNESS } from '../pipeline/features/FeatureSnapshot.ts'
 import { OUTCOMES } from '../pipeline/records/outcomeRecord.ts'
+import { GATE_REASONS } from '../models/saleGate.ts'
 import {
   Instant, JsonObject, Nullable, NullableInstant, NullableNumber, NullableString, Probability, QuestionId, StringEnum, Type, Uuid, type Static,
 } from '../common/schema.ts'
@@ -155,6 +156,23 @@ export type FeedChip = Static<typeof FEED_CHIP>
 export const FEED = Type.Object({ chips: Type.Array(FEED_CHIP) }, { additionalProperties: false })
 
 /** Spec, GET /v1/signals: "the eleven questions, each available or blocked with its exact reason ... includes sample_hours_by_asset". */
+/** One asset's sale-gate verdict as /v1/signals shows it. */
+export const SALE_GATE_ENTRY = Type.Object(
+  {
+    asset: Type.String(),
+    status: StringEnum(['sold', 'blocked']),
+    reason: Nullable(StringEnum([...GATE_REASONS])),
+    /** The measured figures in one sentence (holdout window, n, BSS with its interval, the one-feature baseline's BSS). */
+    measured: Type.String(),
+    holdout_start: NullableInstant,
+    n_scored: Type.Integer({ minimum: 0 }),
+    bss: NullableNumber,
+    bss_ci: Nullable(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 })),
+    one_feature_bss: NullableNumber,
+  },
+  { additionalProperties: false },
+)
+
 export const SIGNALS = Type.Object(
   {
     questions: Type.Array(
@@ -165,6 +183,11 @@ export const SIGNALS = Type.Object(
           available: Type.Boolean(),
           /** Exact reason when blocked, else null. */
           reason: NullableString,
+          /**
+           * The sale gate's measured verdict per asset fitted (models/saleGate.ts): measured on a holdout of the
+           * training span; [] for a question without a gate (account-scoped, not sold, not yet fitted).
+           */
+          sale_gate: Type.Array(SALE_GATE_ENTRY),
         },
         { additionalProperties: false },
       ),

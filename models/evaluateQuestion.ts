@@ -18,7 +18,8 @@
  */
 import type { FittedParams, LabelledSample, QuestionModel } from './QuestionModel.ts'
 import { splitSamples } from './Dataset.ts'
-import { Policy } from './policy/Policy.ts'
+import type { Policy } from './policy/Policy.ts'
+import { activePolicy } from './policy/rulesets.ts'
 import { blockBootstrapSkillCi, DEFAULT_RESAMPLES, DEFAULT_SEED, type BootstrapInterval } from './verification/bootstrap.ts'
 import { murphyDecomposition, type MurphyDecomposition } from './verification/brier.ts'
 import { BASELINE_FEATURES, OneFeatureBaseline } from './fit/OneFeatureBaseline.ts'
@@ -82,8 +83,8 @@ export interface QuestionEvaluation {
   one_feature: ({ feature: string } & ComparatorSkill) | null
   /**
    * The previous model version (`svc eval --models v2`: v1), fitted on the same training decisions and scored on the
-   * same decisions; where it refuses, its forecast is the training base rate (a refusal claims nothing). Null when
-   * there is no previous version to compare (the live models are the first, jev-1.0.0) or for S01.
+   * same decisions; where it refuses, its forecast is the training base rate (S01: class frequencies; a refusal claims
+   * nothing). Null when there is no previous version to compare (`svc eval --models v1`: the first version).
    */
   previous: ({ fitted_version: string } & ComparatorSkill) | null
   /** S01: how many scored decisions predicted each class; null for binary questions. */
@@ -181,7 +182,7 @@ export function scoreQuestion(
   sets: { train: readonly LabelledSample[]; test: readonly LabelledSample[] },
   options: ScoringOptions & { split: string | null; splitRule: string },
 ): QuestionEvaluation {
-  const policy = options.policy ?? Policy.v1()
+  const policy = options.policy ?? activePolicy()
   const { train, test } = sets
   const gated: FittedParams = question.fit(train)
   const saleGate = ((gated.params as { sale_gate?: SaleGate | null }).sale_gate ?? null)
@@ -214,13 +215,19 @@ export function scoreQuestion(
       )
     : null
 
-  const previous = options.previous && !choice ? options.previous : null
+  const previous = options.previous ?? null
   const previousFitted = previous ? previous.fit(train) : null
   /** The previous version's forecast for one decision: its claim, else the training base rate. */
   const previousForecast = (s: LabelledSample): number => {
     const out = previous!.evaluate(s.snapshot, previousFitted)
     const decided = policy.apply(out, question.id)
     return decided.action !== 'refuse' && out.kind === 'claim' ? decided.probability : (baseBinary ?? NaN)
+  }
+  /** S01: the previous version's distribution for one decision (its claim, else the training class frequencies). */
+  const previousDistribution = (s: LabelledSample): number[] | null => {
+    const out = previous!.evaluate(s.snapshot, previousFitted)
+    const decided = policy.apply(out, question.id)
+    return decided.action !== 'refuse' && out.kind === 'claim' && out.distribution ? classes.map((c) => out.distribution![c] ?? 0) : baseDist
   }
 
   const refusedBy: Record<string, number> = {}
@@ -252,7 +259,8 @@ export function scoreQuestion(
       const realized = classes.indexOf(s.resolution.realized_choice!)
       const dist = classes.map((c) => out.distribution?.[c] ?? 0)
       const score = (d: readonly number[]) => d.reduce((a, p, k) => a + (p - (k === realized ? 1 : 0)) ** 2, 0)
-      rows.push({ model: score(dist), reference: baseDist ? score(baseDist) : NaN, oneFeature: oneFeature ? score(oneFeature.predict(s.snapshot)) : NaN, previous: NaN, day })
+      const prevDist = previous ? previousDistribution(s) : null
+      rows.push({ model: score(dist), reference: baseDist ? score(baseDist) : NaN, oneFeature: oneFeature ? score(oneFeature.predict(s.snapshot)) : NaN, previous: prevDist ? score(prevDist) : NaN, day })
       const predictedClass = String(out.conditions.predicted_class)
       predicted![predictedClass] = (predicted![predictedClass] ?? 0) + 1
       pairs.push({ p: decided.probability, y: predictedClass === s.resolution.realized_choice ? 1 : 0 })

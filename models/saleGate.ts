@@ -17,6 +17,7 @@
  */
 import { blockBootstrapSkillCi, DEFAULT_SEED } from './verification/bootstrap.ts'
 import { isoMs } from '../ingest/Tick.ts'
+import { FIT_SHARE, TRAIN_FLOOR } from './questions/common.ts'
 
 export const GATE_MIN_SCORED = 100
 /** Resamples of the gate's interval: fewer than `svc eval`'s 2,000, as it runs at every fit; the seed is the same. */
@@ -51,14 +52,19 @@ export interface SaleGate {
   resamples: number
 }
 
-function skill(rows: readonly { model: number; reference: number }[]): number | null {
-  let m = 0
-  let r = 0
-  for (const x of rows) {
-    m += x.model
-    r += x.reference
-  }
-  return r > 0 ? 1 - m / r : null
+/**
+ * The gate's cut of a fit's usable rows (time-ordered): the holdout is the later (1 − FIT_SHARE) of them, the method is
+ * refitted on the rows before it whose windows closed before its first decision (a one-horizon embargo), split again
+ * FIT_SHARE / rest into fit and calibration slices. `enough` is false when that earlier span is below TRAIN_FLOOR or
+ * there is no holdout: the gate then blocks with holdout_below_floor, reporting the span's size.
+ */
+export function gateSplit<T extends { at: number }>(rows: readonly T[], horizonMs: number): { fit: T[]; cal: T[]; train: T[]; holdout: T[]; enough: boolean } {
+  const cut = Math.floor(rows.length * FIT_SHARE)
+  const holdout = rows.slice(cut)
+  const cutAt = holdout[0]?.at ?? Infinity
+  const train = rows.slice(0, cut).filter((r) => r.at + horizonMs <= cutAt)
+  const nFit = Math.floor(train.length * FIT_SHARE)
+  return { fit: train.slice(0, nFit), cal: train.slice(nFit), train, holdout, enough: train.length >= TRAIN_FLOOR && holdout.length > 0 }
 }
 
 const round = (x: number | null): number | null => (x === null ? null : Number(x.toPrecision(12)))
@@ -76,7 +82,7 @@ export function saleGateOf(rows: readonly GateRow[], nTrain: number): SaleGate {
     oneFeature += r.oneFeature
     start = Math.min(start, r.at)
   }
-  const bss = n > 0 ? skill(rows) : null
+  const bss = n > 0 && reference > 0 ? 1 - model / reference : null
   const ci = n > 1 ? blockBootstrapSkillCi(rows, (r) => Math.floor(r.at / DAY_MS), { seed: DEFAULT_SEED, resamples: GATE_RESAMPLES }) : null
   const oneFeatureBss = n > 0 && reference > 0 ? 1 - oneFeature / reference : null
   let reason: GateReason | null = null

@@ -14,10 +14,11 @@ import { tickTime, type Tick } from '../../ingest/Tick.ts'
 import { buildDataset } from '../../models/Dataset.ts'
 import { evaluateQuestion, scoreQuestion, ECE_BINS, type QuestionEvaluation } from '../../models/evaluateQuestion.ts'
 import { questionById, soldMarketQuestions } from '../../models/questions/index.ts'
-import { Policy } from '../../models/policy/Policy.ts'
+import { activePolicy } from '../../models/policy/rulesets.ts'
 import { JEV_VERSION } from '../../models/version.ts'
 import type { QuestionModel } from '../../models/QuestionModel.ts'
 import { BinaryQuestion } from '../../models/questions/BinaryQuestion.ts'
+import { MarketRegimeQuestion } from '../../models/questions/S01_market_regime.ts'
 import { gateSummary } from '../../models/saleGate.ts'
 const usage = `Usage: svc eval --tape FILE [--tape FILE ...] [--split DATE] [--questions ID,...] [--json]
        svc eval --train FILE [--train FILE ...] --test FILE [--test FILE ...] [--questions ID,...] [--json]
@@ -33,8 +34,8 @@ Options:
   --train FILE      a tape to fit on (repeat to combine); with --test instead of --tape and --split
   --test FILE       a tape to score on (repeat to combine)
   --questions IDS   comma-separated question ids (default: every sold market question)
-  --models v1|v2    v1: the live models (default); v2: the candidate binary method (walk-forward λ, Platt
-                    calibration; S01 stays v1)
+  --models v1|v2    v2: the live models (jev-2.0.0, default), scored beside v1 as the previous version;
+                    v1: the jev-1.0.0 models alone
   --json            print the evaluations as JSON instead of a table
 `
 
@@ -114,9 +115,9 @@ export function formatTable(evals: readonly QuestionEvaluation[], unavailable: R
     `Brier: binary mean (p − o)²; S01 multi-class Brier Σ_k (p_k − o_k)² (range 0..2). Base-rate Brier: the TRAINING window's base rate (S01: class frequencies) applied to the test decisions.`,
     `BSS = 1 − Brier / base-rate Brier; 95% CI: seeded percentile block bootstrap (seed 1, 2000 resamples) over whole UTC days of test decisions, every asset of a day together.`,
     `1-feature BSS: the skill, against the same base rate and on the same decisions, of the deciles of one feature per question (Laplace-smoothed rates fitted on the same training decisions; the feature is named in --json and docs/methodology.md).`,
-    `previous BSS: with --models v2, the live v1 model fitted on the same training decisions and scored on the same decisions (its refusals forecast the training base rate); — for the live models (the first version) and S01.`,
+    `previous BSS: the previous version (v1, jev-1.0.0) fitted on the same training decisions and scored on the same decisions (its refusals forecast the training base rate; S01: class frequencies); — with --models v1.`,
     `ECE: K = ${ECE_BINS} adaptive (equal-count) bins, (a,b] convention, L1, weighted by bin count (S01: top-label, modal-class probability vs hit). distinct p: distinct probability values scored.`,
-    `sale gate (v2): measured on the training span only — the method refitted on its earlier rows and scored on a later holdout of it; sold when the holdout BSS's day-block 95% lower bound is above 0 and the BSS is at least the one-feature baseline's (docs/methodology.md). The test columns score the model as it would answer if sold.`,
+    `sale gate: measured on the training span only — the method refitted on its earlier rows and scored on a later holdout of it; sold when the holdout BSS's day-block 95% lower bound is above 0 and the BSS is at least the one-feature baseline's (docs/methodology.md). The test columns score the model as it would answer if sold.`,
     `train n = resolved training decisions (window end before the split); decisions = test decisions (decision time ≥ split); refused = policy refusals (probability 0, confidence 0), not scored; unresolvable = claims whose window could not be resolved. Figures that do not beat the base rate are printed as they are.`,
   ]
   for (const e of evals) {
@@ -147,7 +148,7 @@ export const command: Command = {
         test: { type: 'string', multiple: true },
         split: { type: 'string' },
         questions: { type: 'string' },
-        models: { type: 'string', default: 'v1' },
+        models: { type: 'string', default: 'v2' },
         json: { type: 'boolean', default: false },
       },
       strict: true,
@@ -176,17 +177,16 @@ export const command: Command = {
     }
     if (values.models !== 'v1' && values.models !== 'v2') throw new UsageError(`--models must be v1 or v2, got '${values.models}'`)
     const models = values.models
-    // v2 candidates are scored beside the version they would replace.
+    // The live models (v2, jev-2.0.0) are scored beside the version they replaced; --models v1 scores that version.
     const previousOf = new Map<string, QuestionModel>()
-    if (models === 'v2') {
-      questions = questions.map((q) => {
-        if (!(q instanceof BinaryQuestion)) return q
-        previousOf.set(q.id, q)
-        return q.withMethod('v2')
-      })
-    }
+    questions = questions.map((q) => {
+      if (!(q instanceof BinaryQuestion) && !(q instanceof MarketRegimeQuestion)) return q
+      if (models === 'v1') return q.withMethod('v1')
+      previousOf.set(q.id, q.withMethod('v1'))
+      return q.withMethod('v2')
+    })
     const previousOption = (q: QuestionModel) => (previousOf.has(q.id) ? { previous: previousOf.get(q.id)! } : {})
-    const policy = Policy.v1()
+    const policy = activePolicy()
     const head = `models ${models}; jev ${JEV_VERSION}; policy ${policy.version} (${policy.checksum.slice(0, 12)})`
     const sealed = { models, jev_version: JEV_VERSION, policy_version: policy.version, policy_checksum: policy.checksum }
     if (apart) {

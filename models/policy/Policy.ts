@@ -16,9 +16,9 @@
  */
 import RULESET_V1 from './ruleset.v1.json' with { type: 'json' }
 import RULESET_V2 from './ruleset.v2.json' with { type: 'json' }
+import RULESET_V3 from './ruleset.v3.json' with { type: 'json' }
 import { jcsSha256 } from '../../common/hash.ts'
 import { REFUSAL_KINDS, type ModelOutput, type RefusalKind } from '../QuestionModel.ts'
-import { JEV_VERSION } from '../version.ts'
 
 export const DECISION_VERDICTS = ['likely', 'lean_likely', 'no_edge', 'lean_unlikely', 'unlikely'] as const
 export const ACTIONS = ['alert', 'monitor', 'none', 'refuse'] as const
@@ -97,16 +97,29 @@ export class Policy {
     return Policy.sealed('v1')
   }
 
-  /** The sealed v2 ruleset: per-question choice templates; the one in force for new decisions (rulesets.ts). */
+  /** The sealed v2 ruleset: per-question choice templates (jev-1.0.0 models). */
   static v2(): Policy {
     return Policy.sealed('v2')
   }
 
-  /** The rulesets ship inside the code (imported JSON modules): no file is read at run time, so models stay pure. */
-  private static sealed(name: 'v1' | 'v2'): Policy {
-    const body = structuredClone(name === 'v1' ? RULESET_V1 : RULESET_V2) as RulesetBody
-    if (body.jev_version !== JEV_VERSION) throw new Error(`ruleset.${name}.json jev_version ${body.jev_version} is not the model layer's ${JEV_VERSION}`)
+  /** The sealed v3 ruleset: v2's rules for the jev-2.0.0 models; the one in force for new decisions (rulesets.ts). */
+  static v3(): Policy {
+    return Policy.sealed('v3')
+  }
+
+  /**
+   * The rulesets ship inside the code (imported JSON modules): no file is read at run time, so models stay pure. Each
+   * names the model layer it was sealed for; only the ruleset in force must name this code's (rulesets.ts), older
+   * ones stay loadable so the rows recorded under them replay.
+   */
+  private static sealed(name: 'v1' | 'v2' | 'v3'): Policy {
+    const body = structuredClone(name === 'v1' ? RULESET_V1 : name === 'v2' ? RULESET_V2 : RULESET_V3) as RulesetBody
     return new Policy(body)
+  }
+
+  /** The model layer (jev_version) this ruleset was sealed for. */
+  get jevVersion(): string {
+    return this.body.jev_version
   }
 
   /** The decision text of a choice answer with modal class `cls` for `questionId` (v2: that question's template). */

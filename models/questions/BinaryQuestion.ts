@@ -26,9 +26,9 @@ import { calibrationBlock, fitIsotonic, type CalibrationBlock } from '../fit/iso
 import { selectByWalkForward, walkForwardFolds, type Fold } from '../fit/walkForward.ts'
 import { evidenceConfidence } from '../confidence.ts'
 import { BASELINE_FEATURES, OneFeatureBaseline } from '../fit/OneFeatureBaseline.ts'
-import { saleGateOf, type SaleGate } from '../saleGate.ts'
+import { gateSplit, saleGateOf, type SaleGate } from '../saleGate.ts'
 import { jcsSha256 } from '../../common/hash.ts'
-import { FIT_SHARE, TRAIN_FLOOR, horizonString, inputRefusal, refusal, timeOrdered, trainedOn, type Refusal } from './common.ts'
+import { FIT_SHARE, TRAIN_FLOOR, horizonString, inputRefusal, refusal, timeOrdered, trainedOn, usableRows, type Refusal } from './common.ts'
 
 export const BINARY_METHOD = 'logit-l2-irls+isotonic-pav'
 export const BINARY_METHOD_V2 = 'logit-l2-walkforward+platt'
@@ -151,7 +151,7 @@ export class BinaryQuestion implements QuestionModel {
   /** Every v2 candidate name, in first-appearance order over the sets. */
   private readonly candidateNames: readonly string[]
 
-  constructor(spec: BinaryQuestionSpec, method: BinaryMethod = 'v1') {
+  constructor(spec: BinaryQuestionSpec, method: BinaryMethod = 'v2') {
     this.spec = spec
     this.method = method
     this.id = spec.id
@@ -181,16 +181,10 @@ export class BinaryQuestion implements QuestionModel {
   }
 
   private usableRows(samples: readonly LabelledSample[]): { used: LabelledSample[]; rows: UsableRow[] } {
-    const used: LabelledSample[] = []
-    const rows: UsableRow[] = []
-    for (const s of timeOrdered(samples)) {
+    return usableRows(samples, (s) => {
       const r = this.row(s)
-      if (r) {
-        used.push(s)
-        rows.push({ ...r, at: s.snapshot.at })
-      }
-    }
-    return { used, rows }
+      return r ? { ...r, at: s.snapshot.at } : null
+    })
   }
 
   /**
@@ -286,13 +280,10 @@ export class BinaryQuestion implements QuestionModel {
    * baseline.
    */
   private saleGate(rows: readonly CandidateRow[]): SaleGate {
-    const cut = Math.floor(rows.length * FIT_SHARE)
-    const holdout = rows.slice(cut)
-    const cutAt = holdout[0]?.at ?? Infinity
-    const train = rows.slice(0, cut).filter((r) => r.at + this.horizonMs <= cutAt)
-    if (train.length < TRAIN_FLOOR || holdout.length === 0) return saleGateOf([], train.length)
-    const nFit = Math.floor(train.length * FIT_SHARE)
-    const core = this.fitV2Core(train.slice(0, nFit), train.slice(nFit))
+    const split = gateSplit(rows, this.horizonMs)
+    const { train, holdout } = split
+    if (!split.enough) return saleGateOf([], train.length)
+    const core = this.fitV2Core(split.fit, split.cal)
     const base = train.reduce((a, r) => a + r.y, 0) / train.length
     const feature = BASELINE_FEATURES[this.id]
     const oneFeature = feature ? OneFeatureBaseline.fit(feature, train.map((r) => ({ snapshot: r.sample.snapshot, outcome: r.y })), 1) : null

@@ -52,6 +52,20 @@ export function timeOrdered(samples: readonly LabelledSample[]): LabelledSample[
   return [...samples].sort((a, b) => a.snapshot.at - b.snapshot.at || (a.snapshot.asset < b.snapshot.asset ? -1 : a.snapshot.asset > b.snapshot.asset ? 1 : 0))
 }
 
+/** The samples a fit can use, in time order: those `row` turns into a training row, with their rows. */
+export function usableRows<R>(samples: readonly LabelledSample[], row: (s: LabelledSample) => R | null): { used: LabelledSample[]; rows: R[] } {
+  const used: LabelledSample[] = []
+  const rows: R[] = []
+  for (const s of timeOrdered(samples)) {
+    const r = row(s)
+    if (r) {
+      used.push(s)
+      rows.push(r)
+    }
+  }
+  return { used, rows }
+}
+
 export function trainedOn(samples: readonly LabelledSample[], horizonMs: number, positives: number | null) {
   const first = samples[0]
   const last = samples[samples.length - 1]

@@ -11,6 +11,11 @@
  * - a restart writes no second decision or outcome.
  */
 import t from 'tap'
+import { EngineServices } from '../../engine/EngineServices.ts'
+import type { SaleGate } from '../../models/saleGate.ts'
+import { jcsSha256 } from '../../common/hash.ts'
+import { BINARY_METHOD_V2 } from '../../models/questions/BinaryQuestion.ts'
+import { soldMarketQuestions } from '../../models/questions/index.ts'
 import { MeasuredRecord } from '../../record/MeasuredRecord.ts'
 import { wilsonInterval } from '../../models/verification/wilson.ts'
 import { randomUUID } from 'node:crypto'
@@ -81,7 +86,9 @@ t.test('decision engine over a real tape', async (t) => {
     const log = await makeLog()
     const dataDir = await makeTempDir(t)
     const names = topicNames()
-    await produceTicks(log, ticks)
+    // The history up to just past the training cut first: the engine fits there (see 2.).
+    const fitPart = ticks.filter((x) => tickTime(x) <= TRAIN_UNTIL + 1.5 * HOUR)
+    await produceTicks(log, fitPart)
     const pipeline = await Pipeline.start({ dataDir, log, sink: { maxAgeMs: 500 } })
     t.teardown(() => pipeline.close())
 
@@ -98,7 +105,36 @@ t.test('decision engine over a real tape', async (t) => {
     const clock = { now: () => lastTick + offset }
     let runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, clock })
     await runner.waitForTicks()
+    // S06 on 2.5 months of OKX 8 h funding has too few decisions for the sale gate to measure (holdout_below_floor),
+    // so it would refuse every decision; the checks below need an S06 claim in a window without a settlement. Install
+    // the same fit as if the gate had sold it (its own content-hashed version, so replay and lineage stay exact).
+    const s06Fit = runner.engine.fittedFor('S06_funding_anomaly', 'SOL')!
+    t.match(s06Fit.params, { status: 'ok', sale_gate: { status: 'blocked', reason: 'holdout_below_floor' } }, 'S06 blocked by the sale gate as fitted')
+    const soldParams = { ...s06Fit.params, sale_gate: { ...(s06Fit.params.sale_gate as object), status: 'sold', reason: null } }
+    await runner.engine.setFitted('SOL', { ...s06Fit, params: soldParams, version: `${BINARY_METHOD_V2}@${jcsSha256(soldParams).slice(0, 12)}` })
+    await produceTicks(log, ticks.slice(fitPart.length))
+    await runner.waitForTicks()
     const engine = () => runner.engine
+
+    // The sale gate in GET /v1/signals: each fitted question's verdict for SOL with its figures; a blocked one is
+    // unavailable with the measured reason, and every decision on it refuses with that reason.
+    const catalog = await new EngineServices(runner).signals()
+    let blockedSeen = 0
+    for (const q of soldMarketQuestions()) {
+      const entry = catalog.questions.find((e) => e.question_id === q.id)!
+      const gate = engine().fittedFor(q.id, 'SOL')!.params.sale_gate as SaleGate
+      t.match(entry.sale_gate, [{ asset: 'SOL', status: gate.status, reason: gate.reason, n_scored: gate.n_scored, bss: gate.bss }], `${q.id}: the gate's verdict per asset`)
+      t.match(entry.sale_gate[0]!.measured, /scored decisions, BSS/)
+      t.equal(entry.available, gate.status === 'sold', `${q.id}: ${gate.status}${gate.reason ? ` (${gate.reason})` : ''}`)
+      if (gate.status === 'blocked') {
+        blockedSeen++
+        t.equal(entry.reason, `not_sold:${gate.reason}`)
+        const asked = await decideNow(engine(), { question_id: q.id, asset: 'SOL' })
+        refusal(t, asked.record, 'insufficient_confidence', `${q.id} blocked`)
+        t.equal(asked.record.refusal_reason, `not_sold:${gate.reason}`)
+      }
+    }
+    t.ok(blockedSeen > 0, `the gate blocks some question on 3.5 months of one asset (${blockedSeen})`)
     const stats = runner.stats()
     t.ok(stats.decisionsStaged > 500, `cadence decisions were made (${stats.decisionsStaged})`)
     t.ok(stats.outcomesStaged > 400, `clocks were resolved (${stats.outcomesStaged})`)
@@ -106,11 +142,16 @@ t.test('decision engine over a real tape', async (t) => {
 
     // Priors (spec Computation rule 5): base rates counted independently from the ledger index.
     const priors = new Map(new MeasuredRecord(engine().ledger.index).priors().map((p) => [p.question_id, p]))
-    for (const qid of ['S05_volatility_expansion', 'S01_market_regime']) {
-      const realized = engine().ledger.index.feed(Number.MAX_SAFE_INTEGER).filter((o) => {
+    const realizedOf = (qid: string) =>
+      engine().ledger.index.feed(Number.MAX_SAFE_INTEGER).filter((o) => {
         const d = engine().ledger.index.decision(o.decision_id)
         return o.question_id === qid && o.outcome !== 'unresolvable' && d !== null && d.action !== 'refuse'
       })
+    // Every question the sale gate sold here has realized claims; a blocked one refuses (no claim to count).
+    const claimed = soldMarketQuestions().map((q) => q.id).filter((qid) => realizedOf(qid).length > 0)
+    t.ok(claimed.includes('S01_market_regime'), `questions with realized claims: ${claimed.join(', ')}`)
+    for (const qid of claimed) {
+      const realized = realizedOf(qid)
       const prior = priors.get(qid)!
       t.ok(realized.length > 0 && prior.prior, `${qid} has a prior`)
       t.equal(prior.prior!.n, realized.length, `${qid}: n = realized claims`)

@@ -11,6 +11,7 @@
  *   not; the market resolver never touches them.
  */
 import t from 'tap'
+import { ACTIVE_POLICY_VERSION } from '../../models/policy/rulesets.ts'
 import { accountResolutionWindow, walletSamples } from '../../models/account/walletSamples.ts'
 import { DAY_MS } from '../../models/account/WalletFeatures.ts'
 import type { WalletHistory } from '../../ingest/wallet/WalletProvider.ts'
@@ -74,7 +75,7 @@ t.test('account decisions and their clocks through the engine runner', async (t)
     const r09 = s09.record
     t.equal(s09.reserved, false)
     t.equal(r09.subject, a.address, 'the subject is recorded lower-cased')
-    t.equal(r09.policy_version, 'policy-2.0.0')
+    t.equal(r09.policy_version, ACTIVE_POLICY_VERSION)
     t.equal(r09.created_at, new Date(at0).toISOString(), 'decided at the account clock')
     t.equal(r09.horizon, '1440m')
     t.not(r09.action, 'refuse', `S09 on the pooled fit is a claim (${r09.refusal_reason})`)
@@ -89,7 +90,7 @@ t.test('account decisions and their clocks through the engine runner', async (t)
     t.same([again.reserved, again.record.decision_id], [true, r09.decision_id], 'identical inputs re-serve the recorded decision')
 
     const replay = runner.replayer.replay(r09.decision_id, { ruleset_version: null })!
-    t.same(replay, { decision_id: r09.decision_id, original_verdict: r09.decision, replayed_verdict: r09.decision, matched_rules: r09.matched_rules, policy_version: 'policy-2.0.0', deterministic: true })
+    t.same(replay, { decision_id: r09.decision_id, original_verdict: r09.decision, replayed_verdict: r09.decision, matched_rules: r09.matched_rules, policy_version: ACTIVE_POLICY_VERSION, deterministic: true })
     t.equal(runner.replayer.replay(r09.decision_id, { ruleset_version: '1.0.0' })!.replayed_verdict, `regime:${r09.choice!.choice_id}`, 'pinned to v1, the sealed v1 text')
     t.match(runner.reads.lineage(r09.decision_id)!.verify, { input_ok: true, state_ok: true })
 

@@ -20,23 +20,25 @@ import { solTicks, writeTape } from '../helpers/engine.ts'
 const TRAIN_UNTIL = Date.parse('2026-07-01T00:00:00Z')
 
 /**
- * md5 of the ordered rows of each table, and their counts, on jev-1.0.0 / policy-2.0.0. (Regenerated when policy v2
- * became the active ruleset: policy_version, policy_checksum and state_hash are on every row and decision_id is named
- * from policy_version, so every id moved; the VERDICTS digest below did not.)
+ * md5 of the ordered rows of each table, and their counts, on jev-2.0.0 / policy-3.0.0. Regenerated once, on purpose,
+ * when the v2 models went live (issue 12): new fits, probabilities, fitted versions, jev and ruleset on every row, and
+ * the sale gate refusing the questions it blocked on this tape, whose refusals are never resolved (2,506 → 2,218
+ * outcomes). Before: jev-1.0.0 / policy-2.0.0, decisions dc5af326…, outcomes 4372ba17… (2,506).
  */
 const GOLDEN = {
-  decisions: { n: 2541, digest: 'dc5af3266178745620052a2027992674' },
-  outcomes: { n: 2506, digest: '4372ba17fe3b38124c680a4ab570981d' },
+  decisions: { n: 2541, digest: '6461329527651bfd654b7d27bda78113' },
+  outcomes: { n: 2218, digest: '57fd86b3bb5452d2f412587b20405db3' },
 }
 
 /**
- * What the policy decided, without the identity and policy-version columns: the same under policy-1.0.0 and
- * policy-2.0.0 (v2 changes only account-question choice texts; the market verdicts, S01's 'regime:<class>'
- * included, are identical). Ordered by (question_id, asset, created_at).
+ * What the policy decided, without the identity and policy-version columns: the same under policy-1.0.0, -2.0.0 and
+ * -3.0.0 (v2 changes only account-question choice texts and v3 only the jev it is sealed for; the market verdicts,
+ * S01's 'regime:<class>' included, are identical), so it moves only with the models: regenerated with GOLDEN for the
+ * v2 models (was 8f0924c3…). Ordered by (question_id, asset, created_at).
  */
 const VERDICT_COLUMNS = `question_id, asset, created_at, event, conditions, probability, confidence, decision, action, input_hash, choice_id,
   choice_distribution, matched_rules, refusal_reason, fitted_version`
-const VERDICTS = { n: 2541, digest: '8f0924c3d69d17df6894f4de6fbb7a99' }
+const VERDICTS = { n: 2541, digest: '1969015e6eb7b2987da024559742f787' }
 
 const DECISION_COLUMNS = `decision_id, question_id, asset, subject, event, horizon, horizon_end, created_at, conditions, probability, confidence,
   decision, action, input_hash, state_hash, policy_version, jev_version, choice_id, choice_distribution, payment_id, payment_rail,
@@ -86,7 +88,7 @@ t.test('a real tape through the whole pipeline gives the same ledger on both log
       t.same(await c.query(`SELECT count(*) AS n FROM decision_rows`), [{ n: d!.n }], 'no duplicate rows on the ledger')
       t.same(seen[kind], GOLDEN, `${kind}: golden checksum`)
       const [v] = await c.query(digestSql('decisions', VERDICT_COLUMNS, 'question_id, asset, created_at'))
-      t.same({ n: Number(v!.n), digest: String(v!.digest) }, VERDICTS, `${kind}: verdicts as under policy-1.0.0`)
+      t.same({ n: Number(v!.n), digest: String(v!.digest) }, VERDICTS, `${kind}: verdicts (the same under every sealed ruleset)`)
 
       // Derived views agree with the engine's reads.
       const chips = await c.query(`SELECT * FROM feed_chips ORDER BY resolved_at DESC, decision_id DESC LIMIT 50`)

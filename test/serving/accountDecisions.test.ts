@@ -11,6 +11,7 @@
  *   'wallet_provider_unwired'; the wallet provider appears in the provider registry when wired.
  */
 import t from 'tap'
+import { ACTIVE_POLICY_VERSION } from '../../models/policy/rulesets.ts'
 import { walletSamples } from '../../models/account/walletSamples.ts'
 import { EngineRunner } from '../../engine/EngineRunner.ts'
 import { S09_wallet_state } from '../../models/questions/S09_wallet_state.ts'
@@ -68,7 +69,7 @@ t.test('recorded venue wallets: refusals recorded with the v2 texts, replayable;
     t.equal(res.status, 200, question_id)
     const d = res.body.data
     t.ok(validRecord(d), `${question_id}: ${JSON.stringify(validRecord.errors)}`)
-    t.match(d, { question_id, subject: FILLS_USER, asset: 'ETH', decision: 'insufficient_confidence', action: 'refuse', probability: 0, confidence: 0, policy_version: 'policy-2.0.0', horizon: '1440m' })
+    t.match(d, { question_id, subject: FILLS_USER, asset: 'ETH', decision: 'insufficient_confidence', action: 'refuse', probability: 0, confidence: 0, policy_version: ACTIVE_POLICY_VERSION, horizon: '1440m' })
     t.ok(d.conditions.includes(`subject=${FILLS_USER}`))
     t.same(res.body.meta.freshness.map((f: any) => f.input), ['wallet'])
     t.same(res.body.meta.data_sources, ['hyperliquid:wallet'])
@@ -81,7 +82,7 @@ t.test('recorded venue wallets: refusals recorded with the v2 texts, replayable;
   const read = await call('GET', `/v1/decisions/${asked.S09_wallet_state.decision_id}`)
   t.same(read.body.data, asked.S09_wallet_state, 'the stored record is what was served')
   const rep = await call('POST', `/v1/decisions/${asked.S11_risk.decision_id}/replay`, {})
-  t.match(rep, { status: 200, body: { data: { original_verdict: 'insufficient_confidence', replayed_verdict: 'insufficient_confidence', policy_version: 'policy-2.0.0', deterministic: true } } })
+  t.match(rep, { status: 200, body: { data: { original_verdict: 'insufficient_confidence', replayed_verdict: 'insufficient_confidence', policy_version: ACTIVE_POLICY_VERSION, deterministic: true } } })
   const lin = await call('GET', `/v1/lineage/${asked.S10_wallet_flow.decision_id}`)
   t.match(lin.body.data.verify, { input_ok: true, state_ok: true })
 

@@ -17,7 +17,7 @@ t.test('svc eval runs end to end on a generated tape and prints every column', a
   await writeFile(tape, ticks.map(tickLine).join('\n') + '\n')
 
   const { stdout, stderr } = await run('node', [SVC, 'eval', '--tape', tape], { env: { ...process.env, CI: 'true' } })
-  for (const col of ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', '1-feature BSS', 'previous BSS', 'ECE', 'distinct p']) {
+  for (const col of ['question', 'split', 'train n', 'decisions', 'resolved', 'unresolvable', 'refused', 'Brier', 'base-rate Brier', 'BSS', 'BSS 95% CI', '1-feature BSS', 'previous BSS', 'ECE', 'distinct p', 'sale gate']) {
     t.match(stdout, `| ${col}`, `column ${col}`)
   }
   for (const q of ['S01_market_regime', 'S03_trend_continuation', 'S04_drawdown_risk', 'S05_volatility_expansion', 'S06_funding_anomaly', 'S07_funding_persistence']) {
@@ -34,8 +34,9 @@ t.test('svc eval runs end to end on a generated tape and prints every column', a
   for (const e of doc.evaluations) {
     t.equal(e.split, '2025-02-10T00:00:00.000Z')
     t.equal(e.split_rule, 'given (--split)')
-    for (const k of ['n_decisions', 'n_resolved', 'n_unresolvable', 'n_refused', 'brier', 'base_brier', 'bss', 'bss_ci', 'ece', 'murphy', 'distinct_probabilities', 'per_value', 'predicted_classes', 'one_feature', 'corp', 'previous']) t.ok(k in e, `${e.question_id}: ${k}`)
-    t.equal(e.previous, null, 'the live models have no previous version')
+    for (const k of ['n_decisions', 'n_resolved', 'n_unresolvable', 'n_refused', 'brier', 'base_brier', 'bss', 'bss_ci', 'ece', 'murphy', 'distinct_probabilities', 'per_value', 'predicted_classes', 'one_feature', 'corp', 'previous', 'sale_gate']) t.ok(k in e, `${e.question_id}: ${k}`)
+    t.match(e.previous, { fitted_version: /^logit-l2-irls\+isotonic-pav@/, bss: Number }, 'the live (v2) models are scored beside v1')
+    t.match(e.sale_gate, { status: /^(sold|blocked)$/, n_scored: Number }, `${e.question_id}: the sale gate's verdict on the training span`)
     t.match(e.corp, { dsc: Number, unc: Number, diagram: { level: 0.9, points: Array } }, `${e.question_id}: CORP decomposition and diagram`)
     t.match(e.one_feature, { feature: String, brier: Number }, `${e.question_id}: the one-feature baseline is scored on the same decisions`)
     t.equal((e.ece as { strategy: string }).strategy, 'quantile')
@@ -66,19 +67,29 @@ t.test('svc eval --train/--test fits on one tape and scores on another', async (
   t.equal(doc.evaluations.find((e) => e.question_id === 'S05_volatility_expansion')!.predicted_classes, null, 'binary questions have none')
 })
 
-t.test('svc eval --models v2 scores the candidate binary method beside the same baselines', async (t) => {
+t.test('svc eval scores the live v2 models beside v1; --models v1 scores v1 alone', async (t) => {
   const dir = await makeTempDir(t)
   const tape = join(dir, 'gen.ndjson')
   await writeFile(tape, mergeTicks(syntheticBars('BTC', 90 * 24), syntheticBars('ETH', 90 * 24, 5)).map(tickLine).join('\n') + '\n')
-  const { stdout } = await run('node', [SVC, 'eval', '--tape', tape, '--questions', 'S05_volatility_expansion,S01_market_regime', '--models', 'v2', '--json'], { env: { ...process.env, CI: 'true' } })
-  const doc = JSON.parse(stdout) as { models: string; evaluations: Array<Record<string, any>> }
+  const { stdout } = await run('node', [SVC, 'eval', '--tape', tape, '--questions', 'S05_volatility_expansion,S01_market_regime', '--json'], { env: { ...process.env, CI: 'true' } })
+  const doc = JSON.parse(stdout) as { models: string; jev_version: string; policy_version: string; evaluations: Array<Record<string, any>> }
   t.equal(doc.models, 'v2')
+  t.equal(doc.jev_version, 'jev-2.0.0')
+  t.equal(doc.policy_version, 'policy-3.0.0', 'the ruleset in force')
   const s05 = doc.evaluations.find((e) => e.question_id === 'S05_volatility_expansion')!
   t.match(s05.train.fitted_version, /^logit-l2-walkforward\+platt@/, 'S05 fitted by the v2 method')
   t.ok(s05.distinct_probabilities > 20, `continuous: ${s05.distinct_probabilities} distinct probabilities`)
   t.match(s05.previous, { fitted_version: /^logit-l2-irls\+isotonic-pav@/, brier: Number, bss: Number }, 'v1 scored beside it as the previous version')
-  t.equal(doc.evaluations.find((e) => e.question_id === 'S01_market_regime')!.previous, null, 'S01 has no v2, so no previous')
-  t.notMatch(doc.evaluations.find((e) => e.question_id === 'S01_market_regime')!.train.fitted_version, /walkforward/, 'S01 stays v1')
+  const s01 = doc.evaluations.find((e) => e.question_id === 'S01_market_regime')!
+  t.match(s01.train.fitted_version, /^softmax-l2-walkforward\+temperature@/, 'S01 fitted by its v2 method')
+  t.match(s01.previous, { fitted_version: /^grid3x3-dirichlet\+shrink@/, bss: Number }, 'S01 v1 scored beside it')
+  t.match(s01.sale_gate, { status: /^(sold|blocked)$/ })
+
+  const v1 = JSON.parse((await run('node', [SVC, 'eval', '--tape', tape, '--questions', 'S05_volatility_expansion', '--models', 'v1', '--json'], { env: { ...process.env, CI: 'true' } })).stdout) as { models: string; evaluations: Array<Record<string, any>> }
+  t.equal(v1.models, 'v1')
+  t.match(v1.evaluations[0]!.train.fitted_version, /^logit-l2-irls\+isotonic-pav@/)
+  t.equal(v1.evaluations[0]!.previous, null, 'v1 is the first version: nothing before it')
+  t.equal(v1.evaluations[0]!.sale_gate, null, 'v1 has no sale gate')
 })
 
 t.test('svc eval refuses bad arguments with usage', async (t) => {

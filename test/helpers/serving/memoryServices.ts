@@ -224,8 +224,8 @@ export class MemoryEngine implements DecisionService {
   async signals(): Promise<SignalCatalog> {
     return {
       questions: [
-        { question_id: 'S01_market_regime', label: 'Market regime', available: true, reason: null },
-        { question_id: 'S02_liquidation_risk', label: 'Liquidation risk', available: false, reason: 'needs 24 hourly observations (7/24)' },
+        { question_id: 'S01_market_regime', label: 'Market regime', available: true, reason: null, sale_gate: [] },
+        { question_id: 'S02_liquidation_risk', label: 'Liquidation risk', available: false, reason: 'needs 24 hourly observations (7/24)', sale_gate: [] },
       ],
       sample_hours_by_asset: { BTC: 7, ETH: 7, SOL: 7 },
     }

@@ -17,7 +17,7 @@ t.test('checksum recomputes from the body with JCS (RFC 8785) + SHA-256, by an i
   t.match(policy.checksum, /^[0-9a-f]{64}$/)
   const seal = policy.seal()
   t.same(seal, { version: 'policy-1.0.0', checksum: expected, ruleset: body })
-  t.equal(seal.ruleset.jev_version, JEV_VERSION)
+  t.equal(seal.ruleset.jev_version, 'jev-1.0.0', 'sealed for the jev-1.0.0 models')
 })
 
 t.test('changing any rule changes the checksum; key order does not', async (t) => {
@@ -64,14 +64,26 @@ t.test('v2 checksum recomputes from its body with JCS + SHA-256 by an independen
   t.equal(Policy.v1().checksum.slice(0, 12), '404a59ccfefd', 'v1 checksum unchanged')
 })
 
-t.test('registry: v1 and v2 both replayable by version or pin; v2 is the active ruleset', async (t) => {
-  t.same(knownPolicyVersions(), ['policy-1.0.0', 'policy-2.0.0'])
+t.test('registry: v1, v2 and v3 all replayable by version or pin; v3 is the active ruleset, sealed for this jev', async (t) => {
+  t.same(knownPolicyVersions(), ['policy-1.0.0', 'policy-2.0.0', 'policy-3.0.0'])
   t.equal(policyByVersion('policy-1.0.0')?.checksum, Policy.v1().checksum)
   t.equal(policyByVersion('2.0.0')?.checksum, Policy.v2().checksum)
   t.equal(policyByVersion('v2.0.0')?.version, 'policy-2.0.0')
-  t.equal(policyByVersion('v3.0.0'), null)
+  t.equal(policyByVersion('v3.0.0')?.version, 'policy-3.0.0')
+  t.equal(policyByVersion('v4.0.0'), null)
   t.equal(activePolicy().version, ACTIVE_POLICY_VERSION)
-  t.equal(ACTIVE_POLICY_VERSION, 'policy-2.0.0')
+  t.equal(ACTIVE_POLICY_VERSION, 'policy-3.0.0')
+  t.equal(activePolicy().jevVersion, JEV_VERSION)
+  t.equal(Policy.v1().jevVersion, 'jev-1.0.0', 'older rulesets keep the jev they were sealed for')
+  t.equal(Policy.v2().jevVersion, 'jev-1.0.0')
+})
+
+t.test('v3 is v2 sealed for jev-2.0.0: the same rules, its own checksum', async (t) => {
+  const v2 = JSON.parse(v2Text) as RulesetBody
+  const v3 = Policy.v3().seal().ruleset as RulesetBody
+  t.same({ ...v3, version: v2.version, jev_version: v2.jev_version }, v2)
+  t.equal(v3.jev_version, 'jev-2.0.0')
+  t.not(Policy.v3().checksum, Policy.v2().checksum)
 })
 
 t.test('v2: each choice question has its own decision text; S01 text and every binary verdict equal v1', async (t) => {

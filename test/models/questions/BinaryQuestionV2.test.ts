@@ -11,6 +11,7 @@ import { jcsSha256 } from '../../../common/hash.ts'
 import { H, T0, mergeTicks, syntheticBars } from '../../helpers/ticks.ts'
 
 const V2 = S05_volatility_expansion.withMethod('v2')
+const V1 = S05_volatility_expansion.withMethod('v1')
 
 t.test('v2 fits deterministically with a walk-forward λ and answers with a continuous, calibrated probability', async (t) => {
   const { samples } = buildDataset(mergeTicks(syntheticBars('BTC', 120 * 24), syntheticBars('ETH', 120 * 24, 9)), [S05_volatility_expansion])
@@ -32,6 +33,7 @@ t.test('v2 fits deterministically with a walk-forward λ and answers with a cont
   t.ok(Date.parse(p.sale_gate!.holdout_start!) < T0 + 90 * 24 * H, 'the holdout lies inside the training span, before the test split')
   t.ok(fitted.version.startsWith(`${BINARY_METHOD_V2}@`) && /@[0-9a-f]{12}$/.test(fitted.version), `version ${fitted.version}: method @ content hash`)
   t.same(V2.fit([...train].reverse()), fitted, 'same samples in any order: identical parameters')
+  t.equal(S05_volatility_expansion.method, 'v2', 'the live question is v2 (jev-2.0.0)')
 
   // Scored as it would answer if sold (the gate's own refusal is tested below).
   const sold = { ...fitted, params: { ...fitted.params, sale_gate: null } }
@@ -39,8 +41,8 @@ t.test('v2 fits deterministically with a walk-forward λ and answers with a cont
   t.ok(probabilities.length > 100, `${probabilities.length} claims`)
   t.ok(probabilities.every((x) => x > 0 && x < 1))
   t.ok(new Set(probabilities).size > 20, `${new Set(probabilities).size} distinct probabilities (the isotonic v1 gives a handful)`)
-  const v1 = S05_volatility_expansion.fit(train)
-  const v1Values = new Set(test.map((s) => S05_volatility_expansion.evaluate(s.snapshot, v1)).filter((o) => o.kind === 'claim').map((o) => o.probability))
+  const v1 = V1.fit(train)
+  const v1Values = new Set(test.map((s) => V1.evaluate(s.snapshot, v1)).filter((o) => o.kind === 'claim').map((o) => o.probability))
   t.ok(new Set(probabilities).size > v1Values.size, `more resolution than v1 (${v1Values.size} values)`)
 })
 

@@ -4,6 +4,7 @@
  * are authorized by a test PaymentGate (test/helpers/serving/AuthorizingPaymentGate.ts).
  */
 import t from 'tap'
+import { ACTIVE_POLICY_VERSION } from '../../../models/policy/rulesets.ts'
 import { HyperliquidInfoClient } from '../../../ingest/hyperliquid/HyperliquidInfoClient.ts'
 import { HyperliquidWalletProvider } from '../../../ingest/hyperliquid/HyperliquidWalletProvider.ts'
 import { RiskServices } from '../../../product/risk/RiskServices.ts'
@@ -134,7 +135,7 @@ t.test('risk: the four subject kinds, one pipeline, differing only in the label;
       subject: { kind, address: FILLS_USER },
       risk: 'review',
       allow_probability: 0, review_probability: 0, block_probability: 0, confidence: 0,
-      decision: 'insufficient_confidence', action: 'refuse', policy_version: 'policy-2.0.0',
+      decision: 'insufficient_confidence', action: 'refuse', policy_version: ACTIVE_POLICY_VERSION,
       full: { question_id: 'S11_risk', refusal_reason: 'wallet_sample_inadequate' },
     })
     answers.push(res.body.data)
