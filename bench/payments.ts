@@ -47,7 +47,11 @@ import { startEngine } from './engineFixture.ts'
 const PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
 /** The public Hardhat/Anvil account #0 (x402-v2.md §12.2): a TEST key, funded only on the simulated USDC. */
 const TEST_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const
-const ASK = JSON.stringify({ asset: 'SOL', question_id: 'S05_volatility_expansion' })
+/**
+ * S01 (entry-priced, 1,000 credits): the sale gate sells it on this fixture's training window (it blocks S05 there), so
+ * every paid call is a real claim through the softmax model, not a refusal.
+ */
+const ASK = JSON.stringify({ asset: 'SOL', question_id: 'S01_market_regime' })
 /** About the encoded size of one decision record on the ledger. */
 const FLOOR_RECORD_BYTES = 2400
 
@@ -165,6 +169,7 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
       const body = (await res.json()) as { data: { decision_id: string }; meta: { pricing: { credits: number } | null } }
       if (res.status !== 200) throw new Error(`paid decision answered ${res.status}: ${JSON.stringify(body)}`)
       if (res.headers.get('x-svc-credits-charged') !== '1000') throw new Error('a paid decision was not charged as a new decision (inputs repeated?)')
+      if ((body.data as { action?: string }).action === 'refuse') throw new Error(`the paid decision is a refusal: ${JSON.stringify(body.data)}`)
       ids.push(body.data.decision_id)
     }
     const floor = async () => {
