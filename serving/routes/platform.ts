@@ -122,7 +122,7 @@ export function platformRoutes(registry: () => readonly RouteDef[]): RouteDef[] 
       id: 'signals',
       method: 'GET',
       path: '/v1/signals',
-      summary: 'The question catalog, each available or blocked with its exact reason',
+      summary: "The question catalog, each available or blocked with its exact reason and, per asset, the sale gate's measured verdict",
       tags: ['platform'],
       pay: FREE,
       needs: ['engine'],
