@@ -153,7 +153,7 @@ function skill(rows: readonly { model: number; reference: number }[]): number | 
 export interface ScoringOptions {
   policy?: Policy
   resamples?: number
-  /** The previous version of the question (binary questions), scored beside it as a baseline. */
+  /** The previous version of the question (v1 for the live v2), scored beside it as a baseline. */
   previous?: QuestionModel
 }
 

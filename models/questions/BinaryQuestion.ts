@@ -1,13 +1,14 @@
 /**
  * A fitted binary question: the shared machinery behind S03, S04, S05, S06 and S07.
  *
- * Method (docs/methodology.md): the time-ordered usable training samples are split 70/30; an L2 logistic regression
+ * Method v1 (jev-1.0.0; kept so its rows replay and `svc eval` scores it as the previous version; docs/methodology.md):
+ * the time-ordered usable training samples are split 70/30; an L2 logistic regression
  * (IRLS, λ = 1, standardised features; models/fit/logistic.ts) is fitted on the earlier 70 %, and an isotonic map
  * (PAV with a minimum block of CALIBRATION_BAND_FLOOR outcomes, Laplace-smoothed; models/fit/isotonic.ts) is fitted
  * on the later, disjoint 30 % from the regression's raw output to outcomes. The answer is the calibrated value of the
  * block the raw output falls in. Refusals: see evaluate().
  *
- * Method v2: the same 70/30 time split. The feature set (the question's nested candidate sets, simplest first: its v1
+ * Method v2 (jev-2.0.0, live): the same 70/30 time split. The feature set (the question's nested candidate sets, simplest first: its v1
  * features, then HAR-RV or funding-persistence terms, then calendar terms) and the L2 penalty λ (LAMBDA_GRID) are
  * chosen together by walk-forward validation inside the fit slice (models/fit/walkForward.ts: 3 expanding folds after
  * the first half, one-horizon embargo, mean Brier of the regression's output); the regression is refitted on the

@@ -1,7 +1,7 @@
 /**
- * The candidate binary method v2 (models/questions/BinaryQuestion.ts): walk-forward λ, Platt calibration. Fitted on
- * a generated tape's decisions: deterministic, λ from the grid chosen inside the fit slice, continuous probabilities,
- * and the same refusals as v1 below the training floor.
+ * The binary method v2 (models/questions/BinaryQuestion.ts, live since jev-2.0.0): feature set and λ by walk-forward,
+ * Platt calibration, the sale gate. Fitted on a generated tape's decisions: deterministic, chosen inside the fit slice,
+ * continuous probabilities, and the same refusals as v1 below the training floor.
  */
 import t from 'tap'
 import { buildDataset, splitSamples } from '../../../models/Dataset.ts'
