@@ -217,17 +217,11 @@ export function scoreQuestion(
 
   const previous = options.previous ?? null
   const previousFitted = previous ? previous.fit(train) : null
-  /** The previous version's forecast for one decision: its claim, else the training base rate. */
-  const previousForecast = (s: LabelledSample): number => {
+  /** The previous version's claim on one decision (its probability as decided), or null where it refuses. */
+  const previousClaim = (s: LabelledSample) => {
     const out = previous!.evaluate(s.snapshot, previousFitted)
     const decided = policy.apply(out, question.id)
-    return decided.action !== 'refuse' && out.kind === 'claim' ? decided.probability : (baseBinary ?? NaN)
-  }
-  /** S01: the previous version's distribution for one decision (its claim, else the training class frequencies). */
-  const previousDistribution = (s: LabelledSample): number[] | null => {
-    const out = previous!.evaluate(s.snapshot, previousFitted)
-    const decided = policy.apply(out, question.id)
-    return decided.action !== 'refuse' && out.kind === 'claim' && out.distribution ? classes.map((c) => out.distribution![c] ?? 0) : baseDist
+    return decided.action !== 'refuse' && out.kind === 'claim' ? { probability: decided.probability, distribution: out.distribution } : null
   }
 
   const refusedBy: Record<string, number> = {}
@@ -259,7 +253,9 @@ export function scoreQuestion(
       const realized = classes.indexOf(s.resolution.realized_choice!)
       const dist = classes.map((c) => out.distribution?.[c] ?? 0)
       const score = (d: readonly number[]) => d.reduce((a, p, k) => a + (p - (k === realized ? 1 : 0)) ** 2, 0)
-      const prevDist = previous ? previousDistribution(s) : null
+      // Where it refuses, the previous version forecasts the training class frequencies.
+      const claimed = previous ? previousClaim(s) : null
+      const prevDist = claimed?.distribution ? classes.map((c) => claimed.distribution![c] ?? 0) : previous ? baseDist : null
       rows.push({ model: score(dist), reference: baseDist ? score(baseDist) : NaN, oneFeature: oneFeature ? score(oneFeature.predict(s.snapshot)) : NaN, previous: prevDist ? score(prevDist) : NaN, day })
       const predictedClass = String(out.conditions.predicted_class)
       predicted![predictedClass] = (predicted![predictedClass] ?? 0) + 1
@@ -267,7 +263,8 @@ export function scoreQuestion(
     } else {
       const y = s.resolution.outcome === 'obtains' ? 1 : 0
       const q = oneFeature ? oneFeature.predict(s.snapshot)[0]! : NaN
-      const prev = previous ? previousForecast(s) : NaN
+      // Where it refuses, the previous version forecasts the training base rate.
+      const prev = previous ? (previousClaim(s)?.probability ?? baseBinary ?? NaN) : NaN
       rows.push({ model: (decided.probability - y) ** 2, reference: baseBinary === null ? NaN : (baseBinary - y) ** 2, oneFeature: (q - y) ** 2, previous: (prev - y) ** 2, day })
       pairs.push({ p: decided.probability, y })
     }

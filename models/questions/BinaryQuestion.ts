@@ -189,17 +189,18 @@ export class BinaryQuestion implements QuestionModel {
   }
 
   /**
-   * The fit both methods share: the usable rows in time order, the training floor, the 70/30 split, the parameter
-   * record's common fields and its content-hashed version. `empty` are the method's own fields before fitting;
-   * `fitSlices` fits the two slices and returns the method's fields (lambda, coefficients, calibration).
+   * The fit both methods share: over a method's usable rows (time-ordered, from the samples `used`), the training
+   * floor, the 70/30 split, the parameter record's common fields and its content-hashed version. `empty` are the
+   * method's own fields before fitting; `fitSlices` fits the two slices and returns the method's fields (lambda,
+   * coefficients, calibration).
    */
-  private fitBy(
-    samples: readonly LabelledSample[],
+  private fitBy<R extends { y: number }>(
+    used: readonly LabelledSample[],
+    rows: readonly R[],
     method: string,
     empty: Record<string, unknown>,
-    fitSlices: (fitRows: UsableRow[], calRows: UsableRow[]) => Record<string, unknown>,
+    fitSlices: (fitRows: R[], calRows: R[]) => Record<string, unknown>,
   ): FittedParams {
-    const { used, rows } = this.usableRows(samples)
     const positives = rows.reduce((a, r) => a + r.y, 0)
     const params: Record<string, unknown> = {
       status: 'insufficient',
@@ -298,40 +299,22 @@ export class BinaryQuestion implements QuestionModel {
 
   private fitV2(samples: readonly LabelledSample[]): FittedParams {
     const rows = this.candidateRows(samples)
-    const positives = rows.reduce((a, r) => a + r.y, 0)
-    const params: Record<string, unknown> = {
-      status: 'insufficient',
-      method: BINARY_METHOD_V2,
-      feature_set: null,
-      feature_names: [],
-      train_floor: TRAIN_FLOOR,
-      usable: rows.length,
-      n_fit: 0,
-      n_cal: 0,
-      positives,
-      lambda: null,
-      mean: [],
-      sd: [],
-      beta: [],
-      walk_forward: [],
-      platt: { mean: [], sd: [], beta: [] },
-      sale_gate: null,
-    }
-    if (rows.length >= TRAIN_FLOOR) {
-      const nFit = Math.floor(rows.length * FIT_SHARE)
-      const { columns: _columns, ...core } = this.fitV2Core(rows.slice(0, nFit), rows.slice(nFit))
-      Object.assign(params, { status: 'ok', n_fit: nFit, n_cal: rows.length - nFit, ...core, sale_gate: this.saleGate(rows) })
-    }
-    return {
-      question_id: this.id,
-      version: `${BINARY_METHOD_V2}@${jcsSha256(params).slice(0, 12)}`,
-      trained_on: trainedOn(rows.map((r) => r.sample), this.horizonMs, positives),
-      params,
-    }
+    const empty = { feature_set: null, feature_names: [], lambda: null, walk_forward: [], platt: { mean: [], sd: [], beta: [] }, sale_gate: null }
+    return this.fitBy(
+      rows.map((r) => r.sample),
+      rows,
+      BINARY_METHOD_V2,
+      empty,
+      (fitRows, calRows) => {
+        const { columns: _columns, ...core } = this.fitV2Core(fitRows, calRows)
+        return { ...core, sale_gate: this.saleGate(rows) }
+      },
+    )
   }
 
   private fitV1(samples: readonly LabelledSample[]): FittedParams {
-    return this.fitBy(samples, BINARY_METHOD, { min_block: CALIBRATION_BAND_FLOOR, calibration: [] }, (fitRows, calRows) => {
+    const { used, rows } = this.usableRows(samples)
+    return this.fitBy(used, rows, BINARY_METHOD, { min_block: CALIBRATION_BAND_FLOOR, calibration: [] }, (fitRows, calRows) => {
       const lr = fitLogistic(fitRows.map((r) => r.x), fitRows.map((r) => r.y), DEFAULT_L2)
       const pairs = calRows.map((r) => ({ p: predictLogistic(lr, r.x), y: r.y }))
       return { mean: lr.mean, sd: lr.sd, beta: lr.beta, calibration: fitIsotonic(pairs, CALIBRATION_BAND_FLOOR) }

@@ -42,7 +42,7 @@ import { quantileSorted } from '../verification/bootstrap.ts'
 import { evidenceConfidence } from '../confidence.ts'
 import { jcsSha256 } from '../../common/hash.ts'
 import { FIT_SHARE, TRAIN_FLOOR, feature, inputRefusal, isoMinute, num, refusal, trainedOn, usableRows } from './common.ts'
-import { VOL_BASELINE_FEATURE, logRatio, volBaseline } from './volFrame.ts'
+import { VOL_BASELINE_FEATURE, logRatio, returnInSd, volBaseline } from './volFrame.ts'
 import { dailyHarmonics, weekendShare } from './seasonality.ts'
 import { fitMultinomial, fitTemperature, multinomialLogits, softmax, type MultinomialFit } from '../fit/multinomial.ts'
 import { selectByWalkForward, walkForwardFolds, type Fold } from '../fit/walkForward.ts'
@@ -123,13 +123,9 @@ export interface RegimeParamsV2 {
 
 /** The v2 candidate features of a snapshot (S01_FEATURES_V2 order), null where one is unavailable; b = the baseline σ. */
 function featuresV2(s: FeatureSnapshot, b: number, horizonMs: number): Array<number | null> {
-  const inSd = (name: string, hours: number) => {
-    const r = feature(s, name)
-    return r === null ? null : r / (b * Math.sqrt(hours))
-  }
-  const r1 = inSd('ret_1h', 1)
-  const r4 = inSd('ret_4h', 4)
-  const r24 = inSd('ret_24h', 24)
+  const r1 = returnInSd(s, '1h', b)
+  const r4 = returnInSd(s, '4h', b)
+  const r24 = returnInSd(s, '24h', b)
   const abs = (v: number | null) => (v === null ? null : Math.abs(v))
   return [
     logRatio(s, 'pk_1h', b),
