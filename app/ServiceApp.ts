@@ -6,7 +6,7 @@
  *          → payment rails → HTTP server
  *   run:   warm-up replay at full speed up to the first primed instant, then the paced replay; the sink starts when
  *          the warm-up ends
- *   close: server (drain) → x402 nonces → billing → market → engine → pipeline (seal, commit) → event log
+ *   close: server (drain) → record job (a run in progress finishes) → x402 nonces → billing → market → engine → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
@@ -26,6 +26,9 @@ import { Pipeline } from '../pipeline/Pipeline.ts'
 import { newestReplayedTime, tapeIdOf } from '../pipeline/TapeProducer.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
 import { MeasuredRecord } from '../record/MeasuredRecord.ts'
+import { RecordDb } from '../record/RecordDb.ts'
+import { RecordJob } from '../record/RecordJob.ts'
+import { RecordSchedule } from '../record/RecordSchedule.ts'
 import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
 import { RailRouter } from '../serving/payments/RailRouter.ts'
 import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts'
@@ -100,6 +103,7 @@ export class ServiceApp {
     private readonly market: MarketWiring,
     private readonly billing: BillingService,
     private readonly x402: X402PaymentGate | null,
+    private readonly record: { db: RecordDb; job: RecordJob; schedule: RecordSchedule },
     private readonly say: (line: string) => void,
   ) {}
 
@@ -132,6 +136,11 @@ export class ServiceApp {
     const facilitator = payTo ? new FacilitatorClient(config.SVC_FACILITATOR_URL ? { url: config.SVC_FACILITATOR_URL } : {}) : null
     const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
     const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo), ...(x402 ? { x402 } : {}) })
+    // The measured record: batch tables over the sealed Parquet, read by the record routes and the price ladder.
+    const recordDb = await RecordDb.open(dataDir)
+    const recordJob = await RecordJob.open(recordDb)
+    const record = new MeasuredRecord(recordDb)
+    const recordSchedule = new RecordSchedule(recordJob, config.SVC_RECORD_INTERVAL_S * 1000, () => record.invalidate())
     const server = await Server.start({
       port: config.PORT,
       host: config.HOST,
@@ -144,7 +153,7 @@ export class ServiceApp {
       },
       services: {
         billing, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
-        record: new MeasuredRecord(runner.ledger.index), ...wallet.services,
+        record, ladder: record, ...wallet.services,
       },
     })
     const logKind = config.SVC_LOG
@@ -158,7 +167,8 @@ export class ServiceApp {
         ? `svc: payments to ${payTo} (x402 on eip155:8453 via ${facilitator?.url})`
         : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer) and their 402 challenge offers no address',
     ]) say(line)
-    return new ServiceApp(config, dataDir, tape, server, eventLog, pipeline, runner, market, billing, x402, say)
+    recordSchedule.start()
+    return new ServiceApp(config, dataDir, tape, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule }, say)
   }
 
   /**
@@ -210,6 +220,9 @@ export class ServiceApp {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.server.close()
+      await this.record.schedule.stop()
+      await this.record.job.close()
+      this.record.db.close()
       await this.x402?.close()
       await this.billing.close()
       await this.market.close()

@@ -51,6 +51,11 @@ export const ENV_SCHEMA = Type.Object(
     SVC_TAPE: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'a seeded 45-day tape, generated on first start', description: 'the tape `svc start` replays' })),
     SVC_REPLAY_SPEED: Type.Number({ minimum: 0, default: 60, description: 'event time per wall time after the warm-up (0: as fast as possible)' }),
     SVC_TRAIN_DAYS: Type.Number({ exclusiveMinimum: 0, default: 30, description: "days of each asset's first ticks every question is fitted on" }),
+    SVC_RECORD_INTERVAL_S: Type.Number({
+      minimum: 0,
+      default: 60,
+      description: 'seconds between runs of the measured record\'s batch job (calibration, priors, snapshots, ladder); 0: only `svc record build`',
+    }),
     SVC_TRAIN_UNTIL: Type.Optional(Type.String({ format: 'date-time', description: 'an absolute training cut (ISO instant), instead of SVC_TRAIN_DAYS' })),
     SVC_PAY_TO: Type.Optional(
       Type.String({ pattern: ADDRESS_SOURCE, 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),

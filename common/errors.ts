@@ -142,6 +142,7 @@ export const REASONS = {
   ENGINE_CLOSED: { codes: ['PROVIDER_DOWN'], meaning: 'the decision engine is closed or its ledger follower failed' },
   CIRCUIT_OPEN: { codes: ['PROVIDER_DOWN'], meaning: 'the provider circuit breaker is open after repeated failures' },
   JEV_CALL_FAILED: { codes: ['PROVIDER_DOWN'], meaning: 'the model layer call failed' },
+  CURVE_RESTATED: { codes: ['STALE_DATA'], meaning: 'the intelligence snapshots on disk no longer verify as a hash chain (a row was changed or removed); the curve refuses rather than serve restated history' },
 } as const satisfies Record<string, ReasonEntry>
 
 export type ReasonCode = keyof typeof REASONS

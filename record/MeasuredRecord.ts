@@ -1,37 +1,91 @@
 /**
- * The measured record over the resolved ledger: calibration reports and base-rate priors (spec, What the service does
- * 7). They read the ledger index (realized claims: unresolvable outcomes excluded, refusals never counted) and never a
- * live model, so they belong to the record, not to the engine that makes decisions.
+ * The measured record as the API reads it: calibration reports, base-rate priors, the intelligence snapshot with its
+ * verified chain, the learning curve and the ladder measures, all read from the batch tables (sql/020_record.sql)
+ * through RecordDb, never from the ledger in memory, so the server's memory does not grow with the ledger. Results are
+ * cached until the next committed run (the job calls invalidate()) or for at most CACHE_MS, which bounds how long an
+ * edit of the files by another process goes unseen.
  *
  * Spec, Calibration report: "Buckets are predicted decile bands against realized frequency. Below the per-question
  * floor a bucket reports counts with published: false; this is data, not an error."
  * Spec, Computation rule 5: "Priors (GET /v1/priors): per question the pooled rate, Wilson interval, n, successes,
  * verdict; S01 carries its label histogram; where no prior exists the field is null with the reason. A prior is a
  * base rate, not a forecast."
+ * Spec, Computation rule 4: "Every figure ships with n and window. A null composite is not zero; a curve gap is not
+ * smoothed."
  */
 import { ServiceError } from '../common/ServiceError.ts'
-import type { LedgerIndex } from '../engine/LedgerIndex.ts'
-import { isClaim } from '../engine/LedgerIndex.ts'
 import type { QuestionModel } from '../models/QuestionModel.ts'
 import { QUESTIONS } from '../models/questions/index.ts'
-import { calibrationReport } from '../models/verification/calibrationReport.ts'
+import { calibrationReportFromBands, QUESTION_CALIBRATION_FLOOR } from '../models/verification/calibrationReport.ts'
+import { INDEX_VERSION } from '../models/verification/dii.ts'
+import { fitLearningCurve } from '../models/verification/learningCurve.ts'
 import { wilsonInterval } from '../models/verification/wilson.ts'
-import type { CalibrationReport, QuestionPrior } from './schemas.ts'
+import { ladderStateOf, type LadderCrossing, type LadderState, type ReleaseFacts } from './ladder.ts'
+import type { RecordDb } from './RecordDb.ts'
+import type { CalibrationReport, Curve, IntelligenceSnapshot, QuestionPrior } from './schemas.ts'
+import { chainVerified, snapshotOfRow } from './snapshot.ts'
 
 /** The question calibration floor (spec Limits): a prior rests on at least this many realized outcomes to publish. */
-export const PRIOR_FLOOR = 30
+export const PRIOR_FLOOR = QUESTION_CALIBRATION_FLOOR
 
 export const PRIORS_NOTE =
-  'A prior is a base rate, not a forecast: realized claims pooled over assets (unresolvable outcomes and refusals excluded); published once n reaches the floor.'
+  'A prior is a base rate, not a forecast: realized claims pooled over assets (unresolvable outcomes and refusals excluded), read from the batch tables (calibration_increments); published once n reaches the floor.'
+
+/** Index versions this service has published; a curve pinned to another is a bad version pin (400). */
+export const INDEX_VERSIONS: readonly string[] = [INDEX_VERSION]
+/** Curve windows: all history, or the points taken in the last 90, 30 or 7 days, or 24 hours. */
+export const CURVE_WINDOWS = ['all', '90d', '30d', '7d', '24h'] as const
+export type CurveWindow = (typeof CURVE_WINDOWS)[number]
+const WINDOW_MS: Record<CurveWindow, number> = { all: Infinity, '90d': 90 * 86_400_000, '30d': 30 * 86_400_000, '7d': 7 * 86_400_000, '24h': 86_400_000 }
+/** The learning curve's bootstrap seed: fixed, so the same points give the same interval on every read. */
+export const CURVE_SEED = 'svc.curve.v1'
+const CACHE_MS = 30_000
+const CACHE_ENTRIES = 512
+
+export interface IntelligenceRead {
+  snapshot: IntelligenceSnapshot | null
+  chain_verified: boolean
+  ladder: LadderState
+}
+
+export interface MeasuredRecordOptions {
+  questions?: readonly QuestionModel[]
+  releases?: ReleaseFacts | null
+  now?: () => number
+}
+
+function num(v: unknown): number {
+  return v === null || v === undefined ? 0 : Number(v)
+}
 
 export class MeasuredRecord {
   private readonly questions: Map<string, QuestionModel>
+  private readonly cache = new Map<string, { at: number; value: Promise<unknown> }>()
+  private readonly now: () => number
+  private ladderCache: { at: number; crossings: LadderCrossing[]; realized: number; bands: number } | null = null
 
   constructor(
-    private readonly index: LedgerIndex,
-    questions: readonly QuestionModel[] = QUESTIONS,
+    private readonly db: RecordDb,
+    private readonly options: MeasuredRecordOptions = {},
   ) {
-    this.questions = new Map(questions.map((q) => [q.id, q]))
+    this.questions = new Map((options.questions ?? QUESTIONS).map((q) => [q.id, q]))
+    this.now = options.now ?? Date.now
+  }
+
+  /** A run committed: every cached figure is stale. */
+  invalidate(): void {
+    this.cache.clear()
+    this.ladderCache = null
+  }
+
+  private cached<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const hit = this.cache.get(key)
+    if (hit && this.now() - hit.at < CACHE_MS) return hit.value as Promise<T>
+    if (this.cache.size >= CACHE_ENTRIES) this.cache.clear()
+    const value = fn()
+    this.cache.set(key, { at: this.now(), value })
+    value.catch(() => this.cache.delete(key))
+    return value
   }
 
   private checkQuestion(id: string): void {
@@ -41,81 +95,146 @@ export class MeasuredRecord {
   }
 
   /**
-   * Realized claims of one question (or all), optionally one subject (wallet or asset); choice questions grade the
-   * modal class.
+   * Realized claims of one question (or all), optionally of one subject (a wallet, or an asset); choice questions grade
+   * the class the decision chose.
    */
-  calibration(q: { question_id: string | null; subject: string | null }): CalibrationReport {
+  calibration(q: { question_id: string | null; subject: string | null }): Promise<CalibrationReport> {
     if (q.question_id !== null) this.checkQuestion(q.question_id)
-    const pairs: { p: number; y: number }[] = []
-    for (const o of this.index.feed(Number.MAX_SAFE_INTEGER)) {
-      if (o.outcome === 'unresolvable') continue
-      if (q.question_id !== null && o.question_id !== q.question_id) continue
-      if (q.subject !== null && o.subject !== q.subject && o.asset !== q.subject) continue
-      const d = this.index.decision(o.decision_id)!
-      if (!isClaim(d)) continue
-      pairs.push({ p: d.probability, y: d.choice ? (o.realized_choice === d.choice.choice_id ? 1 : 0) : o.outcome === 'obtains' ? 1 : 0 })
-    }
-    const r = calibrationReport(pairs)
-    return {
-      question_id: q.question_id,
-      subject: q.subject,
-      buckets: r.buckets.map((b) => ({ lo: b.band[0], hi: b.band[1], n: b.n, mean_predicted: b.mean_predicted, realized_frequency: b.realized_frequency, published: b.published })),
-      published: r.published,
-      n: r.n,
-      n_floor: r.n_floor,
-      note: r.note,
-    }
+    return this.cached(`cal\n${q.question_id}\n${q.subject}`, async () => {
+      const where = ['bucket IS NOT NULL']
+      const params: Record<string, string> = {}
+      if (q.question_id !== null) {
+        where.push('question_id = $question_id')
+        params.question_id = q.question_id
+      }
+      if (q.subject !== null) {
+        where.push('(subject = $subject OR asset = $subject)')
+        params.subject = q.subject
+      }
+      const rows = await this.db.query(
+        `SELECT bucket, sum(n) AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y FROM calibration_increments WHERE ${where.join(' AND ')} GROUP BY bucket ORDER BY bucket`,
+        params,
+      )
+      const r = calibrationReportFromBands(rows.map((x) => ({ bucket: num(x.bucket), n: num(x.n), sum_p: num(x.sum_p), sum_y: num(x.sum_y) })))
+      return {
+        question_id: q.question_id,
+        subject: q.subject,
+        buckets: r.buckets.map((b) => ({ lo: b.band[0], hi: b.band[1], n: b.n, mean_predicted: b.mean_predicted, realized_frequency: b.realized_frequency, published: b.published })),
+        published: r.published,
+        n: r.n,
+        n_floor: r.n_floor,
+        note: r.note,
+      }
+    })
+  }
+
+  /** Pooled over assets and subjects from the realized claims the batch job has counted. */
+  priors(): Promise<QuestionPrior[]> {
+    return this.cached('priors', async () => {
+      const totals = new Map(
+        (await this.db.query(`
+          SELECT question_id, sum(n) AS n, sum(sum_y) AS successes, min(first_resolved) AS first, max(last_resolved) AS last
+          FROM calibration_increments WHERE bucket IS NOT NULL GROUP BY question_id`)).map((r) => [String(r.question_id), r]),
+      )
+      const labels = new Map<string, Map<string, number>>()
+      for (const r of await this.db.query('SELECT question_id, label, sum(n) AS n FROM label_increments GROUP BY ALL')) {
+        const m = labels.get(String(r.question_id)) ?? new Map<string, number>()
+        m.set(String(r.label), num(r.n))
+        labels.set(String(r.question_id), m)
+      }
+      return [...this.questions.values()].map((q): QuestionPrior => {
+        const acc = totals.get(q.id)
+        const n = num(acc?.n)
+        if (!acc || n === 0) {
+          return { question_id: q.id, label: q.label, answer: q.answer, prior: null, label_histogram: null, reason: q.sold ? 'no_realized_outcomes_yet' : 'not_sold_on_deployment' }
+        }
+        const successes = Math.round(num(acc.successes))
+        const interval = wilsonInterval(successes, n)
+        const counts = labels.get(q.id) ?? new Map<string, number>()
+        const histogram =
+          q.answer === 'choice'
+            ? Object.fromEntries((q.classes ?? []).map((c) => {
+                const k = counts.get(c) ?? 0
+                const ci = wilsonInterval(k, n)
+                return [c, { count: k, rate: k / n, interval: ci ? [ci.lower, ci.upper] : null }]
+              }))
+            : null
+        return {
+          question_id: q.id,
+          label: q.label,
+          answer: q.answer,
+          prior: {
+            rate: successes / n,
+            interval: interval ? [interval.lower, interval.upper] : null,
+            method: 'wilson-95' as const,
+            n,
+            successes,
+            verdict: n >= PRIOR_FLOOR ? ('published' as const) : ('insufficient_sample' as const),
+            window: { start: (acc.first as string | null) ?? null, end: (acc.last as string | null) ?? null },
+          },
+          label_histogram: histogram,
+          reason: null,
+        }
+      })
+    })
+  }
+
+  /** Every committed snapshot in chain order. */
+  private snapshots(): Promise<IntelligenceSnapshot[]> {
+    return this.cached('snapshots', async () => (await this.db.query('SELECT * FROM intelligence_snapshots ORDER BY seq')).map(snapshotOfRow))
+  }
+
+  /** GET /v1/intelligence: the latest snapshot, the chain recomputed from the rows, and the ladder measures. */
+  async intelligence(): Promise<IntelligenceRead> {
+    const all = await this.snapshots()
+    return { snapshot: all[all.length - 1] ?? null, chain_verified: chainVerified(all), ladder: await this.measures() }
   }
 
   /**
-   * Pooled over assets and subjects from realized claims in the ledger; the verdict publishes a rate once it rests on
-   * the question calibration floor of 30.
+   * GET /v1/intelligence/curve: one point per snapshot of one index version (never mixed), in the window; the fit
+   * BS(n) = a·n^(−b) + c over the points with a realized outcome, with a seeded bootstrap 95 % interval on b; null with
+   * a note below three distinct anchor points. Points are the snapshots as taken: a gap stays a gap.
    */
-  priors(): QuestionPrior[] {
-    const byQuestion = new Map<string, { n: number; successes: number; labels: Map<string, number>; first: string | null; last: string | null }>()
-    for (const o of this.index.feed(Number.MAX_SAFE_INTEGER)) {
-      if (o.outcome === 'unresolvable') continue
-      const d = this.index.decision(o.decision_id)
-      if (!d || !isClaim(d)) continue
-      const acc = byQuestion.get(o.question_id) ?? { n: 0, successes: 0, labels: new Map<string, number>(), first: null, last: null }
-      acc.n++
-      if (o.outcome === 'obtains') acc.successes++
-      if (o.realized_choice) acc.labels.set(o.realized_choice, (acc.labels.get(o.realized_choice) ?? 0) + 1)
-      if (acc.first === null || o.resolved_at < acc.first) acc.first = o.resolved_at
-      if (acc.last === null || o.resolved_at > acc.last) acc.last = o.resolved_at
-      byQuestion.set(o.question_id, acc)
+  async curve(q: { window: CurveWindow; from: string | null; index_version: string }): Promise<Curve & { chain_verified: boolean }> {
+    const all = await this.snapshots()
+    const now = this.now()
+    const fromMs = q.from === null ? -Infinity : Date.parse(q.from)
+    const points = all
+      .filter((s) => s.index_version === q.index_version)
+      .filter((s) => Date.parse(s.taken_at) >= Math.max(fromMs, now - WINDOW_MS[q.window]))
+      .map((s) => ({
+        n_cum: s.evidence.n_realized,
+        brier: s.components.brier,
+        logloss: s.components.logloss,
+        ece: s.components.ece,
+        ...(s.active_release ? { release: s.active_release.version } : {}),
+        taken_at: s.taken_at,
+        index_version: s.index_version,
+      }))
+    const anchors = points.filter((p) => p.n_cum > 0 && p.brier !== null).map((p) => ({ n: p.n_cum, brier: p.brier! }))
+    const result = fitLearningCurve(anchors, { seed: CURVE_SEED })
+    const fit = result.fit ? { a: result.fit.a, b: result.fit.b, c: result.fit.c, b_ci: result.fit.b_ci ? [result.fit.b_ci[0], result.fit.b_ci[1]] : null } : null
+    const note = result.fit
+      ? `BS(n) = a·n^(−b) + c fitted by weighted least squares over ${result.fit.n_points} snapshots (weights n); b_ci is a ${Math.round(result.fit.level * 100)} % bootstrap interval (${result.fit.resamples} resamples, seed ${CURVE_SEED}).${result.fit.at_bound ? ` The fit sits at a bound (${result.fit.bounds_hit.join(', ')}); read b with care.` : ''}`
+      : result.note
+    return { index_version: q.index_version, window: q.window, from: q.from, points, fit: fit as Curve['fit'], note, chain_verified: chainVerified(all) }
+  }
+
+  /**
+   * The ladder measures (the price list's LadderSource): read on every paid call, so kept in memory and refreshed from
+   * the tables when a run commits; pending and ms_remaining follow the clock.
+   */
+  async measures(): Promise<LadderState> {
+    const now = this.now()
+    if (!this.ladderCache || now - this.ladderCache.at >= CACHE_MS) {
+      const crossings = (await this.db.query('SELECT rung, crossed_at, effective_at, measured FROM ladder_crossings ORDER BY rung')).map((r) => ({
+        rung: num(r.rung), crossed_at: String(r.crossed_at), effective_at: String(r.effective_at), measured: String(r.measured),
+      }))
+      const latest = (await this.snapshots()).at(-1)
+      this.ladderCache = { at: now, crossings, realized: latest?.evidence.n_realized ?? 0, bands: latest?.published_bands ?? 0 }
     }
-    return [...this.questions.values()].map((q): QuestionPrior => {
-      const acc = byQuestion.get(q.id)
-      if (!acc || acc.n === 0) {
-        return { question_id: q.id, label: q.label, answer: q.answer, prior: null, label_histogram: null, reason: q.sold ? 'no_realized_outcomes_yet' : 'not_sold_on_deployment' }
-      }
-      const interval = wilsonInterval(acc.successes, acc.n)
-      const histogram =
-        q.answer === 'choice'
-          ? Object.fromEntries((q.classes ?? []).map((c) => {
-              const k = acc.labels.get(c) ?? 0
-              const ci = wilsonInterval(k, acc.n)
-              return [c, { count: k, rate: k / acc.n, interval: ci ? [ci.lower, ci.upper] : null }]
-            }))
-          : null
-      return {
-        question_id: q.id,
-        label: q.label,
-        answer: q.answer,
-        prior: {
-          rate: acc.successes / acc.n,
-          interval: interval ? [interval.lower, interval.upper] : null,
-          method: 'wilson-95' as const,
-          n: acc.n,
-          successes: acc.successes,
-          verdict: acc.n >= PRIOR_FLOOR ? ('published' as const) : ('insufficient_sample' as const),
-          window: { start: acc.first, end: acc.last },
-        },
-        label_histogram: histogram,
-        reason: null,
-      }
-    })
+    const facts = this.options.releases ? await this.options.releases.ladderFacts() : null
+    return ladderStateOf({ crossings: this.ladderCache.crossings, realized: this.ladderCache.realized, publishedBands: this.ladderCache.bands, releases: facts, now })
   }
 }
 
@@ -123,4 +242,6 @@ export class MeasuredRecord {
 export interface RecordReads {
   calibration(q: { question_id: string | null; subject: string | null }): CalibrationReport | Promise<CalibrationReport>
   priors(): QuestionPrior[] | Promise<QuestionPrior[]>
+  intelligence(): Promise<IntelligenceRead>
+  curve(q: { window: CurveWindow; from: string | null; index_version: string }): Promise<Curve & { chain_verified: boolean }>
 }

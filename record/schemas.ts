@@ -71,3 +71,112 @@ export const PRIORS = Type.Object(
   { priors: Type.Array(QUESTION_PRIOR), n_floor: Type.Integer({ minimum: 1 }), note: Type.String() },
   { additionalProperties: false },
 )
+
+// ---------------------------------------------------------------- intelligence measures
+
+const NullableProbability = Nullable(Probability)
+const Interval2 = Nullable(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }))
+
+/** Spec, Intelligence measures: active_release { version, activated_at, delta_brier, delta_brier_ci: [low, high] }. */
+export const ACTIVE_RELEASE = Type.Object(
+  { version: Type.String(), activated_at: Type.String(), delta_brier: NullableNumber, delta_brier_ci: Interval2 },
+  { additionalProperties: false },
+)
+
+/**
+ * Spec, Intelligence measures, Snapshot: "index_version; composite (null below the floor); insufficient_note;
+ * components { brier, logloss, skill_vs_reference (may be negative), reliability, resolution, uncertainty, ece,
+ * resolution_rate }; evidence { n_decisions, n_realized, n_unresolvable, n_refused, window_start, window_end };
+ * benchmarks { reference_brier, crowd: { brier, n } }; active_release {…}; release_delta; published_bands; rung;
+ * taken_at; prev_hash; row_hash". seq numbers the chain. crowd is absent until graded player calls exist (spec: "below
+ * its floor the line is absent").
+ */
+export const INTELLIGENCE_SNAPSHOT = Type.Object(
+  {
+    seq: Type.Integer({ minimum: 1 }),
+    index_version: Type.String(),
+    composite: Nullable(Type.Number({ minimum: 0, maximum: 100 })),
+    insufficient_note: NullableString,
+    components: Type.Object(
+      {
+        brier: NullableProbability,
+        logloss: Nullable(Type.Number({ minimum: 0 })),
+        skill_vs_reference: NullableNumber,
+        reliability: NullableNumber,
+        resolution: NullableNumber,
+        uncertainty: NullableNumber,
+        ece: NullableNumber,
+        resolution_rate: NullableProbability,
+      },
+      { additionalProperties: false },
+    ),
+    evidence: Type.Object(
+      {
+        n_decisions: Type.Integer({ minimum: 0 }),
+        n_realized: Type.Integer({ minimum: 0 }),
+        n_unresolvable: Type.Integer({ minimum: 0 }),
+        n_refused: Type.Integer({ minimum: 0 }),
+        window_start: NullableString,
+        window_end: NullableString,
+      },
+      { additionalProperties: false },
+    ),
+    benchmarks: Type.Object(
+      {
+        reference_brier: NullableNumber,
+        crowd: Type.Optional(Type.Object({ brier: Type.Number(), n: Type.Integer({ minimum: 0 }) }, { additionalProperties: false })),
+      },
+      { additionalProperties: false },
+    ),
+    active_release: Nullable(ACTIVE_RELEASE),
+    release_delta: NullableNumber,
+    published_bands: Type.Integer({ minimum: 0 }),
+    rung: Type.Integer({ minimum: 0 }),
+    taken_at: Type.String(),
+    prev_hash: Nullable(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+    row_hash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  },
+  { additionalProperties: false },
+)
+export type IntelligenceSnapshot = Static<typeof INTELLIGENCE_SNAPSHOT>
+
+/** Spec, Curve: points [{ n_cum, brier, logloss, ece, release?, taken_at, index_version }]. */
+export const CURVE_POINT = Type.Object(
+  {
+    n_cum: Type.Integer({ minimum: 0 }),
+    brier: NullableProbability,
+    logloss: NullableNumber,
+    ece: NullableNumber,
+    release: Type.Optional(Type.String()),
+    taken_at: Type.String(),
+    index_version: Type.String(),
+  },
+  { additionalProperties: false },
+)
+
+/** Spec, Curve: "{ index_version, points, fit: { a, b, c, b_ci } or null, note }". */
+export const CURVE = Type.Object(
+  {
+    index_version: Type.String(),
+    window: Type.String(),
+    from: NullableString,
+    points: Type.Array(CURVE_POINT),
+    fit: Nullable(Type.Object({ a: Type.Number(), b: Type.Number(), c: Type.Number(), b_ci: Interval2 }, { additionalProperties: false })),
+    note: Type.String(),
+  },
+  { additionalProperties: false },
+)
+export type Curve = Static<typeof CURVE>
+
+/** Spec, Claim checker: "returns valid (boolean) with the recomputed id beside the claimed one". */
+export const VERIFY_RESULT = Type.Object(
+  {
+    valid: Type.Boolean(),
+    claimed_id: Type.String(),
+    recomputed_id: NullableString,
+    scheme: Type.String(),
+    note: Type.String(),
+  },
+  { additionalProperties: false },
+)
+export type VerifyResult = Static<typeof VERIFY_RESULT>

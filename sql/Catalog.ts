@@ -37,6 +37,7 @@ import { PARQUET_ROOT, anchorPath, tableRoot } from '../pipeline/sinks/parquetLa
 import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
 import { fileColumns, type TopicTable } from '../pipeline/sinks/TopicTable.ts'
 import { CatalogError } from './CatalogError.ts'
+import { RECORD_TABLES, recordAnchorPath } from './recordTables.ts'
 
 export const CATALOG_FILE = 'catalog.duckdb'
 export const DATA_DIR_PLACEHOLDER = '${DATA_DIR}'
@@ -135,7 +136,7 @@ export class Catalog {
     }
     if (!readOnly) {
       await mkdir(dir, { recursive: true })
-      await writeAnchors(dir, options.tables ?? sinkTables())
+      await writeSchemaAnchors(dir, options.tables ?? sinkTables())
     }
     let instance: DuckDBInstance
     try {
@@ -200,14 +201,15 @@ export class Catalog {
   }
 }
 
-/** Writes any missing schema anchor with a throwaway in-memory DuckDB (never through the catalog file). */
-async function writeAnchors(dataDir: string, tables: TopicTable[]): Promise<void> {
+/** Writes any missing schema anchor (sink tables and the measured record's tables) with a throwaway in-memory DuckDB (never through the catalog file). */
+export async function writeSchemaAnchors(dataDir: string, tables: TopicTable[] = sinkTables()): Promise<void> {
   const instance = await DuckDBInstance.create(':memory:')
   const conn = await instance.connect()
   try {
     for (const table of tables) {
       await ensureSchemaAnchor(conn, anchorPath(tableRoot(dataDir, table.dir, PARQUET_ROOT)), fileColumns(table))
     }
+    for (const table of RECORD_TABLES) await ensureSchemaAnchor(conn, recordAnchorPath(dataDir, table), table.columns)
   } finally {
     conn.closeSync()
     instance.closeSync()

@@ -10,6 +10,7 @@
  * billing.addon.slot 19 USD, billing.addon.hook 49 USD, billing.export.asset_period 29 USD."
  * Spec (Limits): "Ladder | price rises 25% per rung"; "Judgment floor | 1,000 credits".
  */
+import { LADDER_RUNGS } from '../../record/ladder.ts'
 
 /** 1 credit = 0.001 USD: the list price of the smallest pack; plans and larger packs are volume discounts off it. */
 export const CREDIT_TO_USD = 0.001
@@ -115,16 +116,8 @@ export function isPricingKey(key: string): key is PricingKey {
   return (PRICING_KEYS as string[]).includes(key)
 }
 
-/**
- * Ladder gates per rung (spec, States: "Ladder gates (latched artifacts)"). Evidence is realized outcomes;
- * intelligence gates are published calibration bands and release milestones.
- */
-export const LADDER_RUNGS = [
-  { rung: 1, evidence: 1_000, gates: [{ kind: 'published_bands', threshold: 1 }] },
-  { rung: 2, evidence: 10_000, gates: [{ kind: 'release_skill_ci_above_zero', threshold: 1 }] },
-  { rung: 3, evidence: 100_000, gates: [{ kind: 'published_bands', threshold: 30 }, { kind: 'active_release_major', threshold: 2 }] },
-  { rung: 4, evidence: 1_000_000, gates: [{ kind: 'published_bands', threshold: 100 }, { kind: 'active_release_major', threshold: 3 }] },
-] as const
+/** Ladder gates per rung: defined with the record that latches them (record/ladder.ts). */
+export { LADDER_RUNGS }
 
 /** Measured inputs of the ladder; null means not measured on this deployment (never reported as zero). */
 export interface LadderMeasures {

@@ -62,7 +62,7 @@ function priceListOf(ctx: HandlerContext, routes: readonly RouteDef[]): PriceLis
 }
 
 /** Synchronous when no ladder is wired (the unmeasured rung 0), so the route then answers without a promise. */
-function measures(ctx: HandlerContext): LadderMeasures | Promise<LadderMeasures> {
+export function ladderMeasuresOf(ctx: HandlerContext): LadderMeasures | Promise<LadderMeasures> {
   return ctx.services.ladder ? ctx.services.ladder.measures() : UNMEASURED_LADDER
 }
 
@@ -104,7 +104,7 @@ export function platformRoutes(registry: () => readonly RouteDef[]): RouteDef[] 
       request: {},
       response: env(PRICING),
       errors: [],
-      handler: (ctx) => andThen(measures(ctx), (m) => ({ data: priceListOf(ctx, registry()).at(m) })),
+      handler: (ctx) => andThen(ladderMeasuresOf(ctx), (m) => ({ data: priceListOf(ctx, registry()).at(m) })),
     },
     {
       id: 'providers',

@@ -1,13 +1,22 @@
 /**
- * The measured record's routes (spec, Platform and measured record): calibration reports, base-rate priors and the
- * sealed policy ruleset. Transport only: the figures come from record/MeasuredRecord.ts, the seal from models/policy.
+ * The measured record's routes (spec, Platform and measured record): calibration reports, base-rate priors, the
+ * intelligence snapshot with its ladder, the learning curve, the claim checker and the sealed policy ruleset. Transport
+ * only: the figures come from the batch tables through record/MeasuredRecord.ts, the ladder object from the price
+ * list's own builder (so it is identical to GET /v1/pricing's), the seal from models/policy.
  */
-import { Open, QuestionId, Type } from '../../common/schema.ts'
+import { Hex64, Nullable, Open, QuestionId, StringEnum, Strict, Type } from '../../common/schema.ts'
+import { ServiceError } from '../../common/ServiceError.ts'
+import { INDEX_VERSION } from '../../models/verification/dii.ts'
+import { buildLadder } from '../../product/billing/pricing.ts'
+import { LADDER } from '../../product/billing/schemas.ts'
+import { verifyReceipt } from '../../record/claimChecker.ts'
+import { CURVE_WINDOWS, INDEX_VERSIONS, type CurveWindow } from '../../record/MeasuredRecord.ts'
 import { activePolicy } from '../../models/policy/rulesets.ts'
 import { POLICY_SEAL } from '../../engine/schemas.ts'
 import { PRIOR_FLOOR, PRIORS_NOTE } from '../../record/MeasuredRecord.ts'
-import { CALIBRATION, PRIORS } from '../../record/schemas.ts'
+import { CALIBRATION, CURVE, INTELLIGENCE_SNAPSHOT, PRIORS, VERIFY_RESULT } from '../../record/schemas.ts'
 import { FREE, env } from './define.ts'
+import { ladderMeasuresOf } from './platform.ts'
 import type { RouteDef } from './types.ts'
 
 /** The active sealed ruleset, computed once: its checksum is recomputable from the body (JCS + SHA-256). */
@@ -62,5 +71,84 @@ export const RECORD_ROUTES: readonly RouteDef[] = [
     response: env(POLICY_SEAL),
     errors: [],
     handler: () => ({ data: POLICY_SEAL_BODY }),
+  },
+  {
+    id: 'intelligence',
+    method: 'GET',
+    path: '/v1/intelligence',
+    summary: 'The latest intelligence snapshot (index, components, evidence, hash chain), chain_verified and the price ladder',
+    tags: ['measured-record'],
+    pay: FREE,
+    mcp: {
+      name: 'svc_get_intelligence',
+      description:
+        "The service's own track record in one object: the Decision Intelligence Index (null below 100 realized outcomes), Brier score, log loss, skill against the base rate, calibration error, how many decisions resolved, the evidence window, and the price ladder's rung and gates. Free. Use it to judge how far to trust the service's probabilities.",
+    },
+    needs: ['record'],
+    request: {},
+    response: env(Type.Object({ snapshot: Nullable(INTELLIGENCE_SNAPSHOT), chain_verified: Type.Boolean(), ladder: LADDER }, { additionalProperties: false })),
+    errors: [],
+    handler: async (ctx) => {
+      const read = await ctx.need('record').intelligence()
+      return { data: { snapshot: read.snapshot, chain_verified: read.chain_verified, ladder: buildLadder(await ladderMeasuresOf(ctx)) } }
+    },
+  },
+  {
+    id: 'intelligence.curve',
+    method: 'GET',
+    path: '/v1/intelligence/curve',
+    summary: 'The learning curve: one point per snapshot of one index version, and the fit BS(n) = a·n^(−b) + c',
+    tags: ['measured-record'],
+    pay: FREE,
+    needs: ['record'],
+    request: {
+      query: Open({
+        window: Type.Optional(StringEnum(CURVE_WINDOWS, { description: 'all (default), or the points taken in the last 90d, 30d, 7d or 24h' })),
+        from: Type.Optional(Type.String({ format: 'date-time', description: 'only points taken at or after this ISO-8601 instant' })),
+        index_version: Type.Optional(StringEnum(INDEX_VERSIONS, { description: `the index version of the series (default ${INDEX_VERSION}); series never mix versions` })),
+      }),
+    },
+    response: env(CURVE),
+    errors: ['STALE_DATA'],
+    handler: async (ctx) => {
+      const q = ctx.query
+      const curve = await ctx.need('record').curve({
+        window: (typeof q.window === 'string' ? q.window : 'all') as CurveWindow,
+        from: typeof q.from === 'string' ? q.from : null,
+        index_version: typeof q.index_version === 'string' ? q.index_version : INDEX_VERSION,
+      })
+      // Spec, Errors: "STALE_DATA … also a restated intelligence curve refuses loudly".
+      if (!curve.chain_verified) {
+        throw new ServiceError('STALE_DATA', { message: 'the snapshot chain does not verify: the curve would restate published history', detail: { reason: 'CURVE_RESTATED' } })
+      }
+      const { chain_verified: _verified, ...data } = curve
+      return { data }
+    },
+  },
+  {
+    id: 'verify',
+    method: 'POST',
+    path: '/v1/verify',
+    summary: 'Claim checker: recomputes a receipt\'s id (JCS SHA-256) and says whether it matches the claimed one',
+    tags: ['measured-record'],
+    pay: FREE,
+    request: {
+      body: Strict({
+        poj_id: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'the decision_id the receipt claims' }),
+        body: Type.Object(
+          {
+            question_id: QuestionId,
+            asset: Type.String({ minLength: 1, maxLength: 64 }),
+            subject: Nullable(Type.String({ minLength: 1, maxLength: 128 })),
+            input_hash: Nullable(Hex64),
+            policy_version: Type.String({ minLength: 1, maxLength: 64 }),
+          },
+          { description: 'the decision record as GET /v1/decisions/{decision_id} returns it in data (other fields are allowed and not covered by the id)' },
+        ),
+      }),
+    },
+    response: env(VERIFY_RESULT),
+    errors: [],
+    handler: (ctx) => ({ data: verifyReceipt(ctx.body as unknown as Parameters<typeof verifyReceipt>[0]) }),
   },
 ]

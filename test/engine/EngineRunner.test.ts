@@ -17,6 +17,10 @@ import { jcsSha256 } from '../../common/hash.ts'
 import { BINARY_METHOD_V2 } from '../../models/questions/BinaryQuestion.ts'
 import { soldMarketQuestions } from '../../models/questions/index.ts'
 import { MeasuredRecord } from '../../record/MeasuredRecord.ts'
+import { RecordDb } from '../../record/RecordDb.ts'
+import { RecordJob } from '../../record/RecordJob.ts'
+import { calibrationReport } from '../../models/verification/calibrationReport.ts'
+import { brierScore, murphyDecomposition } from '../../models/verification/brier.ts'
 import { wilsonInterval } from '../../models/verification/wilson.ts'
 import { randomUUID } from 'node:crypto'
 import { tickTime } from '../../ingest/Tick.ts'
@@ -140,31 +144,6 @@ t.test('decision engine over a real tape', async (t) => {
     t.ok(stats.outcomesStaged > 400, `clocks were resolved (${stats.outcomesStaged})`)
     t.ok(engine().ledger.index.decision(unfitted.record.decision_id), 'the earlier refusal is in the rebuilt index')
 
-    // Priors (spec Computation rule 5): base rates counted independently from the ledger index.
-    const priors = new Map(new MeasuredRecord(engine().ledger.index).priors().map((p) => [p.question_id, p]))
-    const realizedOf = (qid: string) =>
-      engine().ledger.index.feed(Number.MAX_SAFE_INTEGER).filter((o) => {
-        const d = engine().ledger.index.decision(o.decision_id)
-        return o.question_id === qid && o.outcome !== 'unresolvable' && d !== null && d.action !== 'refuse'
-      })
-    // Every question the sale gate sold here has realized claims; a blocked one refuses (no claim to count).
-    const claimed = soldMarketQuestions().map((q) => q.id).filter((qid) => realizedOf(qid).length > 0)
-    t.ok(claimed.includes('S01_market_regime'), `questions with realized claims: ${claimed.join(', ')}`)
-    for (const qid of claimed) {
-      const realized = realizedOf(qid)
-      const prior = priors.get(qid)!
-      t.ok(realized.length > 0 && prior.prior, `${qid} has a prior`)
-      t.equal(prior.prior!.n, realized.length, `${qid}: n = realized claims`)
-      t.equal(prior.prior!.successes, realized.filter((o) => o.outcome === 'obtains').length, `${qid}: successes = obtains`)
-      t.equal(prior.prior!.verdict, realized.length >= 30 ? 'published' : 'insufficient_sample')
-      const ci = wilsonInterval(prior.prior!.successes, prior.prior!.n)!
-      t.same(prior.prior!.interval, [ci.lower, ci.upper], `${qid}: Wilson 95% interval`)
-    }
-    const regime = priors.get('S01_market_regime')!
-    t.equal(Object.values(regime.label_histogram!).reduce((a, b) => a + b.count, 0), regime.prior!.n, 'S01 label histogram covers every realized outcome')
-    t.equal(priors.get('S08_basis_dislocation')!.prior, null, 'no prior without outcomes')
-    t.equal(priors.get('S08_basis_dislocation')!.reason, 'not_sold_on_deployment')
-
     // Refusal kinds.
     const suppressed = await decideNow(engine(), { question_id: 'S02_liquidation_risk', asset: 'SOL' })
     refusal(t, suppressed.record, 'suppress', 'unsold question')
@@ -287,5 +266,61 @@ t.test('decision engine over a real tape', async (t) => {
       const [n] = await c.query(`SELECT count(*) AS n FROM decisions`)
       t.equal(Number(n!.n), runner.ledger.index.size.decisions, 'the decisions view holds one row per indexed decision')
     })
+
+    // The measured record's batch job over the same sealed Parquet (record/RecordJob.ts): priors, calibration and the
+    // snapshot equal what the ledger index gives when counted directly.
+    const recordDb = await RecordDb.open(dataDir)
+    t.teardown(() => recordDb.close())
+    const job = await RecordJob.open(recordDb)
+    t.teardown(() => job.close())
+    const firstRun = await job.run()
+    t.equal(firstRun.held_files, 0, 'every outcome found its decision')
+    t.equal((await job.run()).idle, true, 'a rerun over the same files writes nothing')
+    const record = new MeasuredRecord(recordDb)
+    const index = runner.ledger.index
+    const realizedOf = (qid: string | null) =>
+      index.feed(Number.MAX_SAFE_INTEGER).filter((o) => {
+        const d = index.decision(o.decision_id)
+        return (qid === null || o.question_id === qid) && o.outcome !== 'unresolvable' && d !== null && d.action !== 'refuse'
+      })
+    const pairOf = (o: { decision_id: string; outcome: string; realized_choice: string | null }) => {
+      const d = index.decision(o.decision_id)!
+      return { p: d.probability, y: d.choice ? (o.realized_choice === d.choice.choice_id ? 1 : 0) : o.outcome === 'obtains' ? 1 : 0 }
+    }
+    // Priors (spec Computation rule 5): base rates counted independently from the ledger index.
+    const priors = new Map((await record.priors()).map((p) => [p.question_id, p]))
+    // Every question the sale gate sold here has realized claims; a blocked one refuses (no claim to count).
+    const claimed = soldMarketQuestions().map((q) => q.id).filter((qid) => realizedOf(qid).length > 0)
+    t.ok(claimed.includes('S01_market_regime'), `questions with realized claims: ${claimed.join(', ')}`)
+    for (const qid of claimed) {
+      const realized = realizedOf(qid)
+      const prior = priors.get(qid)!
+      t.ok(realized.length > 0 && prior.prior, `${qid} has a prior`)
+      t.equal(prior.prior!.n, realized.length, `${qid}: n = realized claims`)
+      t.equal(prior.prior!.successes, realized.filter((o) => pairOf(o).y === 1).length, `${qid}: successes = obtains`)
+      t.equal(prior.prior!.verdict, realized.length >= 30 ? 'published' : 'insufficient_sample')
+      const ci = wilsonInterval(prior.prior!.successes, prior.prior!.n)!
+      t.same(prior.prior!.interval, [ci.lower, ci.upper], `${qid}: Wilson 95% interval`)
+      const cal = await record.calibration({ question_id: qid, subject: 'SOL' })
+      const direct = calibrationReport(realized.map(pairOf))
+      t.same(cal.buckets.map((b) => b.n), direct.buckets.map((b) => b.n), `${qid}: calibration band counts from the tables = from the pairs`)
+      cal.buckets.forEach((b, i) => {
+        const want = direct.buckets[i]!
+        t.ok(b.published === want.published && (b.mean_predicted === null ? want.mean_predicted === null : Math.abs(b.mean_predicted - want.mean_predicted!) < 1e-12), `${qid} band ${i}: mean predicted`)
+      })
+    }
+    const regime = priors.get('S01_market_regime')!
+    t.equal(Object.values(regime.label_histogram!).reduce((a, b) => a + b.count, 0), regime.prior!.n, 'S01 label histogram covers every realized outcome')
+    t.equal(priors.get('S08_basis_dislocation')!.prior, null, 'no prior without outcomes')
+    t.equal(priors.get('S08_basis_dislocation')!.reason, 'not_sold_on_deployment')
+    // The snapshot: Brier, log loss and the decomposition of every realized claim, from the band sums.
+    const { snapshot, chain_verified } = await record.intelligence()
+    const all = realizedOf(null).map(pairOf)
+    t.equal(snapshot!.evidence.n_realized, all.length, 'n_realized = realized claims')
+    t.ok(Math.abs(snapshot!.components.brier! - brierScore(all)!) < 1e-12, 'Brier from the tables = from the pairs')
+    const murphy = murphyDecomposition(all)!
+    t.ok(Math.abs(snapshot!.components.reliability! - murphy.rel) < 1e-12 && Math.abs(snapshot!.components.resolution! - murphy.res) < 1e-12, 'REL and RES as the decomposition over the shared deciles')
+    t.equal(snapshot!.evidence.n_decisions, index.size.decisions, 'n_decisions = decisions on the ledger')
+    t.ok(chain_verified, 'the chain verifies')
   })
 })

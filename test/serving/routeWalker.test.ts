@@ -4,6 +4,7 @@
  * decodable x402 v2 PAYMENT-REQUIRED header priced from the price table; with no parts wired, every route that needs
  * one answers 503 PROVIDER_DOWN naming it.
  */
+import { decisionIdOf } from '../../engine/identity.ts'
 import t from 'tap'
 import { ROUTES } from '../../serving/routes/registry.ts'
 import { concretePaidPaths, pricingKeyFor, routeErrors } from '../../serving/routes/derive.ts'
@@ -34,6 +35,8 @@ const candidate = {
 const risk = { asset: 'BTC', address: PAYER, candidate }
 
 /** Valid requests for routes that need a query, body or header; the walker fails if a route needs one and has none. */
+const RECEIPT_BODY = { question_id: 'S01_market_regime', asset: 'BTC', subject: null, input_hash: 'a'.repeat(64), policy_version: 'policy-3.0.0' }
+
 const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<string, string>; params?: Record<string, string> }> = {
   'liq.hours': { query: 'asset=BTC' },
   'decisions.latest': { query: 'question_id=S01_market_regime&asset=BTC' },
@@ -59,6 +62,7 @@ const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<s
   'billing.rate_lock.quote': { headers: { 'x-svc-payer': PAYER } },
   'billing.rate_lock.purchase': { body: { credits: 10_000, ref: 'walker-lock' }, headers: { 'x-svc-payer': PAYER, 'x-svc-ops': OPS_TOKEN } },
   'ops.surge': { headers: { 'x-svc-ops': OPS_TOKEN } },
+  verify: { body: { poj_id: decisionIdOf(RECEIPT_BODY), body: RECEIPT_BODY } },
 }
 
 function requestFor(route: RouteDef): { url: string; init: RequestInit } {

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
-import { Catalog, CATALOG_FILE, DATA_DIR_PLACEHOLDER, SQL_DIR, renderSql, sqlFiles, withCatalog } from '../../sql/Catalog.ts'
+import { writeSchemaAnchors, Catalog, CATALOG_FILE, DATA_DIR_PLACEHOLDER, SQL_DIR, renderSql, sqlFiles, withCatalog } from '../../sql/Catalog.ts'
 import { ParquetSink } from '../../pipeline/sinks/ParquetSink.ts'
 import { TICKS_COLUMNS, ticksTable } from '../../pipeline/sinks/ticksTable.ts'
 import { SINK_COLUMNS } from '../../pipeline/sinks/TopicTable.ts'
@@ -37,6 +37,18 @@ const VIEWS = [
   'billing_draw_rows',
   'billing_draws',
   'billing_lots',
+  // the measured record (sql/020_record.sql)
+  'record_runs',
+  'record_files',
+  'calibration_increments',
+  'label_increments',
+  'intelligence_snapshots',
+  'ladder_crossings',
+  'calibration',
+  'calibration_by_subject',
+  'priors',
+  'label_histogram',
+  'curve_points',
 ]
 
 const ticks = makeTicks(100)
@@ -193,8 +205,8 @@ t.test('the ticks view exposes exactly the sink columns plus the partition colum
 t.test('a quant can run the rendered .sql in a plain DuckDB session', async (t) => {
   const dataDir = await makeTempDir(t)
   await sinkTicks(dataDir)
-  // Every table's schema anchor, as the service writes them on start.
-  await (await ParquetSink.open({ dataDir, tables: sinkTables() })).close()
+  // Every table's schema anchor (sink tables and the record's batch tables), as the service writes them on start.
+  await writeSchemaAnchors(dataDir)
   const instance = await DuckDBInstance.create(':memory:')
   const conn = await instance.connect()
   t.teardown(() => {

@@ -3,8 +3,9 @@
  * way the spec describes (newest-first feed, soonest-first clocks, pending before horizon_end, prefix lookups).
  * Test-only; the server never ships these.
  */
-import type { RecordReads } from '../../../record/MeasuredRecord.ts'
-import type { CalibrationReport, QuestionPrior } from '../../../record/schemas.ts'
+import type { CurveWindow, IntelligenceRead, RecordReads } from '../../../record/MeasuredRecord.ts'
+import { UNMEASURED_LADDER } from '../../../product/billing/pricing.ts'
+import type { CalibrationReport, Curve, QuestionPrior } from '../../../record/schemas.ts'
 import type { DecisionRead, DecisionRecord, FeedChip, LineageBundle, OpenClock, PendingResolution, ResolutionRecord, SignalCatalog, ReplayResult } from '../../../engine/schemas.ts'
 import type { LedgerReads } from '../../../engine/LedgerReads.ts'
 import type { LiqHours, MarketCapList, MarketSnapshot, Universe } from '../../../product/market/schemas.ts'
@@ -124,6 +125,15 @@ export class MemoryLedger implements LedgerReads, RecordReads {
         question_id: d.question_id, asset: d.asset ?? '', question_label: 'Market regime', decision_id: d.decision_id,
         predicted: d.choice?.choice_id ?? d.probability, horizon_end: d.horizon_end,
       }))
+  }
+
+  /** No batch job runs over this ledger: before the first snapshot (spec: "or null before the first snapshot"). */
+  async intelligence(): Promise<IntelligenceRead> {
+    return { snapshot: null, chain_verified: true, ladder: { ...UNMEASURED_LADDER, gate_values: {} } }
+  }
+
+  async curve(q: { window: CurveWindow; from: string | null; index_version: string }): Promise<Curve & { chain_verified: boolean }> {
+    return { index_version: q.index_version, window: q.window, from: q.from, points: [], fit: null, note: 'no snapshot yet', chain_verified: true }
   }
 
   /** Base rates over the chips this ledger holds (the same counting rule as the engine: unresolvable excluded). */

@@ -1,0 +1,95 @@
+/**
+ * A synthetic resolved ledger written straight into the sink's Parquet layout (parquet/decisions and
+ * parquet/outcomes, date=/asset= directories, sealed file names p<partition>-<first>-<last>.parquet, every column the
+ * sink writes), so the record's batch job reads it exactly as it reads what the service sealed. Used by the record
+ * bench (10 million decisions) and by test/record/RecordJob.test.ts.
+ *
+ * Row i: question S03..S07 by i mod 5, asset BTC/ETH/SOL by group, p from a hash of i in [0.001, 0.999]; the event
+ * obtains with probability p (another hash of i), so the forecasts are calibrated by construction; every 20th
+ * decision is a refusal (probability 0, action refuse) and every 50th outcome is unresolvable. Files are grouped by
+ * day and asset; offsets on partition 0 are the row numbers.
+ */
+import { join } from 'node:path'
+import { DuckDBInstance } from '@duckdb/node-api'
+import { copyToSealedParquet } from '../pipeline/sinks/parquetFile.ts'
+import { groupDir, sealedFileName, tableRoot } from '../pipeline/sinks/parquetLayout.ts'
+import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
+import { fileColumns } from '../pipeline/sinks/TopicTable.ts'
+
+export const SYNTHETIC_ASSETS = ['BTC', 'ETH', 'SOL'] as const
+const DAY_MS = 86_400_000
+
+export interface SyntheticLedgerOptions {
+  /** Decisions in all (each with an outcome). */
+  decisions: number
+  /** Rows per sealed file (one day × asset group). */
+  perFile: number
+  /** First row number (offsets continue from here, so a second call appends new files). */
+  firstRow?: number
+  /** Day of row 0 (epoch ms, midnight UTC). */
+  startMs?: number
+  /** Write only decisions or only outcomes of these rows (default both). */
+  only?: 'decisions' | 'outcomes'
+}
+
+function columnsOf(dir: string) {
+  const table = sinkTables().find((t) => t.dir === dir)
+  if (!table) throw new Error(`no sink table ${dir}`)
+  return fileColumns(table)
+}
+
+/** A SELECT listing every column of the sink table in order: the given expressions, NULL for the rest. */
+function selectAll(dir: string, exprs: Record<string, string>, from: string): string {
+  const cols = columnsOf(dir).map((c) => `(${exprs[c.name] ?? 'NULL'})::${c.type} AS "${c.name}"`)
+  return `SELECT ${cols.join(', ')} FROM ${from}`
+}
+
+/** Writes the files; returns how many of each it wrote. */
+export async function writeSyntheticLedger(dataDir: string, o: SyntheticLedgerOptions): Promise<{ files: number; rows: number }> {
+  const first = o.firstRow ?? 0
+  const start = o.startMs ?? Date.parse('2026-01-01T00:00:00Z')
+  const instance = await DuckDBInstance.create(':memory:')
+  const conn = await instance.connect()
+  let files = 0
+  try {
+    for (let lo = first; lo < first + o.decisions; lo += o.perFile) {
+      const hi = Math.min(first + o.decisions, lo + o.perFile) - 1
+      const group = Math.floor(lo / o.perFile)
+      const asset = SYNTHETIC_ASSETS[group % SYNTHETIC_ASSETS.length]!
+      const dayMs = start + Math.floor(group / SYNTHETIC_ASSETS.length) * DAY_MS
+      const date = new Date(dayMs).toISOString().slice(0, 10)
+      // Row-wise values from i; created_at spreads the file's rows over its day.
+      const rows = `(SELECT i, hash(i) AS h1, hash(i * 7 + 3) AS h2,
+          TIMESTAMP '${date} 00:00:00' + to_milliseconds(((i - ${lo}) * 86000000 // ${Math.max(1, hi - lo + 1)})) AS created
+        FROM range(${lo}, ${hi + 1}) AS t(i))`
+      const idExpr = `substr(md5(i::VARCHAR), 1, 8) || '-' || substr(md5(i::VARCHAR), 9, 4) || '-8' || substr(md5(i::VARCHAR), 14, 3) || '-a' || substr(md5(i::VARCHAR), 18, 3) || '-' || substr(md5(i::VARCHAR), 21, 12)`
+      const refused = `(i % 20 = 0)`
+      const p = `(0.001 + (h1 % 999) / 1000.0)`
+      const name = sealedFileName({ partition: 0, firstOffset: lo, lastOffset: hi })
+      if (o.only !== 'outcomes') {
+        const select = selectAll('decisions', {
+          log_partition: '0', log_offset: 'i', decision_id: idExpr, question_id: `'S0' || (3 + i % 5)::VARCHAR || '_synthetic'`,
+          subject: 'NULL', event: `'synthetic'`, horizon: `'4h'`, horizon_end: `created + INTERVAL 4 HOUR`, created_at: 'created',
+          probability: `CASE WHEN ${refused} THEN 0 ELSE ${p} END`, confidence: `CASE WHEN ${refused} THEN 0 ELSE 0.5 END`,
+          decision: `CASE WHEN ${refused} THEN 'insufficient_confidence' ELSE 'claim' END`, action: `CASE WHEN ${refused} THEN 'refuse' ELSE 'ask' END`,
+          input_hash: `sha256(i::VARCHAR)`, policy_version: `'policy-synthetic'`, jev_version: `'jev-synthetic'`, record_version: '1',
+        }, rows)
+        await copyToSealedParquet(conn, select, join(groupDir(tableRoot(dataDir, 'decisions'), date, asset), name))
+        files++
+      }
+      if (o.only !== 'decisions') {
+        const select = selectAll('outcomes', {
+          log_partition: '0', log_offset: 'i', decision_id: idExpr, question_id: `'S0' || (3 + i % 5)::VARCHAR || '_synthetic'`, subject: 'NULL',
+          outcome: `CASE WHEN i % 50 = 7 THEN 'unresolvable' WHEN (h2 % 1000) / 1000.0 < ${p} THEN 'obtains' ELSE 'not' END`,
+          resolved_at: `created + INTERVAL 4 HOUR`, horizon_end: `created + INTERVAL 4 HOUR`, record_version: '1',
+        }, rows)
+        await copyToSealedParquet(conn, select, join(groupDir(tableRoot(dataDir, 'outcomes'), date, asset), name))
+        files++
+      }
+    }
+  } finally {
+    conn.closeSync()
+    instance.closeSync()
+  }
+  return { files, rows: o.decisions }
+}

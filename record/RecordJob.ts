@@ -1,0 +1,470 @@
+/**
+ * The measured record's batch job: sealed decision and outcome Parquet in, the record's tables out (sql/recordTables.ts,
+ * views in sql/020_record.sql). Runs on a schedule inside `svc start` and on demand (`svc record build`).
+ *
+ * Spec, What the service does 7: "The service publishes its own measured record: calibration reports, a composite
+ * Decision Intelligence Index, a learning curve, sealed releases, base-rate priors…". Computation rules 1-5 are applied
+ * in models/verification/bucketSums.ts (figures from band sums) and dii.ts (the index).
+ *
+ * Incremental: sealed Parquet files are immutable, so a run reads only the files no earlier run consumed (record_files
+ * names them), pairs their outcomes with their decisions (looked up only in the date partitions a horizon can reach
+ * back to), appends the band sums of the new pairs, and derives the new snapshot from the running totals. A run that
+ * finds no new file writes nothing, so a rerun over the same data changes nothing.
+ *
+ * Atomic per run: the run's files are written first and its record_runs row last; the views and this job ignore rows
+ * of a run with no record_runs row, and the next run reuses that run id, so a crash mid-run leaves nothing counted and
+ * nothing counted twice.
+ *
+ * Which pairs count (the same rule as the ledger index): claims only (a refusal states no probability); the first
+ * record per decision id; unresolvable outcomes count toward resolution_rate and never as a pair. An outcome file whose
+ * decision is not sealed yet waits for a later run, whole.
+ */
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Logger } from 'pino'
+import { childLogger } from '../common/logger.ts'
+import { DirLock } from '../pipeline/log/DirLock.ts'
+import { sqlString } from '../pipeline/sinks/parquetFile.ts'
+import { PARQUET_ROOT, parseSealedFileName, tableRoot } from '../pipeline/sinks/parquetLayout.ts'
+import type { QuestionModel } from '../models/QuestionModel.ts'
+import { QUESTIONS } from '../models/questions/index.ts'
+import { DECILE_BANDS, LOG_LOSS_EPSILON, mergeBandSums, scoresFromBands, type BandSums } from '../models/verification/bucketSums.ts'
+import { CALIBRATION_BAND_FLOOR, QUESTION_CALIBRATION_FLOOR } from '../models/verification/calibrationReport.ts'
+import { decisionIntelligenceIndex, INDEX_VERSION } from '../models/verification/dii.ts'
+import {
+  CALIBRATION_INCREMENTS, INTELLIGENCE_SNAPSHOTS, LABEL_INCREMENTS, LADDER_CROSSINGS, RECORD_FILES, RECORD_RUNS,
+  recordFileName, recordTableRoot, type RecordTable,
+} from '../sql/recordTables.ts'
+import type { RecordDb } from './RecordDb.ts'
+import { RecordError } from './RecordError.ts'
+import { LADDER_NOTICE_MS, nextCrossing, type LadderCrossing, type ReleaseFacts } from './ladder.ts'
+import { snapshotOfRow, snapshotRowHash, type IntelligenceSnapshot } from './snapshot.ts'
+
+const DAY_MS = 86_400_000
+const HIVE = "hive_partitioning = true, union_by_name = true, hive_types = {'date': DATE, 'asset': VARCHAR}"
+
+export interface RecordJobOptions {
+  /** The question catalog (its horizons bound how far back an outcome's decision can be). */
+  questions?: readonly QuestionModel[]
+  /** Wall clock for taken_at and the ladder's notice window. */
+  now?: () => number
+  /** Release facts for the snapshot (active_release) and the ladder's release gates; absent: no release is active. */
+  releases?: ReleaseFacts | null
+  /** Ladder notice window. Default LADDER_NOTICE_MS (7 days). */
+  ladderNoticeMs?: number
+}
+
+export interface RecordRunSummary {
+  run_id: number | null
+  /** Nothing new: nothing was written. */
+  idle: boolean
+  decision_files: number
+  outcome_files: number
+  /** Outcome files left for a later run because a decision they resolve is not sealed yet. */
+  held_files: number
+  new_pairs: number
+  new_unresolvable: number
+  new_decisions: number
+  snapshot: IntelligenceSnapshot | null
+  crossing: LadderCrossing | null
+}
+
+interface Totals {
+  /** Band sums per question (pooled over subjects). */
+  byQuestion: Map<string, BandSums[]>
+  n_unresolvable: number
+  n_decisions: number
+  n_refused: number
+  window_start: string | null
+  window_end: string | null
+}
+
+interface SealedListing {
+  /** Path relative to the table root (date=…/asset=…/p…parquet), the record_files key. */
+  rel: string
+  abs: string
+  date: string
+}
+
+/** Sealed files of one sink table (schema anchors and temp files excluded). */
+async function listSealed(root: string): Promise<SealedListing[]> {
+  const out: SealedListing[] = []
+  for (const dateDir of await readdirOrEmpty(root)) {
+    if (!dateDir.startsWith('date=')) continue
+    for (const assetDir of await readdirOrEmpty(join(root, dateDir))) {
+      if (!assetDir.startsWith('asset=')) continue
+      for (const name of await readdirOrEmpty(join(root, dateDir, assetDir))) {
+        if (!parseSealedFileName(name)) continue
+        const rel = `${dateDir}/${assetDir}/${name}`
+        out.push({ rel, abs: join(root, rel), date: dateDir.slice(5) })
+      }
+    }
+  }
+  return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0))
+}
+
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+}
+
+function fileList(files: readonly { abs: string }[]): string {
+  return `[${files.map((f) => sqlString(f.abs)).join(', ')}]`
+}
+
+function num(v: unknown): number {
+  return v === null || v === undefined ? 0 : Number(v)
+}
+
+/** The band index of the calibration report ('(a,b]', first band [0, 0.1]) as SQL: the count of interior edges below p. */
+function bandSql(p: string): string {
+  const edges = Array.from({ length: DECILE_BANDS - 1 }, (_, j) => `(${p} > CAST('${(j + 1) / DECILE_BANDS}' AS DOUBLE))::INTEGER`)
+  return `(${edges.join(' + ')})`
+}
+
+export class RecordJob {
+  private readonly log: Logger = childLogger('record-job')
+  private readonly processed = { decisions: new Set<string>(), outcomes: new Set<string>() }
+  private totals: Totals = { byQuestion: new Map(), n_unresolvable: 0, n_decisions: 0, n_refused: 0, window_start: null, window_end: null }
+  private lastRunId = 0
+  private lastSnapshot: IntelligenceSnapshot | null = null
+  private crossings: LadderCrossing[] = []
+  private running: Promise<RecordRunSummary> | null = null
+  private readonly maxHorizonMs: number
+  private readonly now: () => number
+  private readonly noticeMs: number
+
+  private constructor(
+    private readonly db: RecordDb,
+    private readonly lock: DirLock,
+    private readonly options: RecordJobOptions,
+  ) {
+    const horizons = (options.questions ?? QUESTIONS).map((q) => q.horizonMs).filter((h) => Number.isFinite(h) && h > 0)
+    // One day of slack over the longest horizon: a decision's date partition is its created_at day.
+    this.maxHorizonMs = Math.max(DAY_MS, ...horizons) + DAY_MS
+    this.now = options.now ?? Date.now
+    this.noticeMs = options.ladderNoticeMs ?? LADDER_NOTICE_MS
+  }
+
+  /** Takes the record tables' lock (one writer per data dir) and loads the running totals from the committed runs. */
+  static async open(db: RecordDb, options: RecordJobOptions = {}): Promise<RecordJob> {
+    const root = join(db.dataDir, PARQUET_ROOT, 'record')
+    let lock: DirLock
+    try {
+      lock = await DirLock.acquire(root, childLogger('record-job'))
+    } catch (err) {
+      throw new RecordError('RECORD_LOCKED', `${root} is being written by another process (a running service runs this job on its schedule): ${(err as Error).message}`, { cause: err })
+    }
+    const job = new RecordJob(db, lock, options)
+    try {
+      await job.load()
+    } catch (err) {
+      await lock.release()
+      throw err
+    }
+    return job
+  }
+
+  private async load(): Promise<void> {
+    const runs = await this.db.query('SELECT coalesce(max(run_id), 0) AS last, coalesce(sum(n_decisions), 0) AS d, coalesce(sum(n_refused), 0) AS r FROM record_runs')
+    this.lastRunId = num(runs[0]?.last)
+    this.totals.n_decisions = num(runs[0]?.d)
+    this.totals.n_refused = num(runs[0]?.r)
+    for (const row of await this.db.query('SELECT source, file FROM record_files')) {
+      const set = row.source === 'decisions' ? this.processed.decisions : this.processed.outcomes
+      set.add(String(row.file))
+    }
+    const bands = await this.db.query(`
+      SELECT question_id, bucket, sum(n) AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y, sum(sum_p2) AS sum_p2,
+             sum(sum_py) AS sum_py, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll
+      FROM calibration_increments WHERE bucket IS NOT NULL GROUP BY ALL ORDER BY question_id, bucket`)
+    this.addBands(bands)
+    const other = await this.db.query(`
+      SELECT coalesce(sum(n_unresolvable), 0) AS u, min(first_resolved) AS first, max(last_resolved) AS last FROM calibration_increments`)
+    this.totals.n_unresolvable = num(other[0]?.u)
+    this.totals.window_start = (other[0]?.first as string | null) ?? null
+    this.totals.window_end = (other[0]?.last as string | null) ?? null
+    const snaps = await this.db.query(`SELECT * FROM intelligence_snapshots WHERE seq = (SELECT max(seq) FROM intelligence_snapshots)`)
+    this.lastSnapshot = snaps[0] ? snapshotOfRow(snaps[0]) : null
+    this.crossings = (await this.db.query('SELECT rung, crossed_at, effective_at, measured FROM ladder_crossings ORDER BY rung')).map((r) => ({
+      rung: num(r.rung),
+      crossed_at: String(r.crossed_at),
+      effective_at: String(r.effective_at),
+      measured: String(r.measured),
+    }))
+  }
+
+  private addBands(rows: readonly Record<string, unknown>[]): void {
+    for (const r of rows) {
+      const q = String(r.question_id)
+      const prev = this.totals.byQuestion.get(q) ?? mergeBandSums([])
+      this.totals.byQuestion.set(q, mergeBandSums([...prev, {
+        bucket: num(r.bucket), n: num(r.n), sum_p: num(r.sum_p), sum_y: num(r.sum_y), sum_p2: num(r.sum_p2),
+        sum_py: num(r.sum_py), sum_sq: num(r.sum_sq), sum_ll: num(r.sum_ll),
+      }]))
+    }
+  }
+
+  /** The latest committed snapshot (null before the first). */
+  get snapshot(): IntelligenceSnapshot | null {
+    return this.lastSnapshot
+  }
+
+  get ladderCrossings(): readonly LadderCrossing[] {
+    return this.crossings
+  }
+
+  /** One run; concurrent callers share the run in progress. */
+  run(): Promise<RecordRunSummary> {
+    if (!this.running) this.running = this.runOnce().finally(() => { this.running = null })
+    return this.running
+  }
+
+  private async runOnce(): Promise<RecordRunSummary> {
+    const dataDir = this.db.dataDir
+    const decisionFiles = (await listSealed(tableRoot(dataDir, 'decisions'))).filter((f) => !this.processed.decisions.has(f.rel))
+    let outcomeFiles = (await listSealed(tableRoot(dataDir, 'outcomes'))).filter((f) => !this.processed.outcomes.has(f.rel))
+    const summary: RecordRunSummary = {
+      run_id: null, idle: true, decision_files: 0, outcome_files: 0, held_files: 0,
+      new_pairs: 0, new_unresolvable: 0, new_decisions: 0, snapshot: null, crossing: null,
+    }
+    if (decisionFiles.length === 0 && outcomeFiles.length === 0) return summary
+    const runId = this.lastRunId + 1
+    const db = this.db
+    await db.run('DROP TABLE IF EXISTS record_new_pairs')
+    await db.run('DROP TABLE IF EXISTS record_new_decisions')
+
+    // New decisions: counted once (n_decisions, n_refused).
+    let newDecisions = 0
+    let newRefused = 0
+    if (decisionFiles.length > 0) {
+      const r = await db.query(`
+        SELECT count(*) AS n, count(*) FILTER (WHERE first.a = 'refuse') AS refused FROM (
+          SELECT min(struct_pack(o := log_offset, a := action)) AS first FROM read_parquet(${fileList(decisionFiles)}, ${HIVE})
+          GROUP BY decision_id)`)
+      newDecisions = num(r[0]?.n)
+      newRefused = num(r[0]?.refused)
+    }
+
+    // New outcomes paired with their decisions (first record per id on both sides).
+    let held = new Set<string>()
+    if (outcomeFiles.length > 0) {
+      const earliest = await db.query(`SELECT min(horizon_end) AS h FROM read_parquet(${fileList(outcomeFiles)}, ${HIVE})`)
+      const fromMs = Date.parse(String(earliest[0]?.h)) - this.maxHorizonMs
+      const fromDate = new Date(Number.isFinite(fromMs) ? fromMs : 0).toISOString().slice(0, 10)
+      const candidates = (await listSealed(tableRoot(dataDir, 'decisions'))).filter((f) => f.date >= fromDate)
+      const decisions = candidates.length === 0
+        ? `SELECT NULL::VARCHAR AS decision_id, NULL::DOUBLE AS probability, NULL::VARCHAR AS choice_id, NULL::VARCHAR AS action WHERE false`
+        : `SELECT decision_id, f.p AS probability, f.c AS choice_id, f.a AS action FROM (
+             SELECT decision_id, min(struct_pack(o := log_offset, p := probability, c := choice_id, a := action)) AS f
+             FROM read_parquet(${fileList(candidates)}, ${HIVE}) GROUP BY decision_id)`
+      await db.run(`
+        CREATE TEMP TABLE record_new_pairs AS
+        WITH o AS (
+          SELECT decision_id, f.question_id, f.asset, f.subject, f.outcome, f.resolved_at, f.realized_choice, f.filename FROM (
+            SELECT decision_id, min(struct_pack(o := log_offset, question_id := question_id, asset := asset, subject := subject, outcome := outcome,
+                   resolved_at := resolved_at, realized_choice := realized_choice, filename := filename)) AS f
+            FROM read_parquet(${fileList(outcomeFiles)}, ${HIVE}, filename = true) GROUP BY decision_id)
+        ), d AS (${decisions})
+        SELECT o.*, d.probability AS p, d.choice_id, d.action, d.decision_id IS NOT NULL AS paired
+        FROM o LEFT JOIN d USING (decision_id)`)
+      held = new Set((await db.query('SELECT DISTINCT filename FROM record_new_pairs WHERE NOT paired')).map((r) => String(r.filename)))
+      if (held.size > 0) {
+        await db.run(`DELETE FROM record_new_pairs WHERE filename IN (${[...held].map(sqlString).join(', ')})`)
+        outcomeFiles = outcomeFiles.filter((f) => !held.has(f.abs))
+        this.log.info({ held: held.size }, 'outcome files wait for their decisions to be sealed')
+      }
+    }
+    summary.held_files = held.size
+    if (decisionFiles.length === 0 && outcomeFiles.length === 0) return summary
+
+    // Claims only; y = the event obtained (choice questions: the realized class is the one chosen).
+    const claims = outcomeFiles.length === 0
+      ? `SELECT NULL::VARCHAR AS question_id, NULL::VARCHAR AS asset, NULL::VARCHAR AS subject, NULL::VARCHAR AS outcome,
+           NULL::VARCHAR AS realized_choice, NULL::DOUBLE AS p, NULL::INTEGER AS y, NULL::TIMESTAMP AS resolved_at WHERE false`
+      : `SELECT question_id, asset, subject, outcome, realized_choice, p, resolved_at,
+           CASE WHEN outcome = 'unresolvable' THEN NULL
+                WHEN choice_id IS NOT NULL THEN (realized_choice IS NOT DISTINCT FROM choice_id)::INTEGER
+                ELSE (outcome = 'obtains')::INTEGER END AS y
+         FROM record_new_pairs WHERE action <> 'refuse'`
+    const eps = `CAST('${LOG_LOSS_EPSILON}' AS DOUBLE)`
+    const increments = `
+      WITH c AS (SELECT * FROM record_new_claims), b AS (
+        SELECT *, CASE WHEN y IS NULL THEN NULL ELSE ${bandSql('p')} END AS bucket,
+               CASE WHEN y IS NULL THEN NULL ELSE least(1 - ${eps}, greatest(${eps}, p)) END AS q
+        FROM c)
+      SELECT ${runId}::BIGINT AS run_id, question_id, asset, subject, bucket,
+             count(*) FILTER (WHERE y IS NOT NULL) AS n,
+             count(*) FILTER (WHERE y IS NULL) AS n_unresolvable,
+             coalesce(sum(p) FILTER (WHERE y IS NOT NULL), 0) AS sum_p,
+             coalesce(sum(y), 0)::DOUBLE AS sum_y,
+             coalesce(sum(p * p) FILTER (WHERE y IS NOT NULL), 0) AS sum_p2,
+             coalesce(sum(p * y), 0) AS sum_py,
+             coalesce(sum((p - y) * (p - y)), 0) AS sum_sq,
+             coalesce(sum(-(y * ln(q) + (1 - y) * ln(1 - q))), 0) AS sum_ll,
+             min(resolved_at) AS first_resolved, max(resolved_at) AS last_resolved
+      FROM b GROUP BY ALL ORDER BY question_id, asset, subject, bucket NULLS LAST`
+    const labels = `
+      WITH c AS (SELECT * FROM record_new_claims)
+      SELECT ${runId}::BIGINT AS run_id, question_id, coalesce(realized_choice, outcome) AS label, count(*) AS n
+      FROM c WHERE y IS NOT NULL GROUP BY ALL ORDER BY question_id, label`
+    // Claims are read once into a temp table; the two aggregates read that.
+    await db.run(`CREATE OR REPLACE TEMP TABLE record_new_claims AS ${claims}`)
+    await db.run(`CREATE OR REPLACE TEMP TABLE record_new_increments AS ${increments}`)
+    const newBands = await db.query('SELECT * FROM record_new_increments')
+    const pairs = newBands.reduce((s, r) => s + num(r.n), 0)
+    const unresolvable = newBands.reduce((s, r) => s + num(r.n_unresolvable), 0)
+
+    // Write the run: increments, labels, the files it consumed, then (below) the snapshot, and record_runs last.
+    await db.seal('SELECT * FROM record_new_increments', this.path(CALIBRATION_INCREMENTS, runId))
+    await db.seal(labels, this.path(LABEL_INCREMENTS, runId))
+    const consumed = [
+      ...decisionFiles.map((f) => `('decisions', ${sqlString(f.rel)})`),
+      ...outcomeFiles.map((f) => `('outcomes', ${sqlString(f.rel)})`),
+    ]
+    await db.seal(`SELECT ${runId}::BIGINT AS run_id, source, file FROM (VALUES ${consumed.join(', ')}) AS t(source, file)`, this.path(RECORD_FILES, runId))
+
+    // Running totals after this run (committed below).
+    const totals: Totals = {
+      byQuestion: new Map([...this.totals.byQuestion].map(([q, b]) => [q, b.map((x) => ({ ...x }))])),
+      n_unresolvable: this.totals.n_unresolvable + unresolvable,
+      n_decisions: this.totals.n_decisions + newDecisions,
+      n_refused: this.totals.n_refused + newRefused,
+      window_start: this.totals.window_start,
+      window_end: this.totals.window_end,
+    }
+    for (const r of newBands) {
+      if (r.first_resolved && (totals.window_start === null || String(r.first_resolved) < totals.window_start)) totals.window_start = String(r.first_resolved)
+      if (r.last_resolved && (totals.window_end === null || String(r.last_resolved) > totals.window_end)) totals.window_end = String(r.last_resolved)
+    }
+    const saved = this.totals
+    this.totals = totals
+    this.addBands(newBands.filter((r) => r.bucket !== null))
+    try {
+      const takenAt = new Date(this.now()).toISOString()
+      const snapshot = await this.buildSnapshot(runId, takenAt)
+      await db.seal(snapshotSelect(snapshot), this.path(INTELLIGENCE_SNAPSHOTS, runId))
+      const crossing = nextCrossing({
+        crossings: this.crossings,
+        realized: snapshot.evidence.n_realized,
+        publishedBands: snapshot.published_bands,
+        releases: this.options.releases ? await this.options.releases.ladderFacts() : null,
+        now: this.now(),
+        noticeMs: this.noticeMs,
+      })
+      if (crossing) {
+        await db.seal(
+          `SELECT ${crossing.rung}::BIGINT AS rung, ${sqlString(crossing.crossed_at)} AS crossed_at, ${sqlString(crossing.effective_at)} AS effective_at, ${sqlString(crossing.measured)} AS measured`,
+          this.path(LADDER_CROSSINGS, crossing.rung),
+        )
+      }
+      await db.seal(
+        `SELECT ${runId}::BIGINT AS run_id, TIMESTAMP '${takenAt.replace('T', ' ').replace('Z', '')}' AS taken_at, ${pairs + unresolvable}::BIGINT AS n_outcomes,
+                ${newDecisions}::BIGINT AS n_decisions, ${newRefused}::BIGINT AS n_refused`,
+        this.path(RECORD_RUNS, runId),
+      )
+      // Committed.
+      this.lastRunId = runId
+      this.lastSnapshot = snapshot
+      if (crossing) this.crossings = [...this.crossings, crossing]
+      for (const f of decisionFiles) this.processed.decisions.add(f.rel)
+      for (const f of outcomeFiles) this.processed.outcomes.add(f.rel)
+      Object.assign(summary, {
+        run_id: runId, idle: false, decision_files: decisionFiles.length, outcome_files: outcomeFiles.length,
+        new_pairs: pairs, new_unresolvable: unresolvable, new_decisions: newDecisions, snapshot, crossing,
+      })
+      this.log.info({ run_id: runId, pairs, unresolvable, decisions: newDecisions, n_realized: snapshot.evidence.n_realized, composite: snapshot.composite }, 'record run committed')
+      return summary
+    } catch (err) {
+      this.totals = saved
+      throw err
+    } finally {
+      for (const table of ['record_new_pairs', 'record_new_claims', 'record_new_increments']) await db.run(`DROP TABLE IF EXISTS ${table}`)
+    }
+  }
+
+  private path(table: RecordTable, seq: number): string {
+    return join(recordTableRoot(this.db.dataDir, table), recordFileName(table, seq))
+  }
+
+  /** Published bands per question: a question publishes from 30 realized, a band from 10 (spec Limits). */
+  publishedBands(): number {
+    let count = 0
+    for (const bands of this.totals.byQuestion.values()) {
+      const n = bands.reduce((s, b) => s + b.n, 0)
+      if (n < QUESTION_CALIBRATION_FLOOR) continue
+      count += bands.filter((b) => b.n >= CALIBRATION_BAND_FLOOR).length
+    }
+    return count
+  }
+
+  private async buildSnapshot(seq: number, takenAt: string): Promise<IntelligenceSnapshot> {
+    const pooled = mergeBandSums([...this.totals.byQuestion.values()].flat())
+    const scores = scoresFromBands(pooled)
+    const nRealized = scores?.n ?? 0
+    const dii = decisionIntelligenceIndex({
+      bss: scores?.skill_vs_reference ?? null,
+      ece: scores?.ece ?? null,
+      n_realized: nRealized,
+      n_unresolvable: this.totals.n_unresolvable,
+    })
+    const active = this.options.releases ? await this.options.releases.activeRelease() : null
+    const rung = this.crossings.filter((c) => Date.parse(c.effective_at) <= Date.parse(takenAt)).reduce((m, c) => Math.max(m, c.rung), 0)
+    const body: Omit<IntelligenceSnapshot, 'row_hash'> = {
+      seq,
+      index_version: INDEX_VERSION,
+      composite: dii.composite,
+      insufficient_note: dii.insufficient_note,
+      components: {
+        brier: scores?.brier ?? null,
+        logloss: scores?.logloss ?? null,
+        skill_vs_reference: scores?.skill_vs_reference ?? null,
+        reliability: scores?.reliability ?? null,
+        resolution: scores?.resolution ?? null,
+        uncertainty: scores?.uncertainty ?? null,
+        ece: scores?.ece ?? null,
+        resolution_rate: dii.resolution_rate,
+      },
+      evidence: {
+        n_decisions: this.totals.n_decisions,
+        n_realized: nRealized,
+        n_unresolvable: this.totals.n_unresolvable,
+        n_refused: this.totals.n_refused,
+        window_start: this.totals.window_start,
+        window_end: this.totals.window_end,
+      },
+      benchmarks: { reference_brier: scores?.uncertainty ?? null },
+      active_release: active,
+      release_delta: active?.delta_brier ?? null,
+      published_bands: this.publishedBands(),
+      rung,
+      taken_at: takenAt,
+      prev_hash: this.lastSnapshot?.row_hash ?? null,
+    }
+    return { ...body, row_hash: snapshotRowHash(body) }
+  }
+
+  async close(): Promise<void> {
+    if (this.running) await this.running.catch(() => undefined)
+    await this.lock.release()
+  }
+}
+
+/** The snapshot as one row of intelligence_snapshots (sql/recordTables.ts). */
+function snapshotSelect(s: IntelligenceSnapshot): string {
+  const v = (x: string | number | null) => (x === null ? 'NULL' : typeof x === 'number' ? `CAST('${x}' AS DOUBLE)` : sqlString(x))
+  const i = (x: number) => `${x}::BIGINT`
+  return `SELECT ${i(s.seq)} AS seq, ${v(s.index_version)} AS index_version, ${v(s.composite)} AS composite,
+    ${v(s.insufficient_note)}::VARCHAR AS insufficient_note, ${v(s.components.brier)}::DOUBLE AS brier, ${v(s.components.logloss)}::DOUBLE AS logloss,
+    ${v(s.components.skill_vs_reference)}::DOUBLE AS skill_vs_reference, ${v(s.components.reliability)}::DOUBLE AS reliability,
+    ${v(s.components.resolution)}::DOUBLE AS resolution, ${v(s.components.uncertainty)}::DOUBLE AS uncertainty, ${v(s.components.ece)}::DOUBLE AS ece,
+    ${v(s.components.resolution_rate)}::DOUBLE AS resolution_rate, ${i(s.evidence.n_decisions)} AS n_decisions, ${i(s.evidence.n_realized)} AS n_realized,
+    ${i(s.evidence.n_unresolvable)} AS n_unresolvable, ${i(s.evidence.n_refused)} AS n_refused, ${v(s.evidence.window_start)}::VARCHAR AS window_start,
+    ${v(s.evidence.window_end)}::VARCHAR AS window_end, ${v(s.benchmarks.reference_brier)}::DOUBLE AS reference_brier,
+    ${v(s.active_release === null ? null : JSON.stringify(s.active_release))}::VARCHAR AS active_release, ${v(s.release_delta)}::DOUBLE AS release_delta,
+    ${i(s.published_bands)} AS published_bands, ${i(s.rung)} AS rung, ${v(s.taken_at)} AS taken_at, ${v(s.prev_hash)}::VARCHAR AS prev_hash, ${v(s.row_hash)} AS row_hash`
+}
