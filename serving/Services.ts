@@ -15,6 +15,7 @@ import type { Clock } from '../common/Clock.ts'
 import type { DecisionService } from '../engine/DecisionService.ts'
 import type { LedgerReads } from '../engine/LedgerReads.ts'
 import type { RecordReads } from '../record/MeasuredRecord.ts'
+import type { ReleaseReads } from '../record/releases/ReleaseStore.ts'
 import type { Billing, LadderSource } from '../product/billing/Billing.ts'
 import type { Delivery } from '../product/delivery/Delivery.ts'
 import type { Duel } from '../product/duel/Duel.ts'
@@ -36,6 +37,7 @@ export interface Services {
   ledger?: LedgerReads
   engine?: DecisionService
   record?: RecordReads
+  releases?: ReleaseReads
   market?: MarketData
   wallets?: WalletData
   risk?: RiskEngine
@@ -46,4 +48,4 @@ export interface Services {
 }
 
 /** The optional parts, by the name detail.missing reports. */
-export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'ladder'
+export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'ladder'

@@ -14,6 +14,7 @@ import { DUEL_ROUTES } from './duel.ts'
 import { MARKET_ROUTES } from './market.ts'
 import { platformRoutes } from './platform.ts'
 import { RECORD_ROUTES } from './record.ts'
+import { RELEASE_ROUTES } from './releases.ts'
 import { RISK_ROUTES } from './risk.ts'
 import type { RouteDef } from './types.ts'
 import { WALLET_ROUTES } from './wallet.ts'
@@ -23,6 +24,7 @@ export const ROUTES: readonly RouteDef[] = Object.freeze([
   ...DISCOVERY_ROUTES,
   ...DECISION_ROUTES,
   ...RECORD_ROUTES,
+  ...RELEASE_ROUTES,
   ...MARKET_ROUTES,
   ...WALLET_ROUTES,
   ...RISK_ROUTES,

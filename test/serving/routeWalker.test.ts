@@ -12,7 +12,7 @@ import type { RouteDef } from '../../serving/routes/types.ts'
 import { ERROR_ENVELOPE_SCHEMA, envelopeSchema } from '../../serving/envelope.ts'
 import { priceOf } from '../../product/billing/pricing.ts'
 import { decodeHeader, type PaymentRequired, USDC_BASE } from '../../serving/payments/x402.ts'
-import { memoryServices, PAYER, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
+import { memoryServices, PAYER, RELEASE_VERSION, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
 import { makeAjv, PAY_TO, withServer } from '../helpers/serving/server.ts'
 import { OPS_TOKEN, withBilling } from '../helpers/serving/billing.ts'
 
@@ -26,6 +26,7 @@ const PARAM_EXAMPLES: Record<string, string> = {
   address: PAYER,
   pack_id: 'booster_150k',
   plan_id: 'operator',
+  version: RELEASE_VERSION,
 }
 
 const candidate = {

@@ -20,6 +20,8 @@ import type { Delivery } from '../../../product/delivery/Delivery.ts'
 import { wilsonInterval } from '../../../models/verification/wilson.ts'
 import { ServiceError } from '../../../common/ServiceError.ts'
 import type { ServiceParts } from '../../../serving/Server.ts'
+import type { ReleaseReads } from '../../../record/releases/ReleaseStore.ts'
+import { jcsSha256 } from '../../../common/hash.ts'
 
 export const T0 = Date.parse('2026-01-05T12:00:00.000Z')
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -256,6 +258,35 @@ export class StaticProviders implements ProviderRegistry {
   }
 }
 
+/** One sealed candidate release (not yet evaluated), as record/releases/ReleaseStore.ts serves it. */
+export const RELEASE_VERSION = '1.0.0'
+const RELEASE_BODY = {
+  version: RELEASE_VERSION,
+  parent: null,
+  method: { name: 'v2', jev_version: 'jev-2.0.0' },
+  families: {},
+  dataset: { window_start: '2025-12-01T00:00:00.000Z', window_end: '2026-01-01T00:00:00.000Z', n_realized: 0, dataset_hash: '0'.repeat(64) },
+  code: { jev_version: 'jev-2.0.0', policy_version: 'policy-3.0.0', policy_checksum: '0'.repeat(64), fit_code: '0'.repeat(64) },
+}
+const releaseItem = () => ({
+  version: RELEASE_VERSION,
+  parent: null,
+  status: 'candidate' as const,
+  created_at: '2026-01-01T00:00:00.000Z',
+  activated_at: null,
+  dataset: RELEASE_BODY.dataset,
+  evaluation: null,
+  gates: [],
+  gate_verdicts: null,
+  measured_at: null,
+})
+const memoryReleases: ReleaseReads = {
+  list: async (filter = {}) => (filter.status && filter.status !== 'candidate' ? [] : [releaseItem()]),
+  detail: async (version) => (version === RELEASE_VERSION ? { ...releaseItem(), checksum: jcsSha256(RELEASE_BODY), body: RELEASE_BODY as never, families: null } : null),
+  activeRelease: async () => null,
+  ladderFacts: async () => ({ active_release_major: null, release_skill_ci_above_zero: 0 }),
+}
+
 const unreachable = async (): Promise<never> => {
   throw new Error('paid operation reached without payment')
 }
@@ -274,6 +305,7 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
     clock: { now },
     ledger,
     record: ledger,
+    releases: memoryReleases,
     engine: new MemoryEngine(ledger),
     market: new MemoryMarket(now, ['BTC', 'ETH', 'SOL', 'HYPE']),
     wallets,
@@ -288,4 +320,4 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
   return { parts, ledger }
 }
 
-export const ALL_PARTS: ServicePart[] = ['providers', 'ledger', 'engine', 'record', 'market', 'wallets', 'risk', 'billing', 'duel', 'delivery', 'ladder']
+export const ALL_PARTS: ServicePart[] = ['providers', 'ledger', 'engine', 'record', 'releases', 'market', 'wallets', 'risk', 'billing', 'duel', 'delivery', 'ladder']
