@@ -13,12 +13,12 @@
  * The body holds nothing that depends on when or where it was built (no clock, no path, no host): building it again
  * from the same dataset hash with the same code gives the same bytes, which is what the reproducibility gate checks.
  * The code pin says which code that is: the model method's jev_version, the sealed ruleset its answers go through, and
- * `fit_code`, a SHA-256 over the bytes of every source file the fit reads (FIT_CODE_PATHS). A git commit would move
- * with every unrelated commit; this hash moves only when fitting code changes, and then a rebuild is not "the pinned
- * code" and the gate says so.
+ * `fit_code`, a SHA-256 over the bytes of every source file the fit runs (fitCodeFiles: the question registry and
+ * what it imports, transitively). A git commit would move with every unrelated commit; this hash moves only when code
+ * the fit runs changes, and then a rebuild is not "the pinned code" and the gate says so.
  */
-import { readdir, readFile } from 'node:fs/promises'
-import { join, relative } from 'node:path'
+import { readFile } from 'node:fs/promises'
+import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { jcsSha256, sha256Hex } from '../../common/hash.ts'
 import type { FittedParams, LabelledSample, QuestionId, QuestionModel } from '../../models/QuestionModel.ts'
@@ -56,28 +56,38 @@ export interface ReleaseBody {
 /** The repository root (record/releases/ is two levels down). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-/** Source the fit reads: models, live features, tape reading and import, and this dataset and body code. */
-export const FIT_CODE_PATHS = ['models', 'pipeline/features', 'ingest/importers', 'ingest/Tick.ts', 'ingest/TapeReader.ts', 'record/releases/dataset.ts', 'record/releases/body.ts'] as const
+/**
+ * Where the fit's code starts: the question registry (every family's fit, evaluate and resolve, the rulesets), and
+ * this dataset and body code. fit_code hashes these files and every file they import, transitively (relative imports
+ * only: packages are pinned by package-lock.json), so it moves when code the fit runs changes and not when an unrelated
+ * module of the same folder does.
+ */
+export const FIT_CODE_ROOTS = ['models/questions/index.ts', 'models/policy/rulesets.ts', 'record/releases/dataset.ts', 'record/releases/body.ts'] as const
 
-async function filesUnder(path: string): Promise<string[]> {
-  const full = join(ROOT, path)
-  if (/\.(ts|json)$/.test(path)) return [full]
-  const out: string[] = []
-  for (const e of await readdir(full, { withFileTypes: true })) {
-    if (e.isDirectory()) out.push(...(await filesUnder(join(path, e.name))))
-    else if (/\.(ts|json)$/.test(e.name)) out.push(join(full, e.name))
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|(?:^|\n)\s*import\s+['"](\.{1,2}\/[^'"]+)['"]/g
+
+/** The repository-relative paths of `roots` and every file they import, transitively, sorted. */
+export async function fitCodeFiles(roots: readonly string[] = FIT_CODE_ROOTS): Promise<string[]> {
+  const seen = new Set<string>()
+  const queue = roots.map((r) => join(ROOT, r))
+  while (queue.length > 0) {
+    const file = queue.pop()!
+    if (seen.has(file)) continue
+    seen.add(file)
+    if (!file.endsWith('.ts')) continue
+    const text = await readFile(file, 'utf8')
+    for (const m of text.matchAll(IMPORT)) queue.push(join(dirname(file), m[1] ?? m[2]!))
   }
-  return out
+  return [...seen].map((f) => relative(ROOT, f).split('\\').join('/')).sort()
 }
 
 let fitCodeMemo: Promise<string> | null = null
 
-/** SHA-256 of the JCS of [[path, sha256(bytes)], …] over FIT_CODE_PATHS, paths relative to the root and sorted. */
+/** SHA-256 of the JCS of [[path, sha256(bytes)], …] over fitCodeFiles(). */
 export function fitCodeHash(): Promise<string> {
   fitCodeMemo ??= (async () => {
     const entries: Array<[string, string]> = []
-    for (const p of FIT_CODE_PATHS) for (const f of await filesUnder(p)) entries.push([relative(ROOT, f).split('\\').join('/'), sha256Hex(await readFile(f))])
-    entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    for (const f of await fitCodeFiles()) entries.push([f, sha256Hex(await readFile(join(ROOT, f)))])
     return jcsSha256(entries)
   })()
   return fitCodeMemo
