@@ -49,6 +49,12 @@ const VIEWS = [
   'priors',
   'label_histogram',
   'curve_points',
+  // sealed releases (sql/030_releases.sql)
+  'release_rows',
+  'release_gates',
+  'release_evaluations',
+  'release_activations',
+  'releases',
 ]
 
 const ticks = makeTicks(100)
