@@ -8,6 +8,7 @@ import { benchLogs } from './logs.ts'
 import { benchPipeline } from './pipeline.ts'
 import { benchEngine } from './engine.ts'
 import { benchPayments } from './payments.ts'
+import { benchRecord } from './record.ts'
 
 const print = (line: string) => process.stdout.write(line + '\n')
 const brokers = process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(',') : null
@@ -40,3 +41,6 @@ const modelOnly = engineRuns[0]!
 for (const r of engineRuns) {
   print(`${r.name.padEnd(44)} ${fmt(r.decisionsPerSec)} decisions/s (${r.decisions})   ratio to model only ${(r.decisionsPerSec / modelOnly.decisionsPerSec).toFixed(2)}`)
 }
+
+print('\n== measured record: the full batch build (calibration, decomposition, index, priors, a curve point) vs one DuckDB MSE pass over the same Parquet, same run')
+await benchRecord({ decisions: Number(process.env.RECORD_BENCH_DECISIONS ?? 10_000_000), perFile: 200_000, print })

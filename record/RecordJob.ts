@@ -67,6 +67,8 @@ export interface RecordRunSummary {
   new_decisions: number
   snapshot: IntelligenceSnapshot | null
   crossing: LadderCrossing | null
+  /** Wall time per step, ms (listing, counting decisions, pairing, aggregating, writing). */
+  timings_ms: Record<string, number>
 }
 
 interface Totals {
@@ -230,13 +232,18 @@ export class RecordJob {
     let outcomeFiles = (await listSealed(tableRoot(dataDir, 'outcomes'))).filter((f) => !this.processed.outcomes.has(f.rel))
     const summary: RecordRunSummary = {
       run_id: null, idle: true, decision_files: 0, outcome_files: 0, held_files: 0,
-      new_pairs: 0, new_unresolvable: 0, new_decisions: 0, snapshot: null, crossing: null,
+      new_pairs: 0, new_unresolvable: 0, new_decisions: 0, snapshot: null, crossing: null, timings_ms: {},
     }
+    let mark = performance.now()
+    const lap = (step: string) => {
+      const now = performance.now()
+      summary.timings_ms[step] = Math.round(now - mark)
+      mark = now
+    }
+    lap('list')
     if (decisionFiles.length === 0 && outcomeFiles.length === 0) return summary
     const runId = this.lastRunId + 1
     const db = this.db
-    await db.run('DROP TABLE IF EXISTS record_new_pairs')
-    await db.run('DROP TABLE IF EXISTS record_new_decisions')
 
     // New decisions: counted once (n_decisions, n_refused).
     let newDecisions = 0
@@ -250,70 +257,88 @@ export class RecordJob {
       newRefused = num(r[0]?.refused)
     }
 
-    // New outcomes paired with their decisions (first record per id on both sides).
+    lap('count_decisions')
+    // New outcomes paired with their decisions (first record per id on both sides), and aggregated in the same pass:
+    // one join, grouped by question, asset, subject, band and realized label (labels need no second pass). Outcomes
+    // without a sealed decision land in the paired = false group; their files then wait for a later run (rare: the
+    // sink seals a decision hours before its outcome), and the pass is redone without them.
+    const eps = `CAST('${LOG_LOSS_EPSILON}' AS DOUBLE)`
+    const grouped = (files: readonly SealedListing[], candidates: readonly SealedListing[]) => {
+      const decisions = candidates.length === 0
+        ? `SELECT NULL::VARCHAR AS decision_id, NULL::BIGINT AS log_offset, NULL::DOUBLE AS probability, NULL::VARCHAR AS choice_id, NULL::VARCHAR AS action WHERE false`
+        : `SELECT decision_id, log_offset, probability, choice_id, action FROM read_parquet(${fileList(candidates)}, ${HIVE})`
+      // Join the raw records, then keep one row per decision id: the lowest outcome offset, then the lowest decision
+      // offset (one id always sits on one partition, so offsets order its records). One join and one grouping: the
+      // first record on both sides, as the catalog's `decisions` and `outcomes` views keep.
+      return `
+        WITH o AS (
+          SELECT decision_id, log_offset, question_id, asset, subject, outcome, resolved_at, realized_choice FROM read_parquet(${fileList(files)}, ${HIVE})
+        ), d AS (${decisions}),
+        firsts AS (
+          SELECT min(struct_pack(oo := o.log_offset, od := d.log_offset, question_id := o.question_id, asset := o.asset, subject := o.subject,
+                 outcome := o.outcome, resolved_at := o.resolved_at, realized_choice := o.realized_choice, p := d.probability, c := d.choice_id,
+                 a := d.action)) AS f
+          FROM o LEFT JOIN d USING (decision_id) GROUP BY o.decision_id
+        ), j AS (
+          SELECT f.question_id, f.asset, f.subject, f.outcome, f.resolved_at, f.realized_choice, f.p, f.od IS NOT NULL AS paired,
+                 CASE WHEN f.od IS NULL OR f.outcome = 'unresolvable' THEN NULL
+                      WHEN f.c IS NOT NULL THEN (f.realized_choice IS NOT DISTINCT FROM f.c)::INTEGER
+                      ELSE (f.outcome = 'obtains')::INTEGER END AS y
+          FROM firsts
+          WHERE f.od IS NULL OR f.a <> 'refuse'
+        ), b AS (
+          SELECT *, CASE WHEN y IS NULL THEN NULL ELSE ${bandSql('p')} END AS bucket,
+                 CASE WHEN y IS NULL THEN NULL ELSE coalesce(realized_choice, outcome) END AS label,
+                 CASE WHEN y IS NULL THEN NULL ELSE least(1 - ${eps}, greatest(${eps}, p)) END AS q
+          FROM j)
+        SELECT paired, question_id, asset, subject, bucket, label,
+               count(*) FILTER (WHERE y IS NOT NULL) AS n,
+               count(*) FILTER (WHERE paired AND outcome = 'unresolvable') AS n_unresolvable,
+               count(*) FILTER (WHERE NOT paired) AS n_unpaired,
+               coalesce(sum(p) FILTER (WHERE y IS NOT NULL), 0) AS sum_p,
+               coalesce(sum(y), 0)::DOUBLE AS sum_y,
+               coalesce(sum(p * p) FILTER (WHERE y IS NOT NULL), 0) AS sum_p2,
+               coalesce(sum(p * y), 0) AS sum_py,
+               coalesce(sum((p - y) * (p - y)), 0) AS sum_sq,
+               coalesce(sum(-(y * ln(q) + (1 - y) * ln(1 - q))), 0) AS sum_ll,
+               min(resolved_at) FILTER (WHERE paired) AS first_resolved, max(resolved_at) FILTER (WHERE paired) AS last_resolved
+        FROM b GROUP BY ALL`
+    }
     let held = new Set<string>()
+    await db.run(`CREATE OR REPLACE TEMP TABLE record_new_groups AS SELECT NULL::BOOLEAN AS paired WHERE false`)
     if (outcomeFiles.length > 0) {
       const earliest = await db.query(`SELECT min(horizon_end) AS h FROM read_parquet(${fileList(outcomeFiles)}, ${HIVE})`)
       const fromMs = Date.parse(String(earliest[0]?.h)) - this.maxHorizonMs
       const fromDate = new Date(Number.isFinite(fromMs) ? fromMs : 0).toISOString().slice(0, 10)
       const candidates = (await listSealed(tableRoot(dataDir, 'decisions'))).filter((f) => f.date >= fromDate)
-      const decisions = candidates.length === 0
-        ? `SELECT NULL::VARCHAR AS decision_id, NULL::DOUBLE AS probability, NULL::VARCHAR AS choice_id, NULL::VARCHAR AS action WHERE false`
-        : `SELECT decision_id, f.p AS probability, f.c AS choice_id, f.a AS action FROM (
-             SELECT decision_id, min(struct_pack(o := log_offset, p := probability, c := choice_id, a := action)) AS f
-             FROM read_parquet(${fileList(candidates)}, ${HIVE}) GROUP BY decision_id)`
-      await db.run(`
-        CREATE TEMP TABLE record_new_pairs AS
-        WITH o AS (
-          SELECT decision_id, f.question_id, f.asset, f.subject, f.outcome, f.resolved_at, f.realized_choice, f.filename FROM (
-            SELECT decision_id, min(struct_pack(o := log_offset, question_id := question_id, asset := asset, subject := subject, outcome := outcome,
-                   resolved_at := resolved_at, realized_choice := realized_choice, filename := filename)) AS f
-            FROM read_parquet(${fileList(outcomeFiles)}, ${HIVE}, filename = true) GROUP BY decision_id)
-        ), d AS (${decisions})
-        SELECT o.*, d.probability AS p, d.choice_id, d.action, d.decision_id IS NOT NULL AS paired
-        FROM o LEFT JOIN d USING (decision_id)`)
-      held = new Set((await db.query('SELECT DISTINCT filename FROM record_new_pairs WHERE NOT paired')).map((r) => String(r.filename)))
-      if (held.size > 0) {
-        await db.run(`DELETE FROM record_new_pairs WHERE filename IN (${[...held].map(sqlString).join(', ')})`)
+      await db.run(`CREATE OR REPLACE TEMP TABLE record_new_groups AS ${grouped(outcomeFiles, candidates)}`)
+      const unpaired = num((await db.query('SELECT coalesce(sum(n_unpaired), 0) AS n FROM record_new_groups'))[0]?.n)
+      if (unpaired > 0) {
+        const ids = candidates.length === 0 ? 'SELECT NULL::VARCHAR AS decision_id WHERE false' : `SELECT decision_id FROM read_parquet(${fileList(candidates)}, union_by_name = true)`
+        held = new Set((await db.query(`
+          SELECT DISTINCT filename FROM read_parquet(${fileList(outcomeFiles)}, union_by_name = true, filename = true)
+          WHERE decision_id NOT IN (${ids})`)).map((r) => String(r.filename)))
         outcomeFiles = outcomeFiles.filter((f) => !held.has(f.abs))
-        this.log.info({ held: held.size }, 'outcome files wait for their decisions to be sealed')
+        this.log.info({ held: held.size, unpaired }, 'outcome files wait for their decisions to be sealed')
+        if (outcomeFiles.length > 0) await db.run(`CREATE OR REPLACE TEMP TABLE record_new_groups AS ${grouped(outcomeFiles, candidates)}`)
+        else await db.run(`DELETE FROM record_new_groups`)
       }
     }
     summary.held_files = held.size
+    lap('pair_and_aggregate')
     if (decisionFiles.length === 0 && outcomeFiles.length === 0) return summary
 
-    // Claims only; y = the event obtained (choice questions: the realized class is the one chosen).
-    const claims = outcomeFiles.length === 0
-      ? `SELECT NULL::VARCHAR AS question_id, NULL::VARCHAR AS asset, NULL::VARCHAR AS subject, NULL::VARCHAR AS outcome,
-           NULL::VARCHAR AS realized_choice, NULL::DOUBLE AS p, NULL::INTEGER AS y, NULL::TIMESTAMP AS resolved_at WHERE false`
-      : `SELECT question_id, asset, subject, outcome, realized_choice, p, resolved_at,
-           CASE WHEN outcome = 'unresolvable' THEN NULL
-                WHEN choice_id IS NOT NULL THEN (realized_choice IS NOT DISTINCT FROM choice_id)::INTEGER
-                ELSE (outcome = 'obtains')::INTEGER END AS y
-         FROM record_new_pairs WHERE action <> 'refuse'`
-    const eps = `CAST('${LOG_LOSS_EPSILON}' AS DOUBLE)`
-    const increments = `
-      WITH c AS (SELECT * FROM record_new_claims), b AS (
-        SELECT *, CASE WHEN y IS NULL THEN NULL ELSE ${bandSql('p')} END AS bucket,
-               CASE WHEN y IS NULL THEN NULL ELSE least(1 - ${eps}, greatest(${eps}, p)) END AS q
-        FROM c)
-      SELECT ${runId}::BIGINT AS run_id, question_id, asset, subject, bucket,
-             count(*) FILTER (WHERE y IS NOT NULL) AS n,
-             count(*) FILTER (WHERE y IS NULL) AS n_unresolvable,
-             coalesce(sum(p) FILTER (WHERE y IS NOT NULL), 0) AS sum_p,
-             coalesce(sum(y), 0)::DOUBLE AS sum_y,
-             coalesce(sum(p * p) FILTER (WHERE y IS NOT NULL), 0) AS sum_p2,
-             coalesce(sum(p * y), 0) AS sum_py,
-             coalesce(sum((p - y) * (p - y)), 0) AS sum_sq,
-             coalesce(sum(-(y * ln(q) + (1 - y) * ln(1 - q))), 0) AS sum_ll,
-             min(resolved_at) AS first_resolved, max(resolved_at) AS last_resolved
-      FROM b GROUP BY ALL ORDER BY question_id, asset, subject, bucket NULLS LAST`
-    const labels = `
-      WITH c AS (SELECT * FROM record_new_claims)
-      SELECT ${runId}::BIGINT AS run_id, question_id, coalesce(realized_choice, outcome) AS label, count(*) AS n
-      FROM c WHERE y IS NOT NULL GROUP BY ALL ORDER BY question_id, label`
-    // Claims are read once into a temp table; the two aggregates read that.
-    await db.run(`CREATE OR REPLACE TEMP TABLE record_new_claims AS ${claims}`)
+    const increments = outcomeFiles.length === 0
+      ? `SELECT ${runId}::BIGINT AS run_id, ${CALIBRATION_INCREMENTS.columns.filter((c) => c.name !== 'run_id').map((c) => `NULL::${c.type} AS ${c.name}`).join(', ')} WHERE false`
+      : `SELECT ${runId}::BIGINT AS run_id, question_id, asset, subject, bucket, sum(n)::BIGINT AS n, sum(n_unresolvable)::BIGINT AS n_unresolvable,
+               sum(sum_p) AS sum_p, sum(sum_y) AS sum_y, sum(sum_p2) AS sum_p2, sum(sum_py) AS sum_py, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll,
+               min(first_resolved) AS first_resolved, max(last_resolved) AS last_resolved
+         FROM record_new_groups WHERE paired GROUP BY question_id, asset, subject, bucket
+         ORDER BY question_id, asset, subject, bucket NULLS LAST`
+    const labels = outcomeFiles.length === 0
+      ? `SELECT ${runId}::BIGINT AS run_id, NULL::VARCHAR AS question_id, NULL::VARCHAR AS label, NULL::BIGINT AS n WHERE false`
+      : `SELECT ${runId}::BIGINT AS run_id, question_id, label, sum(n)::BIGINT AS n
+         FROM record_new_groups WHERE paired AND label IS NOT NULL GROUP BY question_id, label ORDER BY question_id, label`
     await db.run(`CREATE OR REPLACE TEMP TABLE record_new_increments AS ${increments}`)
     const newBands = await db.query('SELECT * FROM record_new_increments')
     const pairs = newBands.reduce((s, r) => s + num(r.n), 0)
@@ -328,6 +353,7 @@ export class RecordJob {
     ]
     await db.seal(`SELECT ${runId}::BIGINT AS run_id, source, file FROM (VALUES ${consumed.join(', ')}) AS t(source, file)`, this.path(RECORD_FILES, runId))
 
+    lap('aggregate_and_write')
     // Running totals after this run (committed below).
     const totals: Totals = {
       byQuestion: new Map([...this.totals.byQuestion].map(([q, b]) => [q, b.map((x) => ({ ...x }))])),
@@ -367,6 +393,7 @@ export class RecordJob {
                 ${newDecisions}::BIGINT AS n_decisions, ${newRefused}::BIGINT AS n_refused`,
         this.path(RECORD_RUNS, runId),
       )
+      lap('snapshot_and_commit')
       // Committed.
       this.lastRunId = runId
       this.lastSnapshot = snapshot
@@ -383,7 +410,7 @@ export class RecordJob {
       this.totals = saved
       throw err
     } finally {
-      for (const table of ['record_new_pairs', 'record_new_claims', 'record_new_increments']) await db.run(`DROP TABLE IF EXISTS ${table}`)
+      for (const table of ['record_new_groups', 'record_new_increments']) await db.run(`DROP TABLE IF EXISTS ${table}`)
     }
   }
 
