@@ -16,6 +16,7 @@ import { platformRoutes } from './platform.ts'
 import { RECORD_ROUTES } from './record.ts'
 import { RELEASE_ROUTES } from './releases.ts'
 import { RISK_ROUTES } from './risk.ts'
+import { TRACK_RECORD_ROUTES } from './trackRecord.ts'
 import type { RouteDef } from './types.ts'
 import { WALLET_ROUTES } from './wallet.ts'
 
@@ -25,6 +26,7 @@ export const ROUTES: readonly RouteDef[] = Object.freeze([
   ...DECISION_ROUTES,
   ...RECORD_ROUTES,
   ...RELEASE_ROUTES,
+  ...TRACK_RECORD_ROUTES,
   ...MARKET_ROUTES,
   ...WALLET_ROUTES,
   ...RISK_ROUTES,
