@@ -29,6 +29,7 @@ import { MeasuredRecord } from '../record/MeasuredRecord.ts'
 import { RecordDb } from '../record/RecordDb.ts'
 import { RecordJob } from '../record/RecordJob.ts'
 import { RecordSchedule } from '../record/RecordSchedule.ts'
+import { ReleaseStore } from '../record/releases/ReleaseStore.ts'
 import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
 import { RailRouter } from '../serving/payments/RailRouter.ts'
 import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts'
@@ -103,7 +104,7 @@ export class ServiceApp {
     private readonly market: MarketWiring,
     private readonly billing: BillingService,
     private readonly x402: X402PaymentGate | null,
-    private readonly record: { db: RecordDb; job: RecordJob; schedule: RecordSchedule },
+    private readonly record: { db: RecordDb; job: RecordJob; schedule: RecordSchedule; releases: ReleaseStore },
     private readonly say: (line: string) => void,
   ) {}
 
@@ -137,9 +138,10 @@ export class ServiceApp {
     const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
     const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo), ...(x402 ? { x402 } : {}) })
     // The measured record: batch tables over the sealed Parquet, read by the record routes and the price ladder.
+    const releases = await ReleaseStore.open(dataDir)
     const recordDb = await RecordDb.open(dataDir)
-    const recordJob = await RecordJob.open(recordDb)
-    const record = new MeasuredRecord(recordDb)
+    const recordJob = await RecordJob.open(recordDb, { releases })
+    const record = new MeasuredRecord(recordDb, { releases })
     const recordSchedule = new RecordSchedule(recordJob, config.SVC_RECORD_INTERVAL_S * 1000, () => record.invalidate())
     const server = await Server.start({
       port: config.PORT,
@@ -153,7 +155,7 @@ export class ServiceApp {
       },
       services: {
         billing, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
-        record, ladder: record, ...wallet.services,
+        record, ladder: record, releases, ...wallet.services,
       },
     })
     const logKind = config.SVC_LOG
@@ -168,7 +170,7 @@ export class ServiceApp {
         : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer) and their 402 challenge offers no address',
     ]) say(line)
     recordSchedule.start()
-    return new ServiceApp(config, dataDir, tape, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule }, say)
+    return new ServiceApp(config, dataDir, tape, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases }, say)
   }
 
   /**
@@ -223,6 +225,7 @@ export class ServiceApp {
       await this.record.schedule.stop()
       await this.record.job.close()
       this.record.db.close()
+      this.record.releases.close()
       await this.x402?.close()
       await this.billing.close()
       await this.market.close()

@@ -62,7 +62,7 @@ export class MeasuredRecord {
   private readonly questions: Map<string, QuestionModel>
   private readonly cache = new Map<string, { at: number; value: Promise<unknown> }>()
   private readonly now: () => number
-  private ladderCache: { at: number; crossings: LadderCrossing[]; realized: number; bands: number } | null = null
+  private ladderCache: { at: number; crossings: LadderCrossing[]; realized: number; bands: number; facts: Awaited<ReturnType<ReleaseFacts['ladderFacts']>> | null } | null = null
 
   constructor(
     private readonly db: RecordDb,
@@ -231,10 +231,11 @@ export class MeasuredRecord {
         rung: num(r.rung), crossed_at: String(r.crossed_at), effective_at: String(r.effective_at), measured: String(r.measured),
       }))
       const latest = (await this.snapshots()).at(-1)
-      this.ladderCache = { at: now, crossings, realized: latest?.evidence.n_realized ?? 0, bands: latest?.published_bands ?? 0 }
+      const facts = this.options.releases ? await this.options.releases.ladderFacts() : null
+      this.ladderCache = { at: now, crossings, realized: latest?.evidence.n_realized ?? 0, bands: latest?.published_bands ?? 0, facts }
     }
-    const facts = this.options.releases ? await this.options.releases.ladderFacts() : null
-    return ladderStateOf({ crossings: this.ladderCache.crossings, realized: this.ladderCache.realized, publishedBands: this.ladderCache.bands, releases: facts, now })
+    const c = this.ladderCache
+    return ladderStateOf({ crossings: c.crossings, realized: c.realized, publishedBands: c.bands, releases: c.facts, now })
   }
 }
 

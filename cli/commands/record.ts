@@ -10,6 +10,7 @@ import { environment } from '../environment.ts'
 import { MeasuredRecord } from '../../record/MeasuredRecord.ts'
 import { RecordDb } from '../../record/RecordDb.ts'
 import { RecordJob } from '../../record/RecordJob.ts'
+import { ReleaseStore } from '../../record/releases/ReleaseStore.ts'
 import { Catalog } from '../../sql/Catalog.ts'
 
 const buildUsage = `Usage: svc record build [--data-dir DIR] [--json]
@@ -43,8 +44,9 @@ export const commands: Command[] = [
       const dataDir = resolve(config.SVC_DATA_DIR)
       await Catalog.apply(dataDir) // the views quants read include the record's (sql/020_record.sql)
       const db = await RecordDb.open(dataDir)
+      const releases = await ReleaseStore.open(dataDir) // the active release goes into the snapshot and the ladder
       try {
-        const job = await RecordJob.open(db)
+        const job = await RecordJob.open(db, { releases })
         try {
           const s = await job.run()
           if (values.json) {
@@ -64,6 +66,7 @@ export const commands: Command[] = [
           await job.close()
         }
       } finally {
+        releases.close()
         db.close()
       }
     },
@@ -76,10 +79,12 @@ export const commands: Command[] = [
       const { values } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' } }, strict: true })
       const config = environment({ SVC_DATA_DIR: values['data-dir'] })
       const db = await RecordDb.open(resolve(config.SVC_DATA_DIR))
+      const releases = await ReleaseStore.open(resolve(config.SVC_DATA_DIR))
       try {
-        process.stdout.write(JSON.stringify(await new MeasuredRecord(db).intelligence(), null, 2) + '\n')
+        process.stdout.write(JSON.stringify(await new MeasuredRecord(db, { releases }).intelligence(), null, 2) + '\n')
         return 0
       } finally {
+        releases.close()
         db.close()
       }
     },
