@@ -245,25 +245,12 @@ export class RecordJob {
     const runId = this.lastRunId + 1
     const db = this.db
 
-    // New decisions: counted once (n_decisions, n_refused).
-    let newDecisions = 0
-    let newRefused = 0
-    if (decisionFiles.length > 0) {
-      const r = await db.query(`
-        SELECT count(*) AS n, count(*) FILTER (WHERE first.a = 'refuse') AS refused FROM (
-          SELECT min(struct_pack(o := log_offset, a := action)) AS first FROM read_parquet(${fileList(decisionFiles)}, ${HIVE})
-          GROUP BY decision_id)`)
-      newDecisions = num(r[0]?.n)
-      newRefused = num(r[0]?.refused)
-    }
-
-    lap('count_decisions')
     // New outcomes paired with their decisions (first record per id on both sides), and aggregated in the same pass:
     // one join, grouped by question, asset, subject, band and realized label (labels need no second pass). Outcomes
     // without a sealed decision land in the paired = false group; their files then wait for a later run (rare: the
     // sink seals a decision hours before its outcome), and the pass is redone without them.
     const eps = `CAST('${LOG_LOSS_EPSILON}' AS DOUBLE)`
-    const grouped = (files: readonly SealedListing[], candidates: readonly SealedListing[]) => {
+    const grouped = (files: readonly SealedListing[], candidates: readonly SealedListing[], dedupe: boolean) => {
       const decisions = candidates.length === 0
         ? `SELECT NULL::VARCHAR AS decision_id, NULL::BIGINT AS log_offset, NULL::DOUBLE AS probability, NULL::VARCHAR AS choice_id, NULL::VARCHAR AS action WHERE false`
         : `SELECT decision_id, log_offset, probability, choice_id, action FROM read_parquet(${fileList(candidates)}, ${HIVE})`
@@ -274,11 +261,15 @@ export class RecordJob {
         WITH o AS (
           SELECT decision_id, log_offset, question_id, asset, subject, outcome, resolved_at, realized_choice FROM read_parquet(${fileList(files)}, ${HIVE})
         ), d AS (${decisions}),
-        firsts AS (
-          SELECT min(struct_pack(oo := o.log_offset, od := d.log_offset, question_id := o.question_id, asset := o.asset, subject := o.subject,
-                 outcome := o.outcome, resolved_at := o.resolved_at, realized_choice := o.realized_choice, p := d.probability, c := d.choice_id,
-                 a := d.action)) AS f
-          FROM o LEFT JOIN d USING (decision_id) GROUP BY o.decision_id
+        firsts AS (${dedupe
+          ? `SELECT min(struct_pack(oo := o.log_offset, od := d.log_offset, question_id := o.question_id, asset := o.asset, subject := o.subject,
+                   outcome := o.outcome, resolved_at := o.resolved_at, realized_choice := o.realized_choice, p := d.probability, c := d.choice_id,
+                   a := d.action)) AS f
+             FROM o LEFT JOIN d USING (decision_id) GROUP BY o.decision_id`
+          : `SELECT struct_pack(oo := o.log_offset, od := d.log_offset, question_id := o.question_id, asset := o.asset, subject := o.subject,
+                   outcome := o.outcome, resolved_at := o.resolved_at, realized_choice := o.realized_choice, p := d.probability, c := d.choice_id,
+                   a := d.action) AS f
+             FROM o LEFT JOIN d USING (decision_id)`}
         ), j AS (
           SELECT f.question_id, f.asset, f.subject, f.outcome, f.resolved_at, f.realized_choice, f.p, f.od IS NOT NULL AS paired,
                  CASE WHEN f.od IS NULL OR f.outcome = 'unresolvable' THEN NULL
@@ -305,13 +296,22 @@ export class RecordJob {
         FROM b GROUP BY ALL`
     }
     let held = new Set<string>()
+    let pairingCandidates: SealedListing[] = []
+    let candidatesUnique = false
     await db.run(`CREATE OR REPLACE TEMP TABLE record_new_groups AS SELECT NULL::BOOLEAN AS paired WHERE false`)
     if (outcomeFiles.length > 0) {
       const earliest = await db.query(`SELECT min(horizon_end) AS h FROM read_parquet(${fileList(outcomeFiles)}, ${HIVE})`)
       const fromMs = Date.parse(String(earliest[0]?.h)) - this.maxHorizonMs
       const fromDate = new Date(Number.isFinite(fromMs) ? fromMs : 0).toISOString().slice(0, 10)
       const candidates = (await listSealed(tableRoot(dataDir, 'decisions'))).filter((f) => f.date >= fromDate)
-      await db.run(`CREATE OR REPLACE TEMP TABLE record_new_groups AS ${grouped(outcomeFiles, candidates)}`)
+      // Every id once on each side (the rule, unless a producer wrote a conflicting record): then the first record per
+      // id is the only one and the pass needs no grouping by id, which would cost more than the join itself.
+      const repeats = async (files: readonly SealedListing[]) =>
+        files.length === 0 ? 0 : num((await db.query(`SELECT count(*) - count(DISTINCT decision_id) AS r FROM read_parquet(${fileList(files)}, union_by_name = true)`))[0]?.r)
+      pairingCandidates = candidates
+      candidatesUnique = (await repeats(candidates)) === 0
+      const dedupe = !candidatesUnique || (await repeats(outcomeFiles)) > 0
+      await db.run(`CREATE OR REPLACE TEMP TABLE record_new_groups AS ${grouped(outcomeFiles, candidates, dedupe)}`)
       const unpaired = num((await db.query('SELECT coalesce(sum(n_unpaired), 0) AS n FROM record_new_groups'))[0]?.n)
       if (unpaired > 0) {
         const ids = candidates.length === 0 ? 'SELECT NULL::VARCHAR AS decision_id WHERE false' : `SELECT decision_id FROM read_parquet(${fileList(candidates)}, union_by_name = true)`
@@ -320,12 +320,29 @@ export class RecordJob {
           WHERE decision_id NOT IN (${ids})`)).map((r) => String(r.filename)))
         outcomeFiles = outcomeFiles.filter((f) => !held.has(f.abs))
         this.log.info({ held: held.size, unpaired }, 'outcome files wait for their decisions to be sealed')
-        if (outcomeFiles.length > 0) await db.run(`CREATE OR REPLACE TEMP TABLE record_new_groups AS ${grouped(outcomeFiles, candidates)}`)
+        if (outcomeFiles.length > 0) await db.run(`CREATE OR REPLACE TEMP TABLE record_new_groups AS ${grouped(outcomeFiles, candidates, dedupe)}`)
         else await db.run(`DELETE FROM record_new_groups`)
       }
     }
     summary.held_files = held.size
     lap('pair_and_aggregate')
+
+    // New decisions, counted once (n_decisions, n_refused). When the pairing found every candidate id once and the
+    // new decision files are among the candidates, they hold no repeated id and a plain count is exact.
+    let newDecisions = 0
+    let newRefused = 0
+    if (decisionFiles.length > 0) {
+      const candidateSet = new Set(pairingCandidates.map((f) => f.abs))
+      const plain = candidatesUnique && decisionFiles.every((f) => candidateSet.has(f.abs))
+      const r = await db.query(plain
+        ? `SELECT count(*) AS n, count(*) FILTER (WHERE action = 'refuse') AS refused FROM read_parquet(${fileList(decisionFiles)}, union_by_name = true)`
+        : `SELECT count(*) AS n, count(*) FILTER (WHERE first.a = 'refuse') AS refused FROM (
+             SELECT min(struct_pack(o := log_offset, a := action)) AS first FROM read_parquet(${fileList(decisionFiles)}, ${HIVE})
+             GROUP BY decision_id)`)
+      newDecisions = num(r[0]?.n)
+      newRefused = num(r[0]?.refused)
+    }
+    lap('count_decisions')
     if (decisionFiles.length === 0 && outcomeFiles.length === 0) return summary
 
     const increments = outcomeFiles.length === 0

@@ -10,6 +10,8 @@
  * without the service; the other fields of the body are not covered by the id (the lineage route verifies the inputs
  * behind input_hash).
  */
+import { isWellFormed } from '../common/jcs.ts'
+import { ServiceError } from '../common/ServiceError.ts'
 import { decisionIdOf, DECISION_ID_DOMAIN } from '../engine/identity.ts'
 import type { VerifyResult } from './schemas.ts'
 
@@ -22,6 +24,13 @@ export interface Receipt {
 
 export function verifyReceipt(r: Receipt): VerifyResult {
   const b = r.body
+  // JCS (RFC 8785 §3.2.2.2) has no canonical form for a lone surrogate, so such a body has no id to recompute.
+  for (const field of ['question_id', 'asset', 'subject', 'policy_version'] as const) {
+    const v = b[field]
+    if (typeof v === 'string' && !isWellFormed(v)) {
+      throw new ServiceError('VALIDATION', { message: `body.${field} is not well-formed Unicode (a lone surrogate): no canonical JSON exists for it`, detail: { reason: 'REQUEST_VALIDATION_FAILED', field: `/body/body/${field}` } })
+    }
+  }
   if (b.input_hash === null) {
     return {
       valid: false,

@@ -157,6 +157,14 @@ t.test('the batch job: figures equal a direct recomputation; incremental; atomic
   // 5. A crash mid-run: a run's increments written, its record_runs row not. Nothing of it counts, and the next run
   // (same run id) rewrites it.
   await writeSyntheticLedger(dataDir, { decisions: 300, perFile: 300, firstRow: 3600 })
+  // A conflicting second record of decision 3650 (a later offset, another probability): the first one counts, as the
+  // catalog's `decisions` view keeps it (this takes the job's deduplicating path).
+  await withDuck(async (conn) => {
+    const [dir] = (await readdir(join(dataDir, 'parquet', 'decisions'), { recursive: true })).filter((f) => f.endsWith('p0-000000003600-000000003899.parquet'))
+    const source = join(dataDir, 'parquet', 'decisions', dir!)
+    const target = join(dataDir, 'parquet', 'decisions', dir!.replace('p0-000000003600-000000003899', 'p0-000099999999-000099999999'))
+    await conn.run(`COPY (SELECT * REPLACE (99999999::BIGINT AS log_offset, 0.999::DOUBLE AS probability) FROM read_parquet(${sqlString(source)}) WHERE log_offset = 3650) TO ${sqlString(target)} (FORMAT parquet)`)
+  })
   const orphan = join(recordTableRoot(dataDir, CALIBRATION_INCREMENTS), recordFileName(CALIBRATION_INCREMENTS, 4))
   await withDuck(async (conn) => {
     const run1File = join(recordTableRoot(dataDir, CALIBRATION_INCREMENTS), recordFileName(CALIBRATION_INCREMENTS, 1))
@@ -169,6 +177,7 @@ t.test('the batch job: figures equal a direct recomputation; incremental; atomic
   t.equal(run4.run_id, 4, 'the orphaned run id is reused')
   const pairs4 = await directPairs(db)
   t.equal(run4.snapshot!.evidence.n_realized, pairs4.length, 'the orphan was not counted')
+  close(t, run4.snapshot!.components.brier, brierScore(pairs4)!, 'the conflicting record did not replace the first')
   record.invalidate()
   close(t, (await record.intelligence()).snapshot!.components.brier, brierScore(pairs4)!, 'the served snapshot equals the pairs')
   t.equal((await record.intelligence()).chain_verified, true)
@@ -239,4 +248,6 @@ t.test('POST /v1/verify: the claim checker recomputes the id from the receipt bo
   t.equal(malformed.status, 400, 'a malformed receipt is 400')
   t.equal(malformed.body.error.code, 'VALIDATION')
   t.equal((await post({ poj_id: 'not-an-id', body })).status, 400)
+  const surrogate = await post({ poj_id: id, body: { ...body, asset: '\ud800' } })
+  t.equal(surrogate.status, 400, 'a lone surrogate has no canonical JSON: 400, not 500')
 })
