@@ -38,7 +38,7 @@ import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
 import { fileColumns, type TopicTable } from '../pipeline/sinks/TopicTable.ts'
 import { CatalogError } from './CatalogError.ts'
 import { RECORD_TABLES, recordAnchorPath } from './recordTables.ts'
-import { RELEASE_TABLES, releaseAnchorPath } from './releaseTables.ts'
+import { RELEASE_TABLES } from './releaseTables.ts'
 
 export const CATALOG_FILE = 'catalog.duckdb'
 export const DATA_DIR_PLACEHOLDER = '${DATA_DIR}'
@@ -210,8 +210,7 @@ export async function writeSchemaAnchors(dataDir: string, tables: TopicTable[] =
     for (const table of tables) {
       await ensureSchemaAnchor(conn, anchorPath(tableRoot(dataDir, table.dir, PARQUET_ROOT)), fileColumns(table))
     }
-    for (const table of RECORD_TABLES) await ensureSchemaAnchor(conn, recordAnchorPath(dataDir, table), table.columns)
-    for (const table of RELEASE_TABLES) await ensureSchemaAnchor(conn, releaseAnchorPath(dataDir, table), table.columns)
+    for (const table of [...RECORD_TABLES, ...RELEASE_TABLES]) await ensureSchemaAnchor(conn, recordAnchorPath(dataDir, table), table.columns)
   } finally {
     conn.closeSync()
     instance.closeSync()

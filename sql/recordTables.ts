@@ -21,8 +21,8 @@ export interface RecordTable {
   readonly name: string
   /** Directory under $DATA/parquet/record/. */
   readonly dir: string
-  /** File name prefix before the sequence number. */
-  readonly prefix: string
+  /** File name prefix before the sequence number (tables whose files are named otherwise, e.g. by release, have none). */
+  readonly prefix?: string
   readonly columns: readonly ColumnSpec[]
 }
 
@@ -166,6 +166,7 @@ export function recordAnchorPath(dataDir: string, table: RecordTable): string {
 }
 
 export function recordFileName(table: RecordTable, seq: number): string {
+  if (!table.prefix) throw new Error(`${table.name} files are not named by sequence`)
   return `${table.prefix}-${String(seq).padStart(SEQ_DIGITS, '0')}.parquet`
 }
 

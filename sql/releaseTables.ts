@@ -8,20 +8,10 @@
  * `act-<seq>.parquet`. A second write of the same name refuses (no-clobber link), so the tables are append-only and
  * every status is derived from the rows at read time (the `releases` view).
  */
-import { join } from 'node:path'
-import type { ColumnSpec } from '../pipeline/sinks/TopicTable.ts'
-import { PARQUET_ROOT } from '../pipeline/sinks/parquetLayout.ts'
+import { recordAnchorPath, recordTableRoot, type RecordTable } from './recordTables.ts'
 
-export interface ReleaseTable {
-  /** The raw view over the files. */
-  readonly name: string
-  /** Directory under $DATA/parquet/record/. */
-  readonly dir: string
-  readonly columns: readonly ColumnSpec[]
-}
-
-export const RELEASE_ROOT = 'record'
-export const RELEASE_ANCHOR = '_schema.parquet'
+/** A release table is a record table (same layout and anchor) whose files are named by release, not by run. */
+export type ReleaseTable = RecordTable
 
 /** One row per release: the sealed body verbatim (canonical JSON) and its JCS SHA-256 checksum. */
 export const RELEASE_ROWS: ReleaseTable = {
@@ -77,10 +67,5 @@ export const RELEASE_ACTIVATION_ROWS: ReleaseTable = {
 
 export const RELEASE_TABLES: readonly ReleaseTable[] = [RELEASE_ROWS, RELEASE_GATE_ROWS, RELEASE_ACTIVATION_ROWS]
 
-export function releaseTableRoot(dataDir: string, table: ReleaseTable): string {
-  return join(dataDir, PARQUET_ROOT, RELEASE_ROOT, table.dir)
-}
-
-export function releaseAnchorPath(dataDir: string, table: ReleaseTable): string {
-  return join(releaseTableRoot(dataDir, table), RELEASE_ANCHOR)
-}
+export const releaseTableRoot = recordTableRoot
+export const releaseAnchorPath = recordAnchorPath

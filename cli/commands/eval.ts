@@ -3,14 +3,11 @@
  * (or fits on training tapes and scores on test tapes), against the base rate measured on the training part
  * (models/evaluateQuestion.ts). The table goes to stdout, progress to stderr.
  */
-import { open } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { UsageError, type Command } from '../Command.ts'
 import { startProgress } from '../../common/progress.ts'
 import { progressSettings } from '../environment.ts'
-import { readTape } from '../../ingest/TapeReader.ts'
-import { importFiles } from '../../ingest/importers/index.ts'
-import { tickTime, type Tick } from '../../ingest/Tick.ts'
+import { loadTicks } from '../../ingest/loadTicks.ts'
 import { buildDataset } from '../../models/Dataset.ts'
 import { evaluateQuestion, scoreQuestion, ECE_BINS, type QuestionEvaluation } from '../../models/evaluateQuestion.ts'
 import { questionById, soldMarketQuestions } from '../../models/questions/index.ts'
@@ -38,39 +35,6 @@ Options:
                     v1: the jev-1.0.0 models alone
   --json            print the evaluations as JSON instead of a table
 `
-
-/** A tape's first line is a tick record; anything else is treated as a recorded venue file to import. */
-async function isTape(path: string): Promise<boolean> {
-  const fh = await open(path, 'r')
-  try {
-    const buf = Buffer.alloc(4096)
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0)
-    if (bytesRead >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) return true
-    const first = buf.subarray(0, bytesRead).toString('utf8').split('\n')[0]!
-    const rec = JSON.parse(first) as { v?: unknown; kind?: unknown; provenance?: unknown }
-    return typeof rec === 'object' && rec !== null && rec.v === 1 && typeof rec.kind === 'string' && typeof rec.provenance === 'object'
-  } catch {
-    return false
-  } finally {
-    await fh.close()
-  }
-}
-
-export async function loadTicks(paths: readonly string[]): Promise<Tick[]> {
-  const tapes: string[] = []
-  const raw: string[] = []
-  for (const p of paths) (await isTape(p) ? tapes : raw).push(p)
-  const ticks: Tick[] = []
-  if (raw.length > 0) for (const tick of (await importFiles(raw)).ticks) ticks.push(tick)
-  for (const t of tapes) for await (const e of readTape(t)) ticks.push(e.tick)
-  if (tapes.length + (raw.length > 0 ? 1 : 0) > 1) {
-    // Stable: equal instants keep their source order.
-    const keyed = ticks.map((tick, i) => ({ tick, i, t: tickTime(tick) }))
-    keyed.sort((a, b) => a.t - b.t || a.i - b.i)
-    return keyed.map((k) => k.tick)
-  }
-  return ticks
-}
 
 /** The labelled decisions of one set of tapes (their ticks merged in event time; gaps are not crossed). */
 async function datasetOf(paths: readonly string[], questions: readonly QuestionModel[], label: string) {

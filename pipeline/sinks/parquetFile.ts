@@ -13,7 +13,8 @@ export function sqlString(value: string): string {
   return `'${value.replaceAll("'", "''")}'`
 }
 
-async function fsyncPath(path: string): Promise<void> {
+/** fsync a file or directory by path (a rename is durable once its directory is synced). */
+export async function fsyncPath(path: string): Promise<void> {
   const handle = await open(path, 'r')
   try {
     await handle.sync()

@@ -14,7 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { canonicalJson } from '../../common/jcs.ts'
 import { jcsSha256 } from '../../common/hash.ts'
-import { ensureSchemaAnchor, sqlString } from '../../pipeline/sinks/parquetFile.ts'
+import { ensureSchemaAnchor, fsyncPath, sqlString } from '../../pipeline/sinks/parquetFile.ts'
 import { columnsDdl, quoteIdent } from '../../pipeline/sinks/TopicTable.ts'
 import { jsonSafeConverter, renderSql, SQL_DIR, type JsonRow } from '../../sql/Catalog.ts'
 import { RELEASE_ACTIVATION_ROWS, RELEASE_GATE_ROWS, RELEASE_ROWS, RELEASE_TABLES, releaseAnchorPath, releaseTableRoot, type ReleaseTable } from '../../sql/releaseTables.ts'
@@ -84,14 +84,6 @@ interface SealedEvaluation {
 
 const SEQ_DIGITS = 12
 
-async function fsyncPath(path: string): Promise<void> {
-  const h = await open(path, 'r')
-  try {
-    await h.sync()
-  } finally {
-    await h.close()
-  }
-}
 
 export class ReleaseStore implements ReleaseReads {
   private queue: Promise<unknown> = Promise.resolve()

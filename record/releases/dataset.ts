@@ -18,12 +18,11 @@
  */
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdir, open, readFile, stat } from 'node:fs/promises'
+import { mkdir, readFile, stat } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import { jcsSha256 } from '../../common/hash.ts'
-import { readTape } from '../../ingest/TapeReader.ts'
-import { importFiles } from '../../ingest/importers/index.ts'
-import { isoMs, tickTime, type Tick } from '../../ingest/Tick.ts'
+import { loadTicks } from '../../ingest/loadTicks.ts'
+import { isoMs, tickTime } from '../../ingest/Tick.ts'
 import { buildDataset, DATASET_GAP_MS, type DatasetStats } from '../../models/Dataset.ts'
 import type { LabelledSample, QuestionId, QuestionModel } from '../../models/QuestionModel.ts'
 import { writeFileAtomic } from '../../pipeline/log/atomicFile.ts'
@@ -160,39 +159,6 @@ export async function verifyTapes(manifest: DatasetManifest): Promise<string[]> 
     out.push(path)
   }
   return out
-}
-
-/** A tape's first line is a tick record (or it is gzip); anything else is a recorded venue file to import. */
-async function isTape(path: string): Promise<boolean> {
-  const fh = await open(path, 'r')
-  try {
-    const buf = Buffer.alloc(4096)
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0)
-    if (bytesRead >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) return true
-    const first = buf.subarray(0, bytesRead).toString('utf8').split('\n')[0]!
-    const rec = JSON.parse(first) as { v?: unknown; kind?: unknown; provenance?: unknown }
-    return typeof rec === 'object' && rec !== null && rec.v === 1 && typeof rec.kind === 'string' && typeof rec.provenance === 'object'
-  } catch {
-    return false
-  } finally {
-    await fh.close()
-  }
-}
-
-/** Every tick of the tapes in event time (stable: equal instants keep file order), as `svc eval` reads them. */
-export async function loadTicks(paths: readonly string[]): Promise<Tick[]> {
-  const tapes: string[] = []
-  const raw: string[] = []
-  for (const p of paths) (await isTape(p) ? tapes : raw).push(p)
-  const ticks: Tick[] = []
-  if (raw.length > 0) for (const tick of (await importFiles(raw)).ticks) ticks.push(tick)
-  for (const t of tapes) for await (const e of readTape(t)) ticks.push(e.tick)
-  if (tapes.length + (raw.length > 0 ? 1 : 0) > 1) {
-    const keyed = ticks.map((tick, i) => ({ tick, i, t: tickTime(tick) }))
-    keyed.sort((a, b) => a.t - b.t || a.i - b.i)
-    return keyed.map((k) => k.tick)
-  }
-  return ticks
 }
 
 export interface DatasetSamples {
