@@ -42,12 +42,17 @@ export const commands: Command[] = [
       const { values } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true })
       const config = environment({ SVC_DATA_DIR: values['data-dir'] })
       const dataDir = resolve(config.SVC_DATA_DIR)
-      await Catalog.apply(dataDir) // the views quants read include the record's (sql/020_record.sql)
       const db = await RecordDb.open(dataDir)
       const releases = await ReleaseStore.open(dataDir) // the active release goes into the snapshot and the ladder
       try {
-        const job = await RecordJob.open(db, { releases })
+        const job = await RecordJob.open(db, { releases }) // RECORD_LOCKED first: a running service owns the folder
         try {
+          // The views quants read include the record's (sql/020_record.sql). A reader holding catalog.duckdb blocks
+          // the DDL, not the build: the tables are Parquet, and the views are applied again at the next start.
+          await Catalog.apply(dataDir).catch((err: unknown) => {
+            if ((err as { code?: string }).code !== 'CATALOG_LOCKED') throw err
+            process.stderr.write(`record: ${Catalog.path(dataDir)} is open elsewhere; the views were not reapplied (the build goes on)\n`)
+          })
           const s = await job.run()
           if (values.json) {
             process.stdout.write(JSON.stringify(s, null, 2) + '\n')
