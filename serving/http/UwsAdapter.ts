@@ -15,6 +15,10 @@
 import uWS from 'uWebSockets.js'
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js'
 import { enterCallback, leaveCallback, ResponseWriter } from './ResponseWriter.ts'
+import { ListenError } from './ListenError.ts'
+
+/** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT (ListenOptions in the uWS typings, which the default export does not list). */
+const LISTEN_EXCLUSIVE_PORT: number = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1
 
 export interface IncomingRequest {
   /** Upper-case method. HEAD arrives as HEAD; the writer omits the body. */
@@ -158,9 +162,13 @@ export class UwsAdapter {
     })
 
     return new Promise((resolve, reject) => {
-      app.listen(opts.host, opts.port, (socket) => {
+      // Exclusive: without it, uSockets sets SO_REUSEPORT and a second process on the same port also "listens",
+      // and the kernel splits connections between two services with two ledgers. The native binding takes
+      // (host, port, options, cb); the published typings list options only with a port.
+      const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => void
+      listen.call(app, opts.host, opts.port, LISTEN_EXCLUSIVE_PORT, (socket) => {
         if (!socket) {
-          reject(new Error(`cannot listen on ${opts.host}:${opts.port}`))
+          reject(new ListenError('PORT_IN_USE', `cannot listen on ${opts.host}:${opts.port}: the port is in use (another service or process holds it); stop it or choose another PORT`))
           return
         }
         adapter = new UwsAdapter(app, socket)
