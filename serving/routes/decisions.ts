@@ -59,7 +59,9 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
     needs: ['engine'],
     request: {
       params: DECISION_ID_PARAMS,
-      body: Strict({ ruleset_version: Type.Optional(Type.String({ pattern: '^v?[0-9]+\\.[0-9]+\\.[0-9]+$' })) }),
+      // The pin in any form the service writes or a person types: the served policy_version ('policy-3.0.0'), '3.0.0'
+      // or 'v3.0.0'.
+      body: Strict({ ruleset_version: Type.Optional(Type.String({ pattern: '^(policy-|v)?[0-9]+\\.[0-9]+\\.[0-9]+$' })) }),
     },
     response: env(REPLAY_RESULT),
     errors: ['DECISION_NOT_FOUND', 'REPLAY_INPUT_LOST'],

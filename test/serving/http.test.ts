@@ -100,6 +100,17 @@ t.test('malformed JSON: 400 VALIDATION MALFORMED_JSON', async (t) => {
   t.equal(paid.res.status, 400, 'a malformed paid call is 400, never a 402')
 })
 
+t.test('a replay pin in the form the service serves (policy-X.Y.Z), or X.Y.Z, or vX.Y.Z, is accepted', async (t) => {
+  const { parts } = memoryServices()
+  const s = await withServer(t, { services: parts })
+  for (const pin of ['policy-1.0.0', '1.0.0', 'v1.0.0']) {
+    const { res } = await call(`${s.url}/v1/decisions/${RESOLVED_ID}/replay`, { method: 'POST', body: JSON.stringify({ ruleset_version: pin }), headers: { 'content-type': 'application/json' } })
+    t.equal(res.status, 200, pin)
+  }
+  const bad = await call(`${s.url}/v1/decisions/${RESOLVED_ID}/replay`, { method: 'POST', body: JSON.stringify({ ruleset_version: 'policy-one' }), headers: { 'content-type': 'application/json' } })
+  t.equal(bad.res.status, 400, 'a malformed pin is still 400')
+})
+
 t.test('validation errors name the field in every request part', async (t) => {
   const { parts } = memoryServices()
   const s = await withServer(t, { services: parts })

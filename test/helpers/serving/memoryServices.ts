@@ -228,7 +228,8 @@ export class MemoryEngine implements DecisionService {
   async replay(id: string, opts: { ruleset_version: string | null }): Promise<ReplayResult | null> {
     const d = this.ledger.decisions.get(id)
     if (!d) return null
-    if (opts.ruleset_version && opts.ruleset_version !== d.policy_version) {
+    const bare = (v: string) => v.replace(/^(policy-|v)/, '')
+    if (opts.ruleset_version && bare(opts.ruleset_version) !== bare(d.policy_version)) {
       throw new ServiceError('VALIDATION', { detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/body/ruleset_version' } })
     }
     return { decision_id: id, original_verdict: d.decision, replayed_verdict: d.decision, matched_rules: ['regime.default'], policy_version: d.policy_version, deterministic: true }
