@@ -25,4 +25,11 @@ export interface DecisionService {
   marketRegime(asset: CanonicalAsset, payment: PaidCall): Promise<DecisionRead>
   marketRisk(asset: CanonicalAsset, payment: PaidCall): Promise<DecisionRead>
   signals(): Promise<SignalCatalog>
+  /**
+   * The checks of an ask that cost nothing, run before the payment challenge (a refusal that costs nothing must not
+   * ask for money first): an unknown question → ServiceError VALIDATION.
+   */
+  checkAsk(questionId: string): Promise<void>
+  /** The same for a next ask: previous clock still open → ServiceError CLOCK_OPEN; unknown previous → false. */
+  checkNext(previousDecisionId: string): Promise<boolean>
 }

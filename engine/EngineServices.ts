@@ -260,6 +260,14 @@ export class EngineServices implements LedgerReads, DecisionService {
     return prev ? this.decide({ ...prev, asset: prev.asset as CanonicalAsset, chain: 'base' }, payment) : null
   }
 
+  async checkAsk(questionId: string): Promise<void> {
+    mapped(() => this.engine.question(questionId))
+  }
+
+  async checkNext(previousDecisionId: string): Promise<boolean> {
+    return (await mappedAsync(async () => this.engine.nextDecisionInput(previousDecisionId.toLowerCase()))) !== null
+  }
+
   /** GET /v1/market/{asset}/regime: the S01 decision. */
   marketRegime(asset: CanonicalAsset, payment: PaidCall): Promise<DecisionRead> {
     return this.decide({ asset, chain: 'base', question_id: 'S01_market_regime', subject: null }, payment)

@@ -179,6 +179,7 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
     },
     response: env(DECISION_RECORD),
     errors: ['STALE_DATA'],
+    precheck: (ctx) => ctx.need('engine').checkAsk(String(ctx.body.question_id)),
     handler: async (ctx) => {
       const b = ctx.body
       const read = await ctx.need('engine').decide(
@@ -205,6 +206,11 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
     request: { body: Strict({ previous_decision_id: Uuid }) },
     response: env(DECISION_RECORD),
     errors: ['CLOCK_OPEN', 'DECISION_NOT_FOUND', 'STALE_DATA'],
+    precheck: async (ctx) => {
+      if (!(await ctx.need('engine').checkNext(String(ctx.body.previous_decision_id)))) {
+        notFound('DECISION_NOT_FOUND', '/body/previous_decision_id', ctx.body.previous_decision_id)
+      }
+    },
     handler: async (ctx) => {
       const read = await ctx.need('engine').nextDecision(String(ctx.body.previous_decision_id), ctx.payment!)
       return read ? decisionAnswer(read) : notFound('DECISION_NOT_FOUND', '/body/previous_decision_id', ctx.body.previous_decision_id)

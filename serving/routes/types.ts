@@ -86,6 +86,11 @@ export interface RouteDef {
   mcp?: McpTool
   /** The catalog question a paid call asks, when known before the handler (free-allowance eligibility). */
   questionOf?: (ctx: HandlerContext) => string | null
+  /**
+   * Paid routes: the refusals that cost nothing (an unknown question, a clock still open, an unknown decision), thrown
+   * before the payment challenge, so a caller is never asked to pay for a typed refusal.
+   */
+  precheck?: (ctx: HandlerContext) => void | Promise<void>
   /** Service parts the handler needs; checked before payment so an unwired part never charges. */
   needs?: ServicePart[]
   request: { params?: JsonSchema; query?: JsonSchema; body?: JsonSchema; headers?: JsonSchema }

@@ -10,7 +10,7 @@ import type { RouteDef } from '../../serving/routes/types.ts'
 import { ERROR_ENVELOPE_SCHEMA } from '../../serving/envelope.ts'
 import { RateLimiter } from '../../serving/RateLimiter.ts'
 import { Server } from '../../serving/Server.ts'
-import { memoryServices, PAYER, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
+import { memoryServices, PAYER, PENDING_ID, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
 import { PAY_TO, withServer } from '../helpers/serving/server.ts'
 
 const errorEnvelope = new Ajv({ strict: false, allowUnionTypes: true }).compile(ERROR_ENVELOPE_SCHEMA)
@@ -109,6 +109,22 @@ t.test('a replay pin in the form the service serves (policy-X.Y.Z), or X.Y.Z, or
   }
   const bad = await call(`${s.url}/v1/decisions/${RESOLVED_ID}/replay`, { method: 'POST', body: JSON.stringify({ ruleset_version: 'policy-one' }), headers: { 'content-type': 'application/json' } })
   t.equal(bad.res.status, 400, 'a malformed pin is still 400')
+})
+
+t.test('refusals that cost nothing come before the payment challenge', async (t) => {
+  const { parts } = memoryServices()
+  const s = await withServer(t, { services: parts })
+  const post = (path: string, body: unknown) => call(`${s.url}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+  const unknown = await post('/v1/decisions', { asset: 'BTC', question_id: 'S99_no_such_question' })
+  t.equal(unknown.res.status, 400, 'an unknown question is 400, not a 402 challenge')
+  t.equal(unknown.body.error.code, 'VALIDATION')
+  const open = await post('/v1/decisions/next', { previous_decision_id: PENDING_ID })
+  t.equal(open.res.status, 409, 'a next ask on an open clock is the clock_open refusal, not a 402 challenge')
+  t.same([open.body.error.code, open.body.error.detail.reason], ['CLOCK_OPEN', 'clock_open'])
+  const missing = await post('/v1/decisions/next', { previous_decision_id: '11111111-2222-4333-8444-555555555555' })
+  t.equal(missing.res.status, 404, 'an unknown previous decision is 404 before any payment')
+  const known = await post('/v1/decisions', { asset: 'BTC', question_id: 'S01_market_regime' })
+  t.equal(known.res.status, 402, 'a valid unpaid ask still gets the challenge')
 })
 
 t.test('validation errors name the field in every request part', async (t) => {

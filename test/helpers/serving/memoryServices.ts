@@ -3,6 +3,7 @@
  * way the spec describes (newest-first feed, soonest-first clocks, pending before horizon_end, prefix lookups).
  * Test-only; the server never ships these.
  */
+import { QUESTIONS } from '../../../models/questions/index.ts'
 import type { CurveWindow, IntelligenceRead, RecordReads } from '../../../record/MeasuredRecord.ts'
 import { UNMEASURED_LADDER } from '../../../product/billing/pricing.ts'
 import type { CalibrationReport, Curve, QuestionPrior } from '../../../record/schemas.ts'
@@ -57,7 +58,7 @@ function record(id: string, createdMs: number, over: Partial<DecisionRecord> = {
 export class MemoryLedger implements LedgerReads, RecordReads {
   readonly decisions = new Map<string, DecisionRecord>()
   readonly resolutions = new Map<string, ResolutionRecord>()
-  constructor(private readonly now: () => number) {}
+  constructor(readonly now: () => number) {}
 
   add(rec: DecisionRecord, resolution?: Omit<ResolutionRecord, 'status' | 'decision_id'>): void {
     this.decisions.set(rec.decision_id, rec)
@@ -225,6 +226,16 @@ export class MemoryMarket implements MarketData {
 /** Engine reads answered from the ledger; paid operations are not reached through the challenge gate. */
 export class MemoryEngine implements DecisionService {
   constructor(private readonly ledger: MemoryLedger) {}
+  async checkAsk(questionId: string): Promise<void> {
+    if (!QUESTIONS.some((q) => q.id === questionId)) throw new ServiceError('VALIDATION', { detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/body/question_id' } })
+  }
+  async checkNext(previousDecisionId: string): Promise<boolean> {
+    const d = this.ledger.decisions.get(previousDecisionId)
+    if (d && !this.ledger.resolutions.has(previousDecisionId) && Date.parse(d.horizon_end) > this.ledger.now()) {
+      throw new ServiceError('CLOCK_OPEN', { detail: { reason: 'clock_open', horizon_end: d.horizon_end } })
+    }
+    return d !== undefined
+  }
   async replay(id: string, opts: { ruleset_version: string | null }): Promise<ReplayResult | null> {
     const d = this.ledger.decisions.get(id)
     if (!d) return null
