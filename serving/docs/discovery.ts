@@ -77,7 +77,7 @@ export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, doc
       method: r.method,
       path: r.path,
       summary: r.summary,
-      paid: r.pay.kind === 'paid',
+      paid: r.pay.kind !== 'free',
       ...(r.pay.kind === 'paid' ? { pricing_key: r.pay.pricingKey } : {}),
     })),
   }
@@ -92,7 +92,12 @@ export function buildAiTxt(routes: readonly RouteDef[], baseUrl: string): string
 
 export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): string {
   const line = (r: RouteDef) => {
-    const pay = r.pay.kind === 'paid' ? `paid: ${r.pay.pricingKey}${r.pay.pricingKey.includes('{') ? '' : `, ${priceOf(r.pay.pricingKey as never, 0).credits} credits`}` : 'free'
+    const pay =
+      r.pay.kind === 'paid'
+        ? `paid: ${r.pay.pricingKey}${r.pay.pricingKey.includes('{') ? '' : `, ${priceOf(r.pay.pricingKey as never, 0).credits} credits`}`
+        : r.pay.kind === 'fee'
+          ? `paid: ${r.pay.note}`
+          : 'free'
     return `- \`${r.method} ${r.path}\` (${pay}) — ${r.summary}`
   }
   const pub = routes.filter(isPublic)
@@ -130,7 +135,7 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): stri
     '',
     '## Paid endpoints',
     '',
-    ...pub.filter((r) => r.pay.kind === 'paid').map(line),
+    ...pub.filter((r) => r.pay.kind !== 'free').map(line),
     '',
   ].join('\n')
 }

@@ -87,6 +87,7 @@ function errorResponses(route: RouteDef): Record<string, unknown> {
 
 function pricingExtensions(route: RouteDef, payTo: string | null): Record<string, unknown> {
   if (route.pay.kind === 'free') return { 'x-pricing': { kind: 'free' } }
+  if (route.pay.kind === 'fee') return { 'x-pricing': { kind: 'fee', note: route.pay.note } }
   const concrete = concretePaidPaths(route).map(({ path, key }) => {
     const p = priceOf(key, 0)
     return { path, pricing_key: key, credits: p.credits, usd: p.usd, amount: p.amount_atomic }

@@ -13,7 +13,7 @@ import {
   BASE_NETWORK, MAX_TIMEOUT_SECONDS, USDC_BASE, USDC_BASE_EXTRA, X402_VERSION, encodeHeader, type PaymentRequired,
 } from '../payments/x402.ts'
 import { NO_TOP_UP_RAIL } from '../payments/RailRouter.ts'
-import { FREE, PAYER_HEADER, env, paid } from './define.ts'
+import { FREE, PAYER_HEADER, env, paid, fee } from './define.ts'
 import type { HandlerContext, RouteDef } from './types.ts'
 
 const PAYER_QUERY = Open({ payer: Address })
@@ -119,7 +119,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
     description:
       'The fee depends on the body, so it is challenged by this handler rather than priced by a registry key; this deployment advertises the x402 challenge for the fee and cannot settle it yet (no top-up rail wired).',
     tags: ['billing'],
-    pay: FREE,
+    pay: fee('the rate-lock fee: credits × spot price × 1.2, challenged by the route (402)'),
     needs: ['billing'],
     request: {
       headers: Open({ 'x-svc-payer': Address, 'x-svc-ops': Type.Optional(Type.String({ maxLength: 512 })) }),

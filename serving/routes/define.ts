@@ -5,6 +5,7 @@ import type { EndpointPricingKey } from '../../product/billing/pricing.ts'
 import type { JsonSchema, PayDecl, ResponseDecl } from './types.ts'
 
 export const FREE = { kind: 'free' } as const satisfies PayDecl
+export const fee = (note: string) => ({ kind: 'fee', note }) as const satisfies PayDecl
 export const paid = (pricingKey: EndpointPricingKey | 'billing.pack.{pack_id}' | 'billing.plan.{plan_id}') => ({ kind: 'paid', pricingKey }) as const satisfies PayDecl
 export const env = (schema: JsonSchema, status?: number): ResponseDecl => ({ kind: 'envelope', schema, ...(status ? { status } : {}) })
 

@@ -16,7 +16,12 @@ export type JsonSchema = TSchema | Record<string, unknown>
  * Free or paid. A paid key may name a path parameter in braces ('billing.pack.{pack_id}'); the parameter's enum
  * lists every concrete key.
  */
-export type PayDecl = { kind: 'free' } | { kind: 'paid'; pricingKey: PricingKey | `billing.${'pack' | 'plan'}.{${string}}` }
+/**
+ * free: no payment; paid: priced by a registry key and gated by the dispatcher; fee: paid, but the amount depends on
+ * the request, so the handler computes it and answers its own 402 challenge (the dispatcher lets it through as it does
+ * a free route, and every document lists it as paid).
+ */
+export type PayDecl = { kind: 'free' } | { kind: 'paid'; pricingKey: PricingKey | `billing.${'pack' | 'plan'}.{${string}}` } | { kind: 'fee'; note: string }
 
 export type ResponseDecl =
   /** {data, meta} with data matching schema. */

@@ -66,6 +66,9 @@ t.test('registry ↔ OpenAPI: every public route once, with its codes and pricin
       t.equal(op['x-payment'].payTo, PAY_TO)
       t.equal(op['x-payment'].network, 'eip155:8453')
       t.ok(op.responses['402'].headers['PAYMENT-REQUIRED'])
+    } else if (r.pay.kind === 'fee') {
+      t.same(op['x-pricing'], { kind: 'fee', note: r.pay.note }, `${r.id}: a fee the route computes and challenges`)
+      t.notOk(op['x-payment'])
     } else {
       t.same(op['x-pricing'], { kind: 'free' })
       t.notOk(op['x-payment'])
@@ -143,7 +146,7 @@ t.test('agent card, ai.txt, llms.txt, robots.txt and /docs', async (t) => {
   const card = (await getJson(`${s.url}/.well-known/agent.json`)).body
   t.ok(card.name && card.description && card.version)
   t.equal(card.docs_url, 'https://docs.example.com/svc')
-  t.same(card.endpoints.map((e: any) => `${e.method} ${e.path} ${e.paid}`).sort(), ROUTES.filter(isPublic).map((r) => `${r.method} ${r.path} ${r.pay.kind === 'paid'}`).sort())
+  t.same(card.endpoints.map((e: any) => `${e.method} ${e.path} ${e.paid}`).sort(), ROUTES.filter(isPublic).map((r) => `${r.method} ${r.path} ${r.pay.kind !== 'free'}`).sort())
   t.ok(card.payment.rails.some((r: any) => r.kind === 'x402' && r.network === 'eip155:8453'))
 
   const ai = await fetch(`${s.url}/.well-known/ai.txt`)
@@ -153,6 +156,10 @@ t.test('agent card, ai.txt, llms.txt, robots.txt and /docs', async (t) => {
   const llms = await (await fetch(`${s.url}/llms.txt`)).text()
   t.equal(await (await fetch(`${s.url}/llms-full.txt`)).text(), llms, 'same document under two names')
   for (const r of ROUTES.filter(isPublic)) t.match(llms, `\`${r.method} ${r.path}\``)
+  // A route whose fee depends on the request (the rate lock) is paid, never listed among the free endpoints.
+  const [free, paidPart] = llms.split('## Paid endpoints')
+  t.notMatch(free!, '`POST /v1/billing/rate-lock`', 'the rate-lock purchase is not listed as free')
+  t.match(paidPart!, /`POST \/v1\/billing\/rate-lock` \(paid: the rate-lock fee/)
 
   t.equal(await (await fetch(`${s.url}/robots.txt`)).text(), 'User-agent: *\nAllow: /\nDisallow: /v1/admin/\n')
   const docs = await fetch(`${s.url}/docs`, { redirect: 'manual' })
