@@ -24,14 +24,27 @@ export const DEFAULT_PROGRESS: ProgressOptions = { everyMs: 5000, plain: false }
 export function startProgress(label: string, total: number, unit = 'records', o: ProgressOptions = DEFAULT_PROGRESS): Progress {
   const stream = o.stream ?? process.stderr
   if (stream.isTTY && !o.plain) {
+    // An unknown total (0) shows a count and the time taken, not a bar against a made-up total of 1 ("10000/1").
+    const known = { total: total > 0 }
+    const withTotal = `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {eta_formatted} left`
     const bar = new cliProgress.SingleBar(
-      { format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {eta_formatted} left`, stream, hideCursor: true },
+      {
+        format: (options, params, payload) =>
+          known.total
+            ? cliProgress.Format.Formatter({ ...options, format: withTotal }, params, payload)
+            : `${label} ${params.value} ${unit} | ${Math.round((Date.now() - params.startTime) / 1000)} s`,
+        stream,
+        hideCursor: true,
+      },
       cliProgress.Presets.shades_classic,
     )
     bar.start(Math.max(total, 1), 0)
     return {
       update: (done) => bar.update(done),
-      setTotal: (t) => bar.setTotal(Math.max(t, 1)),
+      setTotal: (t) => {
+        known.total = t > 0
+        bar.setTotal(Math.max(t, 1))
+      },
       stop: () => bar.stop(),
     }
   }
