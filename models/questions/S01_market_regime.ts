@@ -481,6 +481,20 @@ export class MarketRegimeQuestion implements QuestionModel {
     const x = inputsV2(snapshot, b, this.horizonMs, p.feature_names.length)
     if (!x) return refusal({ refusal: 'insufficient_confidence', reason: 'features_unavailable' }, f.event, this.horizon, f.conditions)
     const dist = softmax(multinomialLogits(p, x), p.temperature)
+    return this.classClaim(f, dist, evidenceConfidence(p.n_fit, p.n_cal), {
+      method: p.method,
+      fitted_version: fitted.version,
+      n_fit: p.n_fit,
+      n_cal: p.n_cal,
+      feature_set: p.feature_set,
+      lambda: p.lambda,
+      temperature: p.temperature,
+      features: Object.fromEntries(p.feature_names.map((n, i) => [n, x[i]!])),
+    })
+  }
+
+  /** The claim of a class distribution: its modal class is the predicted one (what resolve() grades). */
+  private classClaim(f: Frame, dist: readonly number[], confidence: number, evidence: Record<string, unknown>): ModelOutput {
     let modal = 0
     for (let k = 1; k < dist.length; k++) if (dist[k]! > dist[modal]!) modal = k
     return {
@@ -490,17 +504,8 @@ export class MarketRegimeQuestion implements QuestionModel {
       conditions: { ...f.conditions, predicted_class: S01_CLASSES[modal] },
       probability: dist[modal]!,
       distribution: Object.fromEntries(S01_CLASSES.map((c, k) => [c, dist[k]!])),
-      confidence: evidenceConfidence(p.n_fit, p.n_cal),
-      evidence: {
-        method: p.method,
-        fitted_version: fitted.version,
-        n_fit: p.n_fit,
-        n_cal: p.n_cal,
-        feature_set: p.feature_set,
-        lambda: p.lambda,
-        temperature: p.temperature,
-        features: Object.fromEntries(p.feature_names.map((n, i) => [n, x[i]!])),
-      },
+      confidence,
+      evidence,
     }
   }
 
@@ -518,19 +523,9 @@ export class MarketRegimeQuestion implements QuestionModel {
     const band = p.cal_counts[cell]!
     if (band < CALIBRATION_BAND_FLOOR) return refusal({ refusal: 'insufficient_confidence', reason: 'calibration_band_below_floor' }, f.event, this.horizon, f.conditions)
     const dist = mix(p.cells[cell]!.dist, p.prior, p.lambda)
-    let modal = 0
-    for (let k = 1; k < dist.length; k++) if (dist[k]! > dist[modal]!) modal = k
-    const distribution = Object.fromEntries(S01_CLASSES.map((c, k) => [c, dist[k]!]))
-    return {
-      kind: 'claim',
-      event: f.event,
-      horizon: this.horizon,
-      conditions: { ...f.conditions, predicted_class: S01_CLASSES[modal] },
-      probability: dist[modal]!,
-      distribution,
-      confidence: evidenceConfidence(p.n_fit, band),
-      evidence: { method: p.method, fitted_version: fitted.version, n_fit: p.n_fit, n_cal: p.n_cal, cell, cell_fit_n: p.cells[cell]!.n, cell_cal_n: band, lambda: p.lambda },
-    }
+    return this.classClaim(f, dist, evidenceConfidence(p.n_fit, band), {
+      method: p.method, fitted_version: fitted.version, n_fit: p.n_fit, n_cal: p.n_cal, cell, cell_fit_n: p.cells[cell]!.n, cell_cal_n: band, lambda: p.lambda,
+    })
   }
 
   /**
