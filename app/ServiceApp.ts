@@ -138,8 +138,8 @@ export class ServiceApp {
     const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
     const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo), ...(x402 ? { x402 } : {}) })
     // The measured record: batch tables over the sealed Parquet, read by the record routes and the price ladder.
-    const releases = await ReleaseStore.open(dataDir)
     const recordDb = await RecordDb.open(dataDir)
+    const releases = await ReleaseStore.open(dataDir, recordDb) // one DuckDB for the record and the releases
     const recordJob = await RecordJob.open(recordDb, { releases })
     const record = new MeasuredRecord(recordDb, { releases })
     const recordSchedule = new RecordSchedule(recordJob, config.SVC_RECORD_INTERVAL_S * 1000, () => record.invalidate())
@@ -224,8 +224,8 @@ export class ServiceApp {
       await this.server.close()
       await this.record.schedule.stop()
       await this.record.job.close()
-      this.record.db.close()
       this.record.releases.close()
+      this.record.db.close()
       await this.x402?.close()
       await this.billing.close()
       await this.market.close()

@@ -71,6 +71,11 @@ export class RecordDb {
     })
   }
 
+  /** Runs `fn` on the connection with nothing else interleaved (multi-statement writes: stage, copy, drop). */
+  exclusive<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.serial(() => fn(this.conn))
+  }
+
   /** COPY (select) to a sealed Parquet file (temp name, fsync, rename, fsync dir): readers see all of it or none. */
   seal(select: string, finalPath: string): Promise<void> {
     return this.serial(async () => {

@@ -43,7 +43,7 @@ export const commands: Command[] = [
       const config = environment({ SVC_DATA_DIR: values['data-dir'] })
       const dataDir = resolve(config.SVC_DATA_DIR)
       const db = await RecordDb.open(dataDir)
-      const releases = await ReleaseStore.open(dataDir) // the active release goes into the snapshot and the ladder
+      const releases = await ReleaseStore.open(dataDir, db) // the active release goes into the snapshot and the ladder
       try {
         const job = await RecordJob.open(db, { releases }) // RECORD_LOCKED first: a running service owns the folder
         try {
@@ -84,7 +84,7 @@ export const commands: Command[] = [
       const { values } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' } }, strict: true })
       const config = environment({ SVC_DATA_DIR: values['data-dir'] })
       const db = await RecordDb.open(resolve(config.SVC_DATA_DIR))
-      const releases = await ReleaseStore.open(resolve(config.SVC_DATA_DIR))
+      const releases = await ReleaseStore.open(resolve(config.SVC_DATA_DIR), db)
       try {
         process.stdout.write(JSON.stringify(await new MeasuredRecord(db, { releases }).intelligence(), null, 2) + '\n')
         return 0

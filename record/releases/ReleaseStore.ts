@@ -9,23 +9,21 @@
  * (`activate-<version>.parquet`). A rollback is a new activation row of the parent. Statuses (candidate, active,
  * superseded, rejected) are derived from the rows at read time, never stored.
  */
-import { link, mkdir, open, readdir, rm } from 'node:fs/promises'
+import { link, mkdir, readdir, rm } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { canonicalJson } from '../../common/jcs.ts'
 import { jcsSha256 } from '../../common/hash.ts'
-import { ensureSchemaAnchor, fsyncPath, sqlString } from '../../pipeline/sinks/parquetFile.ts'
+import { fsyncPath, sqlString } from '../../pipeline/sinks/parquetFile.ts'
 import { columnsDdl, quoteIdent } from '../../pipeline/sinks/TopicTable.ts'
-import { jsonSafeConverter, renderSql, SQL_DIR, type JsonRow } from '../../sql/Catalog.ts'
-import { RELEASE_ACTIVATION_ROWS, RELEASE_GATE_ROWS, RELEASE_ROWS, RELEASE_TABLES, releaseAnchorPath, releaseTableRoot, type ReleaseTable } from '../../sql/releaseTables.ts'
-import { readFile } from 'node:fs/promises'
+import type { JsonRow } from '../../sql/Catalog.ts'
+import { RELEASE_ACTIVATION_ROWS, RELEASE_GATE_ROWS, RELEASE_ROWS, releaseTableRoot, type ReleaseTable } from '../../sql/releaseTables.ts'
+import { RecordDb } from '../RecordDb.ts'
 import { checksumOf, majorOf, type ReleaseBody } from './body.ts'
 import { GATES, type Evaluation, type FamilyDetail, type GateName, type GateVerdict } from './evaluate.ts'
 import { ReleaseError } from './ReleaseError.ts'
 import type { ReleaseStatus } from './schemas.ts'
 
 export { RELEASE_STATUSES, type ReleaseStatus } from './schemas.ts'
-export const RELEASES_SQL = '030_releases.sql'
 
 export interface GateRow {
   gate: GateName
@@ -86,54 +84,37 @@ const SEQ_DIGITS = 12
 
 
 export class ReleaseStore implements ReleaseReads {
-  private queue: Promise<unknown> = Promise.resolve()
-  private closed = false
-
   private constructor(
     readonly dataDir: string,
-    private readonly instance: DuckDBInstance,
-    private readonly conn: DuckDBConnection,
+    private readonly db: RecordDb,
+    /** Closed with the store when the store opened it; a shared one belongs to its opener. */
+    private readonly ownsDb: boolean,
   ) {}
 
-  /** Writes the tables' schema anchors if missing and binds the release views over this data dir. */
-  static async open(dataDir: string): Promise<ReleaseStore> {
+  /**
+   * Over the data dir's record database: its views include the release views (sql/030_releases.sql) and opening it
+   * writes their schema anchors. Pass the service's RecordDb to share it; without one the store opens its own.
+   */
+  static async open(dataDir: string, db?: RecordDb): Promise<ReleaseStore> {
     const dir = resolve(dataDir)
-    const instance = await DuckDBInstance.create(':memory:')
-    const conn = await instance.connect()
+    if (db) return new ReleaseStore(dir, db, false)
     try {
-      for (const table of RELEASE_TABLES) await ensureSchemaAnchor(conn, releaseAnchorPath(dir, table), table.columns)
-      await conn.run(renderSql(await readFile(join(SQL_DIR, RELEASES_SQL), 'utf8'), dir))
+      return new ReleaseStore(dir, await RecordDb.open(dir), true)
     } catch (err) {
-      conn.closeSync()
-      instance.closeSync()
       throw new ReleaseError('RELEASE_WRITE', `opening the release tables in ${dir}: ${(err as Error).message}`, { cause: err })
     }
-    return new ReleaseStore(dir, instance, conn)
   }
 
   close(): void {
-    if (this.closed) return
-    this.closed = true
-    this.conn.closeSync()
-    this.instance.closeSync()
+    if (this.ownsDb) this.db.close()
   }
 
-  private serial<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.closed) return Promise.reject(new ReleaseError('RELEASE_WRITE', 'the release store is closed'))
-    const next = this.queue.then(fn, fn)
-    this.queue = next.catch(() => undefined)
-    return next
-  }
-
-  private query(sql: string, params?: Record<string, string | number | boolean | null>): Promise<JsonRow[]> {
-    return this.serial(async () => {
-      try {
-        const reader = params ? await this.conn.runAndReadAll(sql, params) : await this.conn.runAndReadAll(sql)
-        return reader.convertRowObjects(jsonSafeConverter) as JsonRow[]
-      } catch (err) {
-        throw new ReleaseError('RELEASE_WRITE', (err as Error).message, { cause: err })
-      }
-    })
+  private async query(sql: string, params?: Record<string, string | number | boolean | null>): Promise<JsonRow[]> {
+    try {
+      return await this.db.query(sql, params)
+    } catch (err) {
+      throw new ReleaseError('RELEASE_WRITE', (err as Error).message, { cause: err })
+    }
   }
 
   /**
@@ -141,18 +122,18 @@ export class ReleaseStore implements ReleaseReads {
    * final name (fails if it exists), fsync the directory. Returns false when the name was taken.
    */
   private writeOnce(table: ReleaseTable, name: string, rows: ReadonlyArray<ReadonlyArray<string | number | boolean | null>>): Promise<boolean> {
-    return this.serial(async () => {
+    return this.db.exclusive(async (conn) => {
       const finalPath = join(releaseTableRoot(this.dataDir, table), name)
       const dir = dirname(finalPath)
       const tmp = join(dir, `.${basename(finalPath)}.${process.pid}.tmp`)
       await mkdir(dir, { recursive: true })
       const staging = `staging_${table.dir}`
       try {
-        await this.conn.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(staging)} (${columnsDdl(table.columns)})`)
+        await conn.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(staging)} (${columnsDdl(table.columns)})`)
         const placeholders = table.columns.map((_, i) => `$${i + 1}`).join(', ')
-        for (const row of rows) await this.conn.run(`INSERT INTO ${quoteIdent(staging)} VALUES (${placeholders})`, [...row])
-        await this.conn.run(`COPY (SELECT * FROM ${quoteIdent(staging)}) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`)
-        await this.conn.run(`DROP TABLE ${quoteIdent(staging)}`)
+        for (const row of rows) await conn.run(`INSERT INTO ${quoteIdent(staging)} VALUES (${placeholders})`, [...row])
+        await conn.run(`COPY (SELECT * FROM ${quoteIdent(staging)}) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`)
+        await conn.run(`DROP TABLE ${quoteIdent(staging)}`)
         await fsyncPath(tmp)
         try {
           await link(tmp, finalPath)
