@@ -4,27 +4,31 @@
  *
  *   open:  catalog DDL → event log → pipeline (sink idle) → market state and providers → engine runner → billing
  *          → payment rails → HTTP server
- *   run:   warm-up replay at full speed up to the first primed instant, then the paced replay; the sink starts when
- *          the warm-up ends
+ *   run:   the venue's history at full speed, then live: by default the simulated venue generated up to now and then
+ *          at 1x in the present; with SVC_TAPE a dated tape up to the first primed instant, then paced at
+ *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
  *   close: server (drain) → record job (a run in progress finishes) → x402 nonces → billing → market → engine → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
-import { access, mkdir } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { mkdir, readFile } from 'node:fs/promises'
+import { basename, join, resolve } from 'node:path'
 import { codedError } from '../common/CodedError.ts'
 import { childLogger } from '../common/logger.ts'
-import { systemClock } from '../common/Clock.ts'
+import { systemClock, type Clock } from '../common/Clock.ts'
 import { EngineRunner } from '../engine/EngineRunner.ts'
 import { EngineServices } from '../engine/EngineServices.ts'
 import { readTape } from '../ingest/TapeReader.ts'
-import { SyntheticMarket } from '../ingest/SyntheticMarket.ts'
-import { TapeWriter } from '../ingest/TapeWriter.ts'
+import { SimulatedVenue } from '../ingest/SimulatedVenue.ts'
+import { SIMULATED_SOURCE } from '../ingest/SyntheticMarket.ts'
+import { CANONICAL_ASSETS } from '../ingest/Tick.ts'
+import { writeFileAtomic } from '../pipeline/log/atomicFile.ts'
 import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { openEventLog } from '../pipeline/log/openEventLog.ts'
 import { Pipeline } from '../pipeline/Pipeline.ts'
 import { newestReplayedTime, tapeIdOf } from '../pipeline/TapeProducer.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
+import { DataTimeline } from '../product/platform/DataTimeline.ts'
 import { MeasuredRecord } from '../record/MeasuredRecord.ts'
 import { RecordDb } from '../record/RecordDb.ts'
 import { RecordJob } from '../record/RecordJob.ts'
@@ -43,10 +47,11 @@ import { openWalletWiring, walletWiringOf } from './walletWiring.ts'
 const log = childLogger('app')
 
 const DAY_MS = 86_400_000
-const DEFAULT_TAPE_HOURS = 45 * 24
+/** The simulated venue's seed: one fixed market, so two folders started the same day tell the same story. */
+const SIMULATED_SEED = 1
 
 export const APP_ERRORS = {
-  APP_CONFIG: { retryable: false, meaning: 'a configuration the app cannot run with that the schema cannot see (an empty tape)' },
+  APP_CONFIG: { retryable: false, meaning: 'a configuration the app cannot run with that the schema cannot see (an empty tape, a history shorter than the training window)' },
 } as const
 
 export class AppConfigError extends codedError(APP_ERRORS) {
@@ -55,40 +60,48 @@ export class AppConfigError extends codedError(APP_ERRORS) {
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  )
-}
-
-/** Event time of the tape's first record. */
-async function firstEventTime(tape: string): Promise<number> {
-  for await (const entry of readTape(tape)) return entry.time
+/** The first record of a tape: its event time starts the training window, its provenance says whether it is simulated. */
+async function firstEntryOf(tape: string): Promise<{ time: number; simulated: boolean }> {
+  for await (const entry of readTape(tape)) return { time: entry.time, simulated: entry.tick.provenance.source === SIMULATED_SOURCE }
   throw new AppConfigError(`tape ${tape} is empty`)
 }
 
-/**
- * The default tape: seed 1, BTC/ETH/SOL, 45 days — a 7-day volatility baseline, the 30-day training window
- * (SVC_TRAIN_DAYS) and eight days of live replay after it. Generated once into the data folder.
- */
-async function defaultTape(dataDir: string, say: (line: string) => void): Promise<string> {
-  const tape = join(dataDir, 'tapes', `synthetic-seed1-${DEFAULT_TAPE_HOURS}h.ndjson.gz`)
-  if (await exists(tape)) return tape
-  await mkdir(join(dataDir, 'tapes'), { recursive: true })
-  say(`svc: first start in ${dataDir}: generating the default ${DEFAULT_TAPE_HOURS / 24}-day tape ${tape}`)
-  // Level 1: compressing is what bounds writing this tape, and the file is written once and read at every start.
-  const writer = TapeWriter.open(tape, { gzipLevel: 1 })
-  try {
-    const n = await new SyntheticMarket({ seed: 1, hours: DEFAULT_TAPE_HOURS, assets: ['BTC', 'ETH', 'SOL'] }).writeTo(writer)
-    await writer.close()
-    log.info({ tape, records: n }, 'generated the default synthetic tape')
-  } catch (err) {
-    await writer.abort()
-    throw err
-  }
-  return tape
+/** What `<data>/venue.json` keeps: the simulated venue's origin, chosen once per folder so history never moves. */
+interface VenueFile {
+  seed: number
+  assets: string[]
+  origin: string
 }
+
+/**
+ * The simulated venue of this data folder: the one recorded in venue.json, or (first start) one whose origin lies
+ * SVC_SIM_HISTORY_DAYS before now, recorded atomically before any tick is produced.
+ */
+async function simulatedVenueOf(dataDir: string, config: AppConfig, clock: Clock): Promise<SimulatedVenue> {
+  const file = join(dataDir, 'venue.json')
+  const kept = await readFile(file, 'utf8').then(
+    (text) => JSON.parse(text) as VenueFile,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null
+      throw err
+    },
+  )
+  if (kept) return new SimulatedVenue({ seed: kept.seed, assets: kept.assets as SimulatedVenue['assets'], originMs: Date.parse(kept.origin) })
+  if (trainUntilOf(config) === null && config.SVC_SIM_HISTORY_DAYS <= config.SVC_TRAIN_DAYS) {
+    throw new AppConfigError(
+      `SVC_SIM_HISTORY_DAYS (${config.SVC_SIM_HISTORY_DAYS}) must exceed SVC_TRAIN_DAYS (${config.SVC_TRAIN_DAYS}): the models are fitted on the first SVC_TRAIN_DAYS of the history and sell only after it`,
+    )
+  }
+  const venue = new SimulatedVenue({ seed: SIMULATED_SEED, assets: CANONICAL_ASSETS, originMs: SimulatedVenue.originBefore(clock.now(), config.SVC_SIM_HISTORY_DAYS * DAY_MS) })
+  const record: VenueFile = { seed: venue.seed, assets: [...venue.assets], origin: new Date(venue.originMs).toISOString() }
+  await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n')
+  return venue
+}
+
+/** Where the ticks come from: the simulated venue in the present (default) or a dated tape (SVC_TAPE). */
+type VenueFeed =
+  | { mode: 'present'; venue: SimulatedVenue }
+  | { mode: 'replay'; tape: string; firstTime: number }
 
 export class ServiceApp {
   private closing: Promise<void> | null = null
@@ -96,7 +109,9 @@ export class ServiceApp {
   private constructor(
     private readonly config: AppConfig,
     readonly dataDir: string,
-    readonly tape: string,
+    private readonly feed: VenueFeed,
+    private readonly clock: Clock,
+    private readonly timeline: DataTimeline,
     readonly server: Server,
     private readonly eventLog: EventLog,
     private readonly pipeline: Pipeline,
@@ -108,22 +123,51 @@ export class ServiceApp {
     private readonly say: (line: string) => void,
   ) {}
 
-  /** Opens every part in dependency order and starts serving; `say` prints the newcomer's status lines. */
-  static async start(config: AppConfig, say: (line: string) => void): Promise<ServiceApp> {
+  /**
+   * Opens every part in dependency order and starts serving; `say` prints the newcomer's status lines. `clock` is the
+   * present (default the system clock; a test may run the service in a controlled present).
+   */
+  static async start(config: AppConfig, say: (line: string) => void, deps: { clock?: Clock } = {}): Promise<ServiceApp> {
+    const clock = deps.clock ?? systemClock
     const trainUntil = trainUntilOf(config)
     const dataDir = resolve(config.SVC_DATA_DIR)
     const names = topicNamesOf(config)
     const partitions = config.SVC_PARTITIONS
     await mkdir(dataDir, { recursive: true })
-    const tape = resolve(config.SVC_TAPE ?? (await defaultTape(dataDir, say)))
+    let feed: VenueFeed
+    let simulated = true
+    if (config.SVC_TAPE === undefined) {
+      feed = { mode: 'present', venue: await simulatedVenueOf(dataDir, config, clock) }
+    } else {
+      const tape = resolve(config.SVC_TAPE)
+      const first = await firstEntryOf(tape)
+      simulated = first.simulated
+      feed = { mode: 'replay', tape, firstTime: first.time }
+    }
     await Catalog.apply(dataDir)
     const eventLog = await openEventLog(eventLogOf(config))
     // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts when the warm-up ends:
     // no API read comes from Parquet, and in this one process it would take a third of the warm-up's CPU; it then
     // catches up on the history in the background.
     const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions, sink: { maxAgeMs: 5_000 }, startSink: false })
-    const market = await openMarketServices({ log: eventLog, ticksTopic: names.ticks, options: marketWiringOf(config) })
-    const wallet = openWalletWiring(walletWiringOf(config), { providers: market.providers, clock: systemClock })
+    let timeline: DataTimeline | null = null
+    const market = await openMarketServices({
+      log: eventLog,
+      ticksTopic: names.ticks,
+      options: marketWiringOf(config),
+      clock,
+      wallFreshness: feed.mode === 'present',
+      warmingUp: () => timeline!.warmingUp,
+    })
+    timeline = new DataTimeline({
+      mode: feed.mode,
+      source: feed.mode === 'present' || simulated ? SIMULATED_SOURCE : basename(feed.tape),
+      simulated,
+      speed: feed.mode === 'present' ? 1 : config.SVC_REPLAY_SPEED,
+      eventTime: () => market.state.health().eventTime,
+      clock,
+    })
+    const wallet = openWalletWiring(walletWiringOf(config), { providers: market.providers, clock })
     const runner = await EngineRunner.start({
       log: eventLog, dataDir, names, partitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil,
       walletProvider: wallet.provider, accountClock: wallet.accountClock,
@@ -131,7 +175,7 @@ export class ServiceApp {
     const engine = new EngineServices(runner)
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
-    const billing = await BillingService.open({ log: eventLog, clock: systemClock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions })
+    const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions })
     const payTo = config.SVC_PAY_TO ?? null
     // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
     const facilitator = payTo ? new FacilitatorClient(config.SVC_FACILITATOR_URL ? { url: config.SVC_FACILITATOR_URL } : {}) : null
@@ -154,6 +198,7 @@ export class ServiceApp {
         trustProxy: config.SVC_TRUST_PROXY,
       },
       services: {
+        clock, dataTime: timeline,
         billing, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
         record, ladder: record, releases, ...wallet.services,
       },
@@ -164,41 +209,61 @@ export class ServiceApp {
       `svc: event log   ${logKind === 'kafka' ? `kafka ${config.KAFKA_BROKERS}` : join(dataDir, 'log')}`,
       `svc: parquet     ${join(dataDir, 'parquet')}`,
       `svc: duckdb      ${Catalog.path(dataDir)}  (duckdb -readonly ${Catalog.path(dataDir)} "select kind, count(*) from ticks group by 1")`,
-      `svc: replaying   ${tape} at speed ${config.SVC_REPLAY_SPEED}`,
+      feed.mode === 'present'
+        ? `svc: venue     simulated (seed ${feed.venue.seed}, history from ${new Date(feed.venue.originMs).toISOString()}), live in the present at 1x`
+        : `svc: replaying   ${feed.tape} at speed ${config.SVC_REPLAY_SPEED} (answers live in the tape's virtual time)`,
       payTo
         ? `svc: payments to ${payTo} (x402 on eip155:8453 via ${facilitator?.url})`
         : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer) and their 402 challenge offers no address',
     ]) say(line)
     recordSchedule.start()
-    return new ServiceApp(config, dataDir, tape, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases }, say)
   }
 
   /**
-   * Replays the tape until it ends (then keeps serving) or `signal` aborts. Warm-up: the history up to the training
-   * cut, and past it until every sold question has resolved a clock, goes through at full speed, so models are fitted
-   * and the API shows open clocks and feed chips within seconds; the rest of the tape then plays at the paced speed. A
-   * restart also catches up at full speed to the next cadence instant after what the log already holds (the producer
-   * resumes exactly where it stopped).
+   * Feeds the venue until `signal` aborts. Warm-up at full speed, then live:
+   * - present (default): the simulated venue's history up to now (after a restart, only the gap since the stop), then
+   *   each minute's ticks as the clock reaches them, so every instant served is the present.
+   * - replay (SVC_TAPE): the tape up to the training cut and on until every sold question has resolved a clock (after
+   *   a restart, up to the next cadence instant after what the log holds), then paced at SVC_REPLAY_SPEED; when the
+   *   tape ends the service keeps serving.
+   * The sink starts when the warm-up ends, and the market routes answer once the market state has caught up.
    */
   async run(signal: AbortSignal): Promise<void> {
-    const { config, pipeline, runner, server, say } = this
-    const speed = config.SVC_REPLAY_SPEED
-    const cut = trainUntilOf(config) ?? (await firstEventTime(this.tape)) + config.SVC_TRAIN_DAYS * DAY_MS
-    const tapeId = await tapeIdOf(this.tape)
+    const { config, pipeline, runner, server, say, feed } = this
+    const live = feed.mode === 'present'
+    const tapeId = live ? feed.venue.tapeId : await tapeIdOf(feed.tape)
     const resumedAt = await newestReplayedTime(this.eventLog, pipeline.names.ticks, tapeId)
-    const paceFrom = EngineRunner.primedAt(cut, resumedAt)
-    say(
-      `svc: warming up: replaying at full speed past the training cut ${new Date(cut).toISOString()} up to ${new Date(paceFrom).toISOString()}${resumedAt === null ? '' : ` (resuming after ${new Date(resumedAt).toISOString()})`}`,
-    )
+    const resuming = resumedAt === null ? '' : ` (resuming after ${new Date(resumedAt).toISOString()})`
+    let paceFrom: number
+    if (live) {
+      // Everything up to this instant is history; the first record after it waits for the clock.
+      paceFrom = this.clock.now() + 1
+      say(`svc: warming up: simulating the venue at full speed up to now, ${new Date(paceFrom - 1).toISOString()}${resuming}`)
+    } else {
+      const cut = trainUntilOf(config) ?? feed.firstTime + config.SVC_TRAIN_DAYS * DAY_MS
+      paceFrom = EngineRunner.primedAt(cut, resumedAt)
+      say(`svc: warming up: replaying at full speed past the training cut ${new Date(cut).toISOString()} up to ${new Date(paceFrom).toISOString()}${resuming}`)
+    }
+    const warm = () => {
+      // Old prices are never served: the market routes (and /readyz) answer 503 WARMING_UP until the market state and
+      // the engine hold all the warm-up produced, so open clocks and prices are of the present when it says ready.
+      Promise.all([this.market.state.caughtUp(180_000), runner.waitForTicks(180_000, signal)]).then(
+        () => this.timeline.markWarm(),
+        (err: unknown) => {
+          if (!signal.aborted) log.warn({ err }, 'the market state did not catch up with the warm-up')
+        },
+      )
+    }
     const result = await pipeline.replay({
-      tape: this.tape,
+      ...(live ? { source: () => feed.venue.entries(), liveClock: this.clock } : { tape: feed.tape, speed: config.SVC_REPLAY_SPEED }),
       tapeId,
-      speed,
       paceFrom,
       signal,
       onPaceStart: ({ produced }) => {
-        say(`svc: warm-up done (${produced} records); now replaying at speed ${speed}`)
+        say(live ? `svc: warm-up done (${produced} records); now live in the present at 1x` : `svc: warm-up done (${produced} records); now replaying at speed ${config.SVC_REPLAY_SPEED}`)
         pipeline.startSink()
+        warm()
         // Tell the newcomer when the engine has caught up with the warm-up and the API shows it.
         runner.waitForTicks(120_000, signal).then(
           () => {
@@ -213,6 +278,7 @@ export class ServiceApp {
     })
     if (!result.aborted) {
       await pipeline.drain() // starts the sink if the replay never paced (speed 0, or a tape ending before paceFrom)
+      warm()
       say(`svc: replay finished (${result.produced} records produced, ${result.skipped} already in the log); still serving`)
       await new Promise<void>((resolveStop) => signal.addEventListener('abort', () => resolveStop(), { once: true }))
     }

@@ -48,8 +48,20 @@ export const ENV_SCHEMA = Type.Object(
     SVC_TOPIC_DECISIONS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().decisions, description: 'topic of the decision ledger' }),
     SVC_TOPIC_OUTCOMES: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().outcomes, description: 'topic of resolved outcomes' }),
     SVC_TOPIC_DRAWS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().draws, description: 'topic of the credit draws journal' }),
-    SVC_TAPE: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'a seeded 45-day tape, generated on first start', description: 'the tape `svc start` replays' })),
-    SVC_REPLAY_SPEED: Type.Number({ minimum: 0, default: 60, description: 'event time per wall time after the warm-up (0: as fast as possible)' }),
+    SVC_TAPE: Type.Optional(
+      Type.String({
+        minLength: 1,
+        'x-unset': 'the simulated venue in the present: history generated up to now, then live ticks at 1x',
+        description: 'a dated tape `svc start` replays instead (the fast demo and regression mode; answers then live in its virtual time)',
+      }),
+    ),
+    SVC_REPLAY_SPEED: Type.Number({ minimum: 0, default: 60, description: 'with SVC_TAPE: event time per wall time after the warm-up (0: as fast as possible)' }),
+    SVC_SIM_HISTORY_DAYS: Type.Number({
+      minimum: 1,
+      maximum: 366,
+      default: 35,
+      description: 'without SVC_TAPE: days of simulated history before the first start in an empty data folder (more than SVC_TRAIN_DAYS)',
+    }),
     SVC_TRAIN_DAYS: Type.Number({ exclusiveMinimum: 0, default: 30, description: "days of each asset's first ticks every question is fitted on" }),
     SVC_RECORD_INTERVAL_S: Type.Number({
       minimum: 0,

@@ -93,13 +93,18 @@ export async function openMarketServices(opts: {
   clock?: Clock
   /** Start periodic probes (default true). */
   probes?: boolean
+  /** Judge freshness against `clock` (the present: a stalled feed shows as stale) even on the replay universe. */
+  wallFreshness?: boolean
+  /** True while the market state catches up after a (re)start: market reads answer 503 STALE_DATA (WARMING_UP). */
+  warmingUp?: () => boolean
 }): Promise<MarketWiring> {
   const o = validateOptions<MarketWiringOptions>('openMarketServices options', OPTIONS_SCHEMA, opts.options)
   const clock = opts.clock ?? systemClock
   const providers = new ProviderHealth({ clock })
   const live = o.universe === 'hyperliquid'
-  // Live: freshness against the wall clock, so a stalled stream shows as stale; replay: against event time.
-  const state = await MarketState.start({ log: opts.log, topic: opts.ticksTopic, ...(live ? { clock } : {}) })
+  // Live (the venue, or the simulated venue in the present): freshness against the wall clock, so a stalled stream
+  // shows as stale; a dated tape: against its event time.
+  const state = await MarketState.start({ log: opts.log, topic: opts.ticksTopic, ...(live || opts.wallFreshness ? { clock } : {}) })
 
   const eventLog = providers.track('event-log', 'log', {
     critical: true,
@@ -147,7 +152,7 @@ export async function openMarketServices(opts: {
   if (opts.probes ?? true) await providers.start()
   else await providers.probeAll()
   const defaultPaid = opts.paid === undefined ? new PaidMarketServices({ state, decisions: opts.decisions ?? null }) : null
-  const market = new MarketServices({ state, universe, marketcap, paid: defaultPaid ?? opts.paid ?? null })
+  const market = new MarketServices({ state, universe, marketcap, paid: defaultPaid ?? opts.paid ?? null, ...(opts.warmingUp ? { warmingUp: opts.warmingUp } : {}) })
   return {
     state,
     market,

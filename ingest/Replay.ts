@@ -8,7 +8,13 @@
  * and consumer time do not accumulate as drift. `paceFrom` lets a replay catch up on history at full speed and
  * pace only from an event time on (svc start's warm-up). Replay knows nothing of the event log; a consumer wires it
  * there.
+ *
+ * Live (`liveClock`): instead of a file, a generated `source` of records whose times run into the future (the
+ * simulated venue in the present). Records at or before liveClock.now() go as fast as the consumer allows (the history
+ * up to the present); each later record is handed over when liveClock reaches its event time, so event time tracks
+ * that clock (the wall clock in service) at 1x, with no drift accumulated from sleep overshoot.
  */
+import type { Clock } from '../common/Clock.ts'
 import { OptionsError, validateOptions } from '../common/validation.ts'
 import { openTapeStream, readTape, type TapeEntry } from './TapeReader.ts'
 import { VirtualClock } from './VirtualClock.ts'
@@ -35,8 +41,12 @@ export interface ReplayResult extends ReplayProgress {
 export type ReplayConsumer = (entry: TapeEntry, clock: VirtualClock) => void | Promise<void>
 
 export interface ReplayOptions {
-  /** Tape file (NDJSON, optionally gzip). */
-  tape: string
+  /** Tape file (NDJSON, optionally gzip); exactly one of tape and source. */
+  tape?: string
+  /** Records generated in event-time order (line = their sequence number), instead of a tape file. */
+  source?: () => AsyncIterable<TapeEntry> | Iterable<TapeEntry>
+  /** Live pacing: hand each record over when this clock reaches its event time (`speed` and `paceFrom` then unused). */
+  liveClock?: Clock
   /** Event ms per wall ms; 0 = as fast as possible (default). */
   speed?: number
   /**
@@ -57,14 +67,20 @@ export interface ReplayOptions {
   progressEvery?: number
   /** Longest single sleep, ms (default 250): long waits are slept in chunks so an abort lands promptly. */
   maxSleepMs?: number
+  /**
+   * Called before the replay waits for a record's time (paced or live): a consumer that batches sends what it holds,
+   * so the last instant is not kept back until the next one is due.
+   */
+  beforeWait?: () => void | Promise<void>
 }
 
 const OPTIONS_SCHEMA = {
   type: 'object',
-  required: ['tape'],
   additionalProperties: false,
   properties: {
     tape: { type: 'string', minLength: 1 },
+    source: {},
+    liveClock: {},
     speed: { type: 'number', minimum: 0, maximum: 1e9 },
     paceFrom: { type: 'number' },
     fromLine: { type: 'integer', minimum: 0 },
@@ -74,6 +90,7 @@ const OPTIONS_SCHEMA = {
     onProgress: {},
     progressEvery: { type: 'integer', minimum: 1 },
     maxSleepMs: { type: 'number', exclusiveMinimum: 0 },
+    beforeWait: {},
   },
 } as const
 const ROOT = 'Replay options'
@@ -82,6 +99,9 @@ const ROOT = 'Replay options'
 function checkOptions(options: ReplayOptions): void {
   validateOptions(ROOT, OPTIONS_SCHEMA, options)
   const fail = (path: string, message: string) => OptionsError.at(ROOT, path, message)
+  if ((options.tape === undefined) === (options.source === undefined)) throw fail('', 'needs exactly one of tape and source')
+  if (options.source !== undefined && typeof options.source !== 'function') throw fail('/source', 'must be a function returning the records')
+  if (options.liveClock !== undefined && typeof (options.liveClock as { now?: unknown }).now !== 'function') throw fail('/liveClock', 'must be a clock')
   if (options.skip !== undefined && typeof options.skip !== 'function') throw fail('/skip', 'must be a function')
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw fail('/onProgress', 'must be a function')
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw fail('/signal', 'must be an AbortSignal')
@@ -116,7 +136,7 @@ export class Replay {
 
   /** Reads the tape and hands each record not skipped to `consumer`, awaiting it before the next. */
   async run(consumer: ReplayConsumer): Promise<ReplayResult> {
-    const { tape, signal, skip, onProgress } = this.#options
+    const { tape, source, liveClock, signal, skip, onProgress, beforeWait } = this.#options
     const speed = this.#options.speed ?? 0
     const paceFrom = this.#options.paceFrom ?? -Infinity
     const fromLine = this.#options.fromLine ?? 0
@@ -134,9 +154,9 @@ export class Replay {
     })
 
     let aborted = false
-    const stream = await openTapeStream(tape)
+    const stream = tape !== undefined ? await openTapeStream(tape) : null
     try {
-      for await (const entry of readTape(tape, stream)) {
+      for await (const entry of stream ? readTape(tape!, stream) : source!()) {
         if (signal?.aborted) {
           aborted = true
           break
@@ -147,11 +167,24 @@ export class Replay {
           continue
         }
         if (state.emitted === 0) wallStart = performance.now()
-        if (speed > 0 && entry.time >= paceFrom && paceWall === null) {
+        if (liveClock) {
+          if (beforeWait && entry.time > liveClock.now()) await beforeWait()
+          // Polled in chunks rather than one long timer, so a clock that is moved by hand (tests) is followed too.
+          for (let remaining = entry.time - liveClock.now(); remaining > 0; remaining = entry.time - liveClock.now()) {
+            await sleep(Math.min(remaining, maxSleepMs), signal)
+            if (signal?.aborted) break
+          }
+          if (signal?.aborted) {
+            aborted = true
+            break
+          }
+          state.lagMs = Math.max(0, liveClock.now() - entry.time)
+        } else if (speed > 0 && entry.time >= paceFrom && paceWall === null) {
           paceWall = performance.now()
           paceEvent = entry.time
         } else if (speed > 0 && paceWall !== null) {
           const target = paceWall + (entry.time - paceEvent) / speed
+          if (beforeWait && target > performance.now()) await beforeWait()
           for (let remaining = target - performance.now(); remaining > 0; remaining = target - performance.now()) {
             await sleep(Math.min(remaining, maxSleepMs), signal)
             if (signal?.aborted) break
@@ -169,7 +202,7 @@ export class Replay {
         if (onProgress && state.emitted % progressEvery === 0) onProgress(snapshot())
       }
     } finally {
-      stream.destroy()
+      stream?.destroy()
     }
     const result = snapshot()
     onProgress?.(result)

@@ -8,9 +8,11 @@
  * exactly the records the log is missing — no loss, no duplicate.
  */
 import { createHash } from 'node:crypto'
+import type { Clock } from '../common/Clock.ts'
 import { createReadStream } from 'node:fs'
 import { tickKey, tickTime } from '../ingest/Tick.ts'
 import { Replay, type ReplayProgress } from '../ingest/Replay.ts'
+import type { TapeEntry } from '../ingest/TapeReader.ts'
 import { VirtualClock } from '../ingest/VirtualClock.ts'
 import { partitionForKey } from '../common/murmur2.ts'
 import { childLogger } from '../common/logger.ts'
@@ -22,7 +24,11 @@ const log = childLogger('tape-producer')
 export interface TapeProducerOptions {
   log: EventLog
   topic: string
-  tape: string
+  /** A tape file; or `source`, records generated in order (the simulated venue), which then needs `tapeId`. */
+  tape?: string
+  source?: () => AsyncIterable<TapeEntry> | Iterable<TapeEntry>
+  /** Live: send each record when this clock reaches its event time (ingest/Replay.ts liveClock); `paceFrom` marks the present. */
+  liveClock?: Clock
   /** Identifies the tape in envelopes; default: the first 16 hex digits of the file's SHA-256. */
   tapeId?: string
   /** Event ms per wall ms (0 = as fast as possible). */
@@ -82,12 +88,14 @@ export async function newestReplayedTime(eventLog: EventLog, topic: string, tape
 
 export async function produceTape(options: TapeProducerOptions): Promise<TapeProducerResult> {
   const { log: eventLog, topic } = options
-  const tapeId = options.tapeId ?? (await tapeIdOf(options.tape))
+  if (options.tape === undefined && options.tapeId === undefined) throw new TypeError('produceTape: a generated source needs a tapeId')
+  const tapeId = options.tapeId ?? (await tapeIdOf(options.tape!))
   const partitions = await eventLog.partitionsOf(topic)
   const marks = await highWaterMarks(eventLog, topic, tapeId)
   if (marks.some((m) => m > 0)) log.info({ tapeId, marks }, 'resuming replay after the records already in the log')
 
   const speed = options.speed ?? 0
+  const live = options.liveClock !== undefined
   const paceFrom = options.paceFrom ?? -Infinity
   let paced = false
   const batchSize = options.batchSize ?? 1000
@@ -113,13 +121,16 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
 
   try {
     const replay = new Replay({
-      tape: options.tape,
+      ...(options.tape !== undefined ? { tape: options.tape } : { source: options.source! }),
+      ...(options.liveClock ? { liveClock: options.liveClock } : {}),
       speed,
       paceFrom,
       signal: stopper.signal,
       clock: options.clock,
       skip: (entry) => entry.line <= (marks[partitionForKey(tickKey(entry.tick), partitions)] ?? 0),
       onProgress: options.onProgress ? (p) => options.onProgress!({ ...p, produced }) : undefined,
+      // An instant is complete once the next record has to wait: send it now rather than when that record is due.
+      beforeWait: flush,
     })
     const result = await replay.run(async (entry) => {
       const time = tickTime(entry.tick)
@@ -128,7 +139,7 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
         stopper.abort()
         return
       }
-      if (speed > 0 && !paced && time >= paceFrom) {
+      if ((speed > 0 || live) && !paced && time >= paceFrom) {
         await flush()
         paced = true
         options.onPaceStart?.({ produced, eventTime: time })

@@ -56,6 +56,9 @@ export class Dispatcher {
       'ratelimit-remaining': String(rl.remaining),
       'ratelimit-reset': String(rl.resetSec),
     }
+    // Which time the answer lives in (present or a tape's virtual time): on every answer, errors included.
+    const dataTime = this.services.dataTime
+    if (dataTime) headers['x-svc-data-time'] = dataTime.header()
     try {
       if (!rl.allowed) throw rateLimited(rl)
       if (req.bodyTooLarge) {

@@ -20,7 +20,7 @@ import type { Billing, LadderSource } from '../product/billing/Billing.ts'
 import type { Delivery } from '../product/delivery/Delivery.ts'
 import type { Duel } from '../product/duel/Duel.ts'
 import type { MarketData } from '../product/market/MarketData.ts'
-import type { ProviderRegistry } from '../product/platform/schemas.ts'
+import type { DataTimeSource, ProviderRegistry } from '../product/platform/schemas.ts'
 import type { RiskEngine } from '../product/risk/RiskEngine.ts'
 import type { WalletData } from '../product/wallet/WalletData.ts'
 import type { ServingConfig } from './config.ts'
@@ -34,6 +34,8 @@ export interface Services {
   rateLimiter: RateLimiter
   paymentGate: PaymentGate
   providers?: ProviderRegistry
+  /** Which time the data lives in: /readyz data_time and the x-svc-data-time header on every answer. */
+  dataTime?: DataTimeSource
   ledger?: LedgerReads
   engine?: DecisionService
   record?: RecordReads

@@ -34,6 +34,8 @@ export interface MarketServicesOptions {
   /** Null: no market-cap provider configured (GET /v1/marketcap answers 503, docs/decisions.md). */
   marketcap?: MarketCapSource | null
   paid?: PaidMarketData | null
+  /** True while the service (re)starts and its market state has not caught up with the venue: reads answer 503. */
+  warmingUp?: () => boolean
 }
 
 type Legal = { legal: true; row: TickUniverseAsset | null; universe: VenueUniverse | null } | { legal: false }
@@ -53,11 +55,15 @@ interface KeptAnswer {
 /** Symbols whose last answer is kept; past this (a caller walking unknown symbols) the memory starts over. */
 const ANSWERS_KEPT = 4096
 
+/** A catch-up after a restart takes seconds (a day's gap of simulated minutes replays in about one). */
+const WARMING_RETRY_MS = 2_000
+
 export class MarketServices implements MarketData {
   readonly #state: MarketState
   readonly #universe: UniverseSource
   readonly #marketcap: MarketCapSource | null
   readonly #paid: PaidMarketData | null
+  readonly #warmingUp: () => boolean
   /**
    * The last snapshot answer per symbol. Between ticks (and universe updates) every request would build the same
    * answer, so it is built once and frozen (the envelope then serializes it once too).
@@ -69,6 +75,20 @@ export class MarketServices implements MarketData {
     this.#universe = options.universe
     this.#marketcap = options.marketcap ?? null
     this.#paid = options.paid ?? null
+    this.#warmingUp = options.warmingUp ?? (() => false)
+  }
+
+  /**
+   * Issue 14: "Until the first ticks after a (re)start, market routes answer the spec's typed 503, not old prices."
+   * Spec: STALE_DATA 503, retryable. Thrown before any payment settles, so a paid read is not charged.
+   */
+  #refuseWhileWarming(): void {
+    if (!this.#warmingUp()) return
+    throw new ServiceError('STALE_DATA', {
+      message: 'The service has just (re)started and is catching up with the venue; market data is not current yet.',
+      detail: { reason: 'WARMING_UP' },
+      retryAfterMs: WARMING_RETRY_MS,
+    })
   }
 
   /** The known universe: the last one without I/O when there is one, else a read; null when none can be had. */
@@ -109,6 +129,7 @@ export class MarketServices implements MarketData {
    * degraded, else the input's own quality ('real' or 'simulated').
    */
   snapshot(symbol: string): MaybePromise<SnapshotRead | null> {
+    this.#refuseWhileWarming()
     const sym = symbol.toUpperCase()
     const universe = this.#universe.peek()
     if (universe === null) return this.#legal(sym).then((legal) => this.#answer(sym, legal))
@@ -209,6 +230,7 @@ export class MarketServices implements MarketData {
    * price; oi_usd = open interest (base) × mark; funding is the hourly rate accruing now.
    */
   async universe(q: { limit: number; q: string | null }): Promise<Universe> {
+    this.#refuseWhileWarming()
     const u = await this.#universe.read()
     const live = u.assets.filter((a) => !a.delisted)
     const needle = q.q?.toUpperCase() ?? null
@@ -256,6 +278,7 @@ export class MarketServices implements MarketData {
 
   /** Spec (/v1/liq/hours): "reports that market's N/24 hourly-observation figure". Illegal symbol → null (404). */
   async liqHours(asset: string): Promise<LiqHours | null> {
+    this.#refuseWhileWarming()
     const sym = asset.toUpperCase()
     const legal = await this.#legal(sym)
     if (!legal.legal) return null
@@ -264,6 +287,7 @@ export class MarketServices implements MarketData {
   }
 
   #needPaid(): PaidMarketData {
+    this.#refuseWhileWarming()
     if (this.#paid) return this.#paid
     throw new ServiceError('PROVIDER_DOWN', {
       message: 'The paid market surfaces are not wired on this deployment.',

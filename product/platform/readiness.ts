@@ -6,7 +6,7 @@
  * registered: ok.
  */
 import type { Static } from '../../common/schema.ts'
-import type { HEALTH, ProviderHealthRow, ProviderRegistry, ProviderStatus } from './schemas.ts'
+import type { DataTimeSource, HEALTH, ProviderHealthRow, ProviderRegistry, ProviderStatus } from './schemas.ts'
 
 const STATUS_RANK: Record<ProviderStatus, number> = { ok: 0, degraded: 1, down: 2 }
 
@@ -19,7 +19,12 @@ export function rollupStatus(providers: readonly ProviderHealthRow[]): ProviderS
   return worst
 }
 
-export function health(providers: ProviderRegistry | undefined, startedAtMs: number, nowMs: number): Static<typeof HEALTH> {
+export function health(providers: ProviderRegistry | undefined, startedAtMs: number, nowMs: number, dataTime?: DataTimeSource): Static<typeof HEALTH> {
   const list = providers?.list() ?? []
-  return { status: rollupStatus(list), uptime_s: Math.max(0, Math.floor((nowMs - startedAtMs) / 1000)), providers: list }
+  return {
+    status: rollupStatus(list),
+    uptime_s: Math.max(0, Math.floor((nowMs - startedAtMs) / 1000)),
+    providers: list,
+    data_time: dataTime ? dataTime.status() : null,
+  }
 }

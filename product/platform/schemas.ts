@@ -22,13 +22,55 @@ export const PROVIDER_HEALTH = Type.Object(
 )
 export type ProviderHealthRow = Static<typeof PROVIDER_HEALTH>
 
-/** Spec: "GET /readyz | { status, uptime_s, providers: [...] }"; /healthz: "liveness plus provider rollup; data.status". */
+export const DATA_TIME_MODES = ['present', 'replay'] as const
+
+/**
+ * What time the data lives in (docs/decisions.md): `present` serves the wall clock (the simulated venue generated up
+ * to now, then live at 1x); `replay` plays a dated tape, so every instant served is that tape's virtual time.
+ */
+export const DATA_TIME = Type.Object(
+  {
+    mode: StringEnum(DATA_TIME_MODES),
+    /** 'simulated' for the built-in generator, else the tape's file name. */
+    source: Type.String(),
+    simulated: Type.Boolean(),
+    /** The newest venue event the service holds: the present (minus lag) or the replay's virtual time. */
+    event_time: NullableInstant,
+    /** present: wall time minus event_time (how far the feed is behind); replay: null (virtual time has no wall lag). */
+    lag_ms: NullableNumber,
+    /** Event time per wall time: 1 in the present; the replay speed (0: as fast as possible) on a tape. */
+    speed: Type.Number({ minimum: 0 }),
+    /** True from a (re)start until the market state has caught up with the venue; market routes answer 503 meanwhile. */
+    warming_up: Type.Boolean(),
+  },
+  Strict,
+)
+export type DataTime = Static<typeof DATA_TIME>
+
+/**
+ * Spec: "GET /readyz | { status, uptime_s, providers: [...] }"; /healthz: "liveness plus provider rollup; data.status".
+ * data_time (ours) says which time the answers live in; null when no venue feed is wired.
+ */
 export const HEALTH = Type.Object(
-  { status: StringEnum(PROVIDER_STATUSES), uptime_s: Type.Number({ minimum: 0 }), providers: Type.Array(PROVIDER_HEALTH) },
+  {
+    status: StringEnum(PROVIDER_STATUSES),
+    uptime_s: Type.Number({ minimum: 0 }),
+    providers: Type.Array(PROVIDER_HEALTH),
+    data_time: Type.Union([DATA_TIME, Type.Null()]),
+  },
   Strict,
 )
 
 export const PROVIDERS = Type.Object({ providers: Type.Array(PROVIDER_HEALTH) }, Strict)
+
+/** The time the served data lives in (/readyz data_time, the x-svc-data-time header). */
+export interface DataTimeSource {
+  status(): DataTime
+  /** The header value every response carries, e.g. `replay; virtual_time=2026-01-31T10:00:00.000Z; speed=60; source=simulated`. */
+  header(): string
+  /** True until the market state has caught up after a (re)start. */
+  readonly warmingUp: boolean
+}
 
 /** Provider inventory and health (readyz rollup, GET /v1/providers). */
 export interface ProviderRegistry {

@@ -26,7 +26,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     needs: ['market'],
     request: { query: Open({ asset: VenueSymbol }) },
     response: env(LIQ_HOURS),
-    errors: ['ASSET_NOT_FOUND'],
+    errors: ['ASSET_NOT_FOUND', 'STALE_DATA'],
     handler: async (ctx) => {
       const r = await ctx.need('market').liqHours(String(ctx.query.asset))
       return r ? { data: r } : notFound('ASSET_NOT_FOUND', '/query/asset', ctx.query.asset)
@@ -72,7 +72,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
       }),
     },
     response: env(UNIVERSE),
-    errors: [],
+    errors: ['STALE_DATA'],
     handler: async (ctx) => {
       const u = await ctx.need('market').universe({
         limit: Number(ctx.query.limit),
@@ -139,7 +139,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     needs: ['market'],
     request: { params: ASSET_PARAMS },
     response: env(LIQUIDATION_SURFACE),
-    errors: ['PROVIDER_DOWN'],
+    errors: ['PROVIDER_DOWN', 'STALE_DATA'],
     handler: async (ctx) => marketAnswer(await ctx.need('market').liquidationSurface(ctx.params.asset as CanonicalAsset, ctx.payment!)),
   },
   {
@@ -152,7 +152,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     needs: ['market'],
     request: {},
     response: env(FUNDING_SNAPSHOT),
-    errors: ['PROVIDER_DOWN'],
+    errors: ['PROVIDER_DOWN', 'STALE_DATA'],
     handler: async (ctx) => marketAnswer(await ctx.need('market').fundingSnapshot(ctx.payment!)),
   },
   {
@@ -170,7 +170,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     needs: ['market'],
     request: {},
     response: env(FUNDING_OPPORTUNITIES),
-    errors: ['PROVIDER_DOWN'],
+    errors: ['PROVIDER_DOWN', 'STALE_DATA'],
     handler: async (ctx) => marketAnswer(await ctx.need('market').fundingOpportunities(ctx.payment!)),
   },
   {
@@ -183,7 +183,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     needs: ['market'],
     request: { params: ASSET_PARAMS },
     response: env(FUNDING_ASSET),
-    errors: ['PROVIDER_DOWN'],
+    errors: ['PROVIDER_DOWN', 'STALE_DATA'],
     handler: async (ctx) => marketAnswer(await ctx.need('market').fundingAsset(ctx.params.asset as CanonicalAsset, ctx.payment!)),
   },
 ]

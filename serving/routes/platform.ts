@@ -16,7 +16,7 @@ import type { Services } from '../Services.ts'
 import { FREE, env } from './define.ts'
 import type { HandlerContext, RouteDef } from './types.ts'
 
-const healthOf = (ctx: HandlerContext) => health(ctx.services.providers, ctx.documents.startedAtMs, ctx.now)
+const healthOf = (ctx: HandlerContext) => health(ctx.services.providers, ctx.documents.startedAtMs, ctx.now, ctx.services.dataTime)
 
 const healthRoute = (id: string, path: string, summary: string): RouteDef => ({
   id,
@@ -75,7 +75,7 @@ export function platformRoutes(registry: () => readonly RouteDef[]): RouteDef[] 
       id: 'readyz',
       method: 'GET',
       path: '/readyz',
-      summary: 'Readiness: provider rollup; 503 PROVIDER_DOWN when a critical provider is down',
+      summary: 'Readiness: provider rollup and data time; 503 PROVIDER_DOWN when a critical provider is down or the venue feed is still warming up',
       tags: ['platform'],
       pay: FREE,
       request: {},
@@ -83,7 +83,8 @@ export function platformRoutes(registry: () => readonly RouteDef[]): RouteDef[] 
       errors: ['PROVIDER_DOWN'],
       handler: (ctx) => {
         const h = healthOf(ctx)
-        if (h.status === 'down') {
+        // Not ready while the venue feed warms up after a (re)start: the market routes refuse until it has caught up.
+        if (h.status === 'down' || h.data_time?.warming_up === true) {
           throw new ServiceError('PROVIDER_DOWN', { detail: { reason: 'NOT_READY', status: h.status, uptime_s: h.uptime_s, providers: h.providers } })
         }
         return { data: h, meta: { state: h.status } }

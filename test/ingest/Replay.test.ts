@@ -14,6 +14,8 @@ import { TapeWriter } from '../../ingest/TapeWriter.ts'
 import { SyntheticMarket } from '../../ingest/SyntheticMarket.ts'
 import type { Tick } from '../../ingest/Tick.ts'
 import type { TapeEntry } from '../../ingest/TapeReader.ts'
+import { SimulatedVenue } from '../../ingest/SimulatedVenue.ts'
+import { tickLine } from '../../ingest/Tick.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 import { simulatedMid } from '../helpers/ticks.ts'
 
@@ -164,6 +166,8 @@ t.test('options are validated and errors name the field', async (t) => {
   t.throws(() => new Replay({ tape: 'x', speed: -1 }), /Replay options\/speed/)
   t.throws(() => new Replay({ tape: 'x', fromLine: 1.5 }), /Replay options\/fromLine/)
   t.throws(() => new Replay({ tape: '' }), /Replay options\/tape/)
+  t.throws(() => new Replay({}), /needs exactly one of tape and source/)
+  t.throws(() => new Replay({ tape: 'x', source: () => [] }), /needs exactly one of tape and source/)
   t.throws(() => new Replay({ tape: 'x', skip: 3 as never }), /Replay options\/skip/)
 })
 
@@ -185,4 +189,57 @@ t.test('svc replay prints the tape byte for byte, paced', async (t) => {
 
   const resumed = await run(process.execPath, ['bin/svc.js', 'replay', '--tape', plain, '--speed', '0', '--from-line', '5'], { cwd: REPO })
   t.equal(resumed.stdout, (await readFile(plain, 'utf8')).split('\n').slice(5).join('\n'))
+})
+
+t.test('live: history at once, each later record when the clock reaches it; a batching consumer flushes before each wait', async (t) => {
+  // A present the test moves by hand: records at or before it are history, the rest wait for it.
+  let now = T0 + 10_000
+  const clock = { now: () => now }
+  const entries: TapeEntry[] = [0, 5_000, 10_000, 20_000, 30_000].map((ms, i) => {
+    const tick = mid('BTC', T0 + ms, 100_000 + i)
+    return { line: i + 1, tick, raw: tickLine(tick), time: T0 + ms }
+  })
+  const seen: Array<{ line: number; at: number }> = []
+  const events: string[] = []
+  const replay = new Replay({
+    source: () => entries,
+    liveClock: clock,
+    maxSleepMs: 5,
+    beforeWait: () => void events.push(`flush after ${seen.length}`),
+  })
+  const done = replay.run((entry) => {
+    seen.push({ line: entry.line, at: now })
+    events.push(`record ${entry.line}`)
+  })
+  await new Promise((r) => setTimeout(r, 50))
+  t.same(seen.map((s) => s.line), [1, 2, 3], 'the history up to the present, without waiting')
+  now = T0 + 20_000
+  await new Promise((r) => setTimeout(r, 50))
+  t.same(seen.map((s) => s.line), [1, 2, 3, 4], 'the next record once the clock reached its time')
+  now = T0 + 31_000
+  const result = await done
+  t.equal(result.emitted, 5)
+  t.ok(seen.every((s) => s.at >= entries[s.line - 1]!.time), 'no record before its time')
+  t.same(events, ['record 1', 'record 2', 'record 3', 'flush after 3', 'record 4', 'flush after 4', 'record 5'], 'the consumer may send what it holds before every wait')
+})
+
+t.test('SimulatedVenue: the synthetic market from its origin, numbered like tape lines, the same after a restart', async (t) => {
+  const origin = Date.parse('2026-03-01T00:00:00Z')
+  const venue = new SimulatedVenue({ seed: 4, assets: ['BTC', 'SOL'], originMs: origin })
+  t.equal(venue.tapeId, 'sim-s4-20260301T000000Z')
+  t.equal(SimulatedVenue.originBefore(Date.parse('2026-03-05T10:20:30.400Z'), 4 * 86_400_000), Date.parse('2026-03-01T10:20:00Z'), 'history floored to the minute')
+  t.throws(() => new SimulatedVenue({ seed: 4, assets: ['BTC'], originMs: origin + 1 }), /whole minute/)
+  const reference = [...new SyntheticMarket({ seed: 4, hours: 0.5, assets: ['BTC', 'SOL'], start: '2026-03-01T00:00:00Z' }).ticks()]
+  const take = (v: SimulatedVenue) => {
+    const out: TapeEntry[] = []
+    for (const e of v.entries()) {
+      if (out.length === reference.length) break
+      out.push(e)
+    }
+    return out
+  }
+  const first = take(venue)
+  t.same(first.map((e) => e.line), reference.map((_, i) => i + 1))
+  t.same(first.map((e) => e.raw), reference.map(tickLine), 'the same records as the market run from the origin')
+  t.same(take(new SimulatedVenue({ seed: 4, assets: ['BTC', 'SOL'], originMs: origin })).map((e) => e.raw), first.map((e) => e.raw), 'deterministic: a restart regenerates the same history')
 })
