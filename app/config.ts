@@ -61,7 +61,7 @@ export const ENV_SCHEMA = Type.Object(
       Type.String({ pattern: ADDRESS_SOURCE, 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),
     ),
     SVC_FACILITATOR_URL: Url('x402 facilitator that verifies and settles payments (default: the built-in one)'),
-    SVC_OPS_TOKEN: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'operator routes answer OPS_UNSET', description: 'operator token for `x-svc-ops` routes (grants, reversals, surge)' })),
+    SVC_OPS_TOKEN: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'operator routes answer OPS_UNSET', description: 'operator token for `x-svc-ops` routes (grants, reversals, surge, /metrics)' })),
     SVC_BASE_URL: Type.Optional(
       Type.String({ pattern: '^https?://[^/\\s]+$', 'x-unset': 'http://HOST:PORT', description: 'public base URL in discovery documents and x402 resource URLs' }),
     ),
