@@ -13,6 +13,7 @@
  */
 import { mkdir, readFile } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
+import { Registry } from 'prom-client'
 import { codedError } from '../common/CodedError.ts'
 import { childLogger } from '../common/logger.ts'
 import { systemClock, type Clock } from '../common/Clock.ts'
@@ -38,9 +39,10 @@ import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
 import { RailRouter } from '../serving/payments/RailRouter.ts'
 import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts'
 import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
+import { ServiceMetrics } from '../serving/metrics/ServiceMetrics.ts'
 import { Server } from '../serving/Server.ts'
 import { Catalog } from '../sql/Catalog.ts'
-import { eventLogOf, topicNamesOf, trainUntilOf, type AppConfig } from './config.ts'
+import { accessLogShareOf, eventLogOf, topicNamesOf, trainUntilOf, type AppConfig } from './config.ts'
 import { marketWiringOf, openMarketServices, type MarketWiring } from './openMarketServices.ts'
 import { openWalletWiring, walletWiringOf } from './walletWiring.ts'
 
@@ -187,6 +189,10 @@ export class ServiceApp {
     const recordJob = await RecordJob.open(recordDb, { releases })
     const record = new MeasuredRecord(recordDb, { releases })
     const recordSchedule = new RecordSchedule(recordJob, config.SVC_RECORD_INTERVAL_S * 1000, () => record.invalidate())
+    // The one metrics registry (GET /metrics): the event log's consumer lag and the ledger's bus, read where they live.
+    const metrics = new ServiceMetrics(new Registry())
+    metrics.watchLag(eventLog)
+    metrics.watchLedger(runner.ledger.bus)
     const server = await Server.start({
       port: config.PORT,
       host: config.HOST,
@@ -196,11 +202,12 @@ export class ServiceApp {
         docsUrl: config.SVC_DOCS_URL ?? null,
         maxBodyBytes: config.SVC_MAX_BODY_BYTES,
         trustProxy: config.SVC_TRUST_PROXY,
+        accessLog: accessLogShareOf(config),
       },
       services: {
         clock, dataTime: timeline,
         billing, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
-        record, ladder: record, releases, ...wallet.services,
+        record, ladder: record, releases, ...wallet.services, metrics,
       },
     })
     const logKind = config.SVC_LOG
@@ -288,6 +295,7 @@ export class ServiceApp {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.server.close()
+      this.server.services.metrics?.close()
       await this.record.schedule.stop()
       await this.record.job.close()
       this.record.releases.close()

@@ -73,7 +73,7 @@ export const ENV_SCHEMA = Type.Object(
       Type.String({ pattern: ADDRESS_SOURCE, 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),
     ),
     SVC_FACILITATOR_URL: Url('x402 facilitator that verifies and settles payments (default: the built-in one)'),
-    SVC_OPS_TOKEN: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'operator routes answer OPS_UNSET', description: 'operator token for `x-svc-ops` routes (grants, reversals, surge)' })),
+    SVC_OPS_TOKEN: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'operator routes answer OPS_UNSET', description: 'operator token for `x-svc-ops` routes (grants, reversals, surge, /metrics)' })),
     SVC_BASE_URL: Type.Optional(
       Type.String({ pattern: '^https?://[^/\\s]+$', 'x-unset': 'http://HOST:PORT', description: 'public base URL in discovery documents and x402 resource URLs' }),
     ),
@@ -90,6 +90,11 @@ export const ENV_SCHEMA = Type.Object(
     SVC_WALLET_PROVIDER: StringEnum(['hyperliquid', 'none'], {
       default: 'none',
       description: 'wallet data for the wallet and risk routes and S09..S11 (none: those answer PROVIDER_DOWN)',
+    }),
+    SVC_ACCESS_LOG: Type.String({
+      pattern: '^(all|off|0|1|0?\\.[0-9]*[1-9][0-9]*)$',
+      default: 'all',
+      description: 'access log: one info line per answered request (`all`), none (`off`), or that share of them (`0.1`: one in ten; 5xx always); `1` and `0` mean all and off',
     }),
     LOG_LEVEL: StringEnum(LOG_LEVELS, { default: 'info', description: 'pino log level' }),
     LOG_FORMAT: StringEnum(['pretty', 'json'], { default: 'pretty', description: 'pretty on a TTY, else JSON lines; `json` forces JSON lines' }),
@@ -160,6 +165,13 @@ export function progressOf(c: Pick<AppConfig, 'SVC_PROGRESS_MS' | 'CI'>): Progre
 /** The progress part only (light commands that need nothing else of the environment). */
 export function progressFromEnv(env: Readonly<Record<string, string | undefined>>): ProgressOptions {
   return progressOf(pick(env, ['SVC_PROGRESS_MS', 'CI']))
+}
+
+/** SVC_ACCESS_LOG as the share of answered requests the access log writes (serving config accessLog). */
+export function accessLogShareOf(c: Pick<AppConfig, 'SVC_ACCESS_LOG'>): number {
+  if (c.SVC_ACCESS_LOG === 'all') return 1
+  if (c.SVC_ACCESS_LOG === 'off') return 0
+  return Number(c.SVC_ACCESS_LOG)
 }
 
 export function topicNamesOf(c: AppConfig): TopicNames {

@@ -31,6 +31,8 @@ import { EngineServices } from '../engine/EngineServices.ts'
 import { openMarketServices } from '../app/openMarketServices.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
+import { ServiceMetrics } from '../serving/metrics/ServiceMetrics.ts'
+import { Registry } from 'prom-client'
 import { startEngine } from './engineFixture.ts'
 import { startFloorServer, type FloorServer } from './serving-floor.ts'
 import { startHelloServer } from './serving-hello.ts'
@@ -179,6 +181,8 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
         engine,
         market: wiring.market,
         providers: wiring.providers,
+        // Counted into /metrics as `svc start` wires it (the access log follows LOG_LEVEL: silent below info).
+        metrics: new ServiceMetrics(new Registry()),
         // The bench measures serving, not the token bucket refusing it.
         rateLimiter: new RateLimiter({ ip: { burst: 1e9, refillPerSec: 1e9 }, payer: { burst: 1e9, refillPerSec: 1e9 } }),
       },

@@ -22,6 +22,9 @@ import type { HandlerContext, HandlerResult, RouteDef } from './routes/types.ts'
 import type { StaticDocuments } from './docs/StaticDocuments.ts'
 import type { Services } from './Services.ts'
 import type { RateDecision } from './RateLimiter.ts'
+import type { AccessLog } from './metrics/AccessLog.ts'
+import { UNMATCHED_ROUTE, type RequestMetrics } from './metrics/RequestMetrics.ts'
+import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
 
 export class Dispatcher {
   private readonly router: Router
@@ -30,16 +33,23 @@ export class Dispatcher {
   private readonly ids = new RequestIds()
   /** JSON of the constant meta.methodology_version. */
   private readonly methodologyJson: string
+  private readonly metrics: ServiceMetrics | null
+  private readonly requestMetrics: RequestMetrics | null
+  private readonly accessLog: AccessLog | null
 
   constructor(
     routes: readonly RouteDef[],
     private readonly services: Services,
     private readonly documents: StaticDocuments,
+    accessLog: AccessLog | null = null,
   ) {
     this.router = new Router(routes)
     for (const r of routes) this.validators.set(r, new RequestValidator(r))
     this.log = services.logger
     this.methodologyJson = JSON.stringify(services.config.methodologyVersion)
+    this.metrics = services.metrics ?? null
+    this.requestMetrics = this.metrics?.requests ?? null
+    this.accessLog = accessLog
   }
 
   /**
@@ -47,6 +57,7 @@ export class Dispatcher {
    * before this returns (no promise, no microtask); a handler's promise or a paid call continues asynchronously.
    */
   readonly handle = (req: IncomingRequest, res: ResponseWriter): void | Promise<void> => {
+    const started = performance.now()
     const requestId = this.ids.next()
     const now = this.services.clock.now()
     const rl = this.services.rateLimiter.takeIp(req.ip, now)
@@ -59,6 +70,7 @@ export class Dispatcher {
     // Which time the answer lives in (present or a tape's virtual time): on every answer, errors included.
     const dataTime = this.services.dataTime
     if (dataTime) headers['x-svc-data-time'] = dataTime.header()
+    let route: RouteDef | null = null
     try {
       if (!rl.allowed) throw rateLimited(rl)
       if (req.bodyTooLarge) {
@@ -72,26 +84,27 @@ export class Dispatcher {
       if (m.kind === 'method_not_allowed') {
         throw new ServiceError('METHOD_NOT_ALLOWED', { headers: { allow: m.allow }, detail: { method: req.method, allow: m.allow } })
       }
-      const route = m.route
+      route = m.route
       const ctx = this.context(req, route, m.params, requestId, now)
       const validator = this.validators.get(route)!
       if (!validator.empty) validator.check(ctx as unknown as Record<'params' | 'query' | 'headers' | 'body', unknown>)
       if (route.needs) for (const part of route.needs) ctx.need(part)
-      if (route.pay.kind === 'paid') return this.paid(req, res, route, ctx, headers)
+      if (route.pay.kind === 'paid') return this.paid(req, res, route, ctx, headers, started)
       const out = route.handler(ctx)
+      const free = route
       if (out instanceof Promise) {
         return out
-          .then((result) => this.writeResult(res, result, ctx, headers))
-          .catch((err: unknown) => this.writeError(res, err, requestId, headers, req))
+          .then((result) => this.writeResult(res, result, ctx, headers, free, req, started))
+          .catch((err: unknown) => this.writeError(res, err, requestId, headers, req, free, started, null))
       }
-      this.writeResult(res, out, ctx, headers)
+      this.writeResult(res, out, ctx, headers, route, req, started)
     } catch (err) {
-      this.writeError(res, err, requestId, headers, req)
+      this.writeError(res, err, requestId, headers, req, route, started, null)
     }
   }
 
   /** A paid route: authorize, handler, settle and commit (see payments/PaymentGate.ts), then the envelope. */
-  private async paid(req: IncomingRequest, res: ResponseWriter, route: RouteDef, ctx: HandlerContext, headers: Record<string, string>): Promise<void> {
+  private async paid(req: IncomingRequest, res: ResponseWriter, route: RouteDef, ctx: HandlerContext, headers: Record<string, string>, started: number): Promise<void> {
     try {
       if (route.precheck) await route.precheck(ctx)
       const call = await this.authorize(ctx, route, req, headers)
@@ -104,10 +117,11 @@ export class Dispatcher {
         await this.release(call.grant, 'handler_failed', ctx.request_id)
         throw err
       }
-      await this.capture(call, ctx.request_id, headers, result)
-      this.writeResult(res, result, ctx, headers)
+      const charged = await this.capture(call, ctx.request_id, headers, result)
+      if (charged && this.metrics) this.metrics.paid(call.grant.rail, ctx.price)
+      this.writeResult(res, result, ctx, headers, route, req, started)
     } catch (err) {
-      this.writeError(res, err, ctx.request_id, headers, req)
+      this.writeError(res, err, ctx.request_id, headers, req, route, started, ctx.payment)
     }
   }
 
@@ -174,13 +188,13 @@ export class Dispatcher {
    * credits debit and its answer receipt) as one atomic unit. A failed settlement releases the reservation and answers
    * its own refusal; the unit is dropped, so nothing is recorded.
    */
-  private async capture(call: CallInFlight, requestId: string, headers: Record<string, string>, result: HandlerResult): Promise<void> {
+  private async capture(call: CallInFlight, requestId: string, headers: Record<string, string>, result: HandlerResult): Promise<boolean> {
     const { grant, unit } = call
     // A re-served recorded answer is not charged: release instead of settling (nothing of it is written).
     if ('charge' in result && result.charge === false) {
       unit.abort()
       await this.release(grant, 'not_charged', requestId)
-      return
+      return false
     }
     let outcome: SettleOutcome
     try {
@@ -210,6 +224,7 @@ export class Dispatcher {
       this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'the paid call could not be recorded')
       throw new ServiceError('INTERNAL')
     }
+    return true
   }
 
   private async release(grant: PaymentGrant, cause: ReleaseCause, requestId: string): Promise<void> {
@@ -221,17 +236,21 @@ export class Dispatcher {
     }
   }
 
-  private writeResult(res: ResponseWriter, result: HandlerResult, ctx: HandlerContext, headers: Record<string, string>): void {
+  private writeResult(res: ResponseWriter, result: HandlerResult, ctx: HandlerContext, headers: Record<string, string>, route: RouteDef, req: IncomingRequest, started: number): void {
     if ('raw' in result) {
       const r = result.raw
       headers['content-type'] = r.contentType
       if (r.headers) Object.assign(headers, r.headers)
-      res.send(r.status ?? 200, headers, r.body)
+      const status = r.status ?? 200
+      res.send(status, headers, r.body)
+      this.answered(route, req, status, started, ctx.request_id, ctx.payment)
       return
     }
     if ('redirect' in result) {
       headers.location = result.redirect
-      res.send(result.status ?? 302, headers, '')
+      const status = result.status ?? 302
+      res.send(status, headers, '')
+      this.answered(route, req, status, started, ctx.request_id, ctx.payment)
       return
     }
     headers['content-type'] = JSON_TYPE
@@ -239,10 +258,21 @@ export class Dispatcher {
     if (ctx.payment) headers['cache-control'] = 'private, no-store'
     // RequestIds are hex digits and dashes, so their JSON is the id in quotes.
     const body = serializeSuccess(result.data, '"' + ctx.request_id + '"', ctx.now, this.methodologyJson, metaPricing(ctx.price, ctx.payment), result.meta)
-    res.send(result.status ?? 200, headers, body)
+    const status = result.status ?? 200
+    res.send(status, headers, body)
+    this.answered(route, req, status, started, ctx.request_id, ctx.payment)
   }
 
-  private writeError(res: ResponseWriter, err: unknown, requestId: string, headers: Record<string, string>, req: IncomingRequest): void {
+  private writeError(
+    res: ResponseWriter,
+    err: unknown,
+    requestId: string,
+    headers: Record<string, string>,
+    req: IncomingRequest,
+    route: RouteDef | null,
+    started: number,
+    payment: PaidCall | null,
+  ): void {
     let se: ServiceError
     if (err instanceof ServiceError) se = err
     else {
@@ -253,6 +283,24 @@ export class Dispatcher {
     Object.assign(headers, se.headers)
     if (se.retryAfterMs !== null) headers['retry-after'] = String(Math.max(1, Math.ceil(se.retryAfterMs / 1000)))
     res.send(se.status, headers, JSON.stringify(se.toEnvelope(requestId)))
+    this.answered(route, req, se.status, started, requestId, payment)
+  }
+
+  /**
+   * Counts an answer into /metrics and the access log (after it is written: neither delays the response). A refusal
+   * before routing (rate limit, body too large) still names the route the path would have matched.
+   */
+  private answered(route: RouteDef | null, req: IncomingRequest, status: number, started: number, requestId: string, payment: PaidCall | null): void {
+    if (this.requestMetrics === null && this.accessLog === null) return
+    const seconds = (performance.now() - started) / 1000
+    const routeId = route !== null ? route.id : this.routeIdOf(req)
+    this.requestMetrics?.observe(routeId, status, seconds)
+    this.accessLog?.answered(requestId, routeId, req.method, req.path, status, seconds * 1000, payment ? payment.rail : null)
+  }
+
+  private routeIdOf(req: IncomingRequest): string {
+    const m = this.router.match(req.method, req.path)
+    return m.kind === 'found' ? m.route.id : UNMATCHED_ROUTE
   }
 
   /** Last resort for a throw that escaped handle() (writes only if nothing was written). */

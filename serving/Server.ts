@@ -10,6 +10,7 @@ import { resolveServingConfig, type ServingConfig } from './config.ts'
 import { Dispatcher } from './Dispatcher.ts'
 import { StaticDocuments } from './docs/StaticDocuments.ts'
 import { UwsAdapter } from './http/UwsAdapter.ts'
+import { AccessLog } from './metrics/AccessLog.ts'
 import { ChallengePaymentGate } from './payments/ChallengePaymentGate.ts'
 import type { PaymentGate } from './payments/PaymentGate.ts'
 import { RateLimiter } from './RateLimiter.ts'
@@ -79,7 +80,8 @@ export class Server {
     )
     const baseUrl = config.baseUrl ?? `http://${host}:${adapter.port}`
     const documents = StaticDocuments.build(routes, config, baseUrl, services.clock.now())
-    dispatcher = new Dispatcher(routes, services, documents)
+    const accessLog = config.accessLog > 0 ? new AccessLog(services.logger, config.accessLog) : null
+    dispatcher = new Dispatcher(routes, services, documents, accessLog)
     services.logger.info({ host, port: adapter.port, routes: routes.length }, 'serving')
     return new Server(adapter, services, documents, host)
   }

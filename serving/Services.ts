@@ -24,6 +24,7 @@ import type { DataTimeSource, ProviderRegistry } from '../product/platform/schem
 import type { RiskEngine } from '../product/risk/RiskEngine.ts'
 import type { WalletData } from '../product/wallet/WalletData.ts'
 import type { ServingConfig } from './config.ts'
+import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
 import type { PaymentGate } from './payments/PaymentGate.ts'
 import type { RateLimiter } from './RateLimiter.ts'
 
@@ -47,7 +48,9 @@ export interface Services {
   duel?: Duel
   delivery?: Delivery
   ladder?: LadderSource
+  /** The /metrics registry (serving/metrics/); when wired, the dispatcher counts every answer into it. */
+  metrics?: ServiceMetrics
 }
 
 /** The optional parts, by the name detail.missing reports. */
-export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'ladder'
+export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'ladder' | 'metrics'

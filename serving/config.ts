@@ -23,6 +23,8 @@ export const SERVING_CONFIG_SCHEMA = Type.Object(
     trustProxy: Type.Optional(Type.Boolean()),
     /** Graceful-shutdown drain timeout. */
     drainTimeoutMs: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Share of answered requests written to the access log: 0 none, 1 every one (metrics/AccessLog.ts). */
+    accessLog: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   },
   { additionalProperties: false },
 )
@@ -37,6 +39,7 @@ export const CONFIG_DEFAULTS: Omit<ServingConfig, 'payTo'> = {
   maxBodyBytes: 64 * 1024,
   trustProxy: false,
   drainTimeoutMs: 10_000,
+  accessLog: 1,
 }
 
 const validate = optionsValidator<Static<typeof SERVING_CONFIG_SCHEMA>>(SERVING_CONFIG_SCHEMA, 'serving config')

@@ -7,7 +7,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Logger } from 'pino'
-import type { ConsumedBatch, ConsumedRecord, ConsumerOptions, LogConsumer } from './EventLog.ts'
+import type { ConsumedBatch, ConsumedRecord, ConsumerOptions, ConsumerPosition, LogConsumer } from './EventLog.ts'
 import { LogError } from './LogError.ts'
 
 /** What the consumer needs from EmbeddedLog (kept narrow to avoid a circular import). */
@@ -41,11 +41,7 @@ export class WakeSignal {
   }
 }
 
-interface Position {
-  topic: string
-  partition: number
-  next: number
-}
+type Position = ConsumerPosition
 
 const RETRY_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000]
 
@@ -55,9 +51,11 @@ export class EmbeddedConsumer implements LogConsumer {
   private loop: Promise<void> | null = null
   private readonly signal = new WakeSignal()
   private readonly stopping = new AbortController()
-  private readonly groupId: string
+  readonly groupId: string
   private readonly topics: string[]
   private readonly fromBeginning: boolean
+  /** The delivery loop's own positions (it advances them in place); empty until run() positioned it. */
+  private current: Position[] = []
 
   constructor(
     private readonly log: EmbeddedLogInternals,
@@ -97,12 +95,17 @@ export class EmbeddedConsumer implements LogConsumer {
       throw err
     }
     this.running = true
+    this.current = positions
     this.log.watch(this.topics, this.signal)
     this.loop = this.deliver(positions, handler)
   }
 
   async commit(topic: string, partition: number, nextOffset: number): Promise<void> {
     await this.log.commitOffset(this.groupId, topic, partition, nextOffset)
+  }
+
+  positions(): ReadonlyArray<ConsumerPosition> {
+    return this.current.map((p) => ({ topic: p.topic, partition: p.partition, next: p.next }))
   }
 
   /** Waits for the batch being handled, then stops. Do not await stop() from inside the handler. */
@@ -113,6 +116,7 @@ export class EmbeddedConsumer implements LogConsumer {
     this.stopping.abort()
     this.signal.wake()
     await this.loop
+    this.current = []
     this.log.unwatch(this.topics, this.signal)
     this.log.release(this, this.groupId, this.topics)
   }

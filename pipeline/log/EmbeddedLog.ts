@@ -55,9 +55,10 @@ import { partitionForKey } from '../../common/murmur2.ts'
 import { fsyncDir, writeFileAtomic } from './atomicFile.ts'
 import { DirLock } from './DirLock.ts'
 import { EmbeddedConsumer, type EmbeddedLogInternals, type WakeSignal } from './EmbeddedConsumer.ts'
-import type { ConsumedRecord, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
+import type { ConsumedRecord, ConsumerLag, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
 import { FRAME_OVERHEAD_BYTES, MAX_TX_ID, checkFrame, decodeFrame, encodeFrame, frameTx, type FrameTx } from './frame.ts'
 import { GroupOffsetsFile } from './GroupOffsetsFile.ts'
+import { lagOf } from './consumerLag.ts'
 import { LogError } from './LogError.ts'
 import { assertPartitionOffset, assertRecords, assertTopicBatches, assertTopicName, assertTopicSpecs } from './validate.ts'
 import { optionsValidator } from '../../common/validation.ts'
@@ -278,6 +279,10 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     const consumer = new EmbeddedConsumer(this, options)
     this.consumers.add(consumer)
     return consumer
+  }
+
+  consumerLag(): Promise<ConsumerLag[]> {
+    return lagOf(this.consumers, (topic) => this.endOffsets(topic))
   }
 
   async close(): Promise<void> {

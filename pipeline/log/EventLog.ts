@@ -65,6 +65,20 @@ export interface ConsumerOptions {
   fromBeginning?: boolean
 }
 
+/** Where a consumer stands on one partition: the offset of the next record it hands over. */
+export interface ConsumerPosition {
+  topic: string
+  partition: number
+  next: number
+}
+
+/** How far one consumer group is behind the end of one topic, summed over partitions (consumerLag()). */
+export interface ConsumerLag {
+  groupId: string
+  topic: string
+  lag: number
+}
+
 export interface LogConsumer {
   /**
    * Delivers batches until stop(). Each batch is one partition's records in offset order. The handler's
@@ -73,6 +87,11 @@ export interface LogConsumer {
   run(handler: (batch: ConsumedBatch) => Promise<void>): Promise<void>
   /** Commits `nextOffset` (the offset of the next record to read) for a partition. */
   commit(topic: string, partition: number, nextOffset: number): Promise<void>
+  /**
+   * Per partition it is positioned on, the offset of the next record this consumer hands over (after a batch's
+   * handler resolved: a batch in flight is not consumed yet). Empty before run() positioned it and after stop().
+   */
+  positions(): ReadonlyArray<ConsumerPosition>
   stop(): Promise<void>
 }
 
@@ -90,5 +109,10 @@ export interface EventLog {
   lastRecords(topic: string): Promise<(ConsumedRecord | null)[]>
   createProducer(): Promise<LogProducer>
   createConsumer(options: ConsumerOptions): Promise<LogConsumer>
+  /**
+   * The lag of every consumer of this process that is running, per group and topic: end offset − position, summed
+   * over partitions (consumerLag.ts). What /metrics reports as consumer lag.
+   */
+  consumerLag(): Promise<ConsumerLag[]>
   close(): Promise<void>
 }

@@ -5,7 +5,7 @@
  */
 import type { Admin, Consumer, Kafka } from 'kafkajs'
 import type { Logger } from 'pino'
-import type { ConsumedBatch, ConsumerOptions, LogConsumer } from './EventLog.ts'
+import type { ConsumedBatch, ConsumerOptions, ConsumerPosition, LogConsumer } from './EventLog.ts'
 import { LogError } from './LogError.ts'
 
 /** What the consumer needs from KafkaLog (kept narrow to avoid a circular import). */
@@ -25,15 +25,20 @@ const JOIN_TIMEOUT_MS = 60_000
 export class KafkaConsumer implements LogConsumer {
   private consumer: Consumer | null = null
   private stopped = false
-  private readonly groupId: string
+  /** The logical group (as given; consumerLag() reports it). */
+  readonly groupId: string
+  private readonly physicalGroupId: string
   private readonly topics: string[]
+  /** Next offset to hand over, by `${logical topic}/${partition}`: seeded from the group's start, then per handled batch. */
+  private readonly nextOffsets = new Map<string, ConsumerPosition>()
   private readonly fromBeginning: boolean
 
   constructor(
     private readonly log: KafkaLogInternals,
     options: ConsumerOptions,
   ) {
-    this.groupId = log.physicalGroup(options.groupId)
+    this.physicalGroupId = log.physicalGroup(options.groupId)
+    this.groupId = options.groupId
     this.topics = [...new Set(options.topics)].map((t) => log.physicalTopic(t))
     this.fromBeginning = options.fromBeginning ?? true
   }
@@ -43,8 +48,8 @@ export class KafkaConsumer implements LogConsumer {
    * this call); delivery then continues in the background until stop().
    */
   async run(handler: (batch: ConsumedBatch) => Promise<void>): Promise<void> {
-    if (this.stopped) throw new LogError('LOG_CLOSED', `consumer of group ${this.groupId} was stopped`)
-    if (this.consumer || this.starting) throw new LogError('LOG_INVALID_ARGUMENT', `consumer of group ${this.groupId} is already running`)
+    if (this.stopped) throw new LogError('LOG_CLOSED', `consumer of group ${this.physicalGroupId} was stopped`)
+    if (this.consumer || this.starting) throw new LogError('LOG_INVALID_ARGUMENT', `consumer of group ${this.physicalGroupId} is already running`)
     // stop() waits for a start in progress: stopping mid-connect used to leave kafkajs connecting, joining and
     // fetching afterwards, a live client nobody owned (it kept test processes alive).
     this.starting = this.start(handler)
@@ -64,7 +69,7 @@ export class KafkaConsumer implements LogConsumer {
   private async start(handler: (batch: ConsumedBatch) => Promise<void>): Promise<void> {
     if (!this.fromBeginning) await this.commitEndForUncommitted()
     const consumer = this.log.kafka.consumer({
-      groupId: this.groupId,
+      groupId: this.physicalGroupId,
       allowAutoTopicCreation: false,
       // read_committed (kafkajs' default, stated here because atomic units depend on it): records of a transaction
       // are delivered only once it commits, never if it aborts, so no one sees part of a unit.
@@ -80,7 +85,7 @@ export class KafkaConsumer implements LogConsumer {
     await consumer.subscribe({ topics: this.topics, fromBeginning: true })
     let removeListener = (): void => {}
     const joined = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new LogError('LOG_IO', `group ${this.groupId} did not join within ${JOIN_TIMEOUT_MS} ms`, { retryable: true })), JOIN_TIMEOUT_MS)
+      const timer = setTimeout(() => reject(new LogError('LOG_IO', `group ${this.physicalGroupId} did not join within ${JOIN_TIMEOUT_MS} ms`, { retryable: true })), JOIN_TIMEOUT_MS)
       removeListener = consumer.on(consumer.events.GROUP_JOIN, () => {
         clearTimeout(timer)
         resolve()
@@ -102,6 +107,7 @@ export class KafkaConsumer implements LogConsumer {
           timestamp: Number(m.timestamp),
         }))
         await handler({ topic, partition: batch.partition, records })
+        this.advance(topic, batch.partition, records[records.length - 1]!.offset + 1)
         resolveOffset(batch.messages[batch.messages.length - 1]!.offset)
         await heartbeat()
       },
@@ -110,6 +116,36 @@ export class KafkaConsumer implements LogConsumer {
       await joined
     } finally {
       removeListener()
+    }
+    await this.seedPositions()
+  }
+
+  positions(): ReadonlyArray<ConsumerPosition> {
+    return [...this.nextOffsets.values()].map((p) => ({ ...p }))
+  }
+
+  private advance(topic: string, partition: number, next: number): void {
+    const key = `${topic}/${partition}`
+    const pos = this.nextOffsets.get(key)
+    if (pos) pos.next = Math.max(pos.next, next)
+    else this.nextOffsets.set(key, { topic, partition, next })
+  }
+
+  /**
+   * Where the group starts on each partition (kafkajs does not expose its fetch positions): the committed offset, else
+   * the log start (fromBeginning; a group that starts at the end has a committed offset by now). A batch handled
+   * meanwhile is never moved back (advance keeps the larger).
+   */
+  private async seedPositions(): Promise<void> {
+    const committed = await this.log.admin.fetchOffsets({ groupId: this.physicalGroupId, topics: this.topics })
+    for (const { topic: physical, partitions } of committed) {
+      const topic = this.log.logicalTopic(physical)
+      const missing = partitions.filter((p) => Number(p.offset) < 0)
+      const low = missing.length === 0 ? [] : await this.log.admin.fetchTopicOffsets(physical)
+      for (const p of partitions) {
+        const start = Number(p.offset) >= 0 ? Number(p.offset) : Number(low.find((l) => l.partition === p.partition)?.low ?? 0)
+        this.advance(topic, p.partition, start)
+      }
     }
   }
 
@@ -122,7 +158,7 @@ export class KafkaConsumer implements LogConsumer {
       await this.consumer.commitOffsets([{ topic: physical, partition, offset: String(nextOffset) }])
     } else {
       // Not running (no group membership): commit through the admin API, which needs the group to be empty.
-      await this.log.admin.setOffsets({ groupId: this.groupId, topic: physical, partitions: [{ partition, offset: String(nextOffset) }] })
+      await this.log.admin.setOffsets({ groupId: this.physicalGroupId, topic: physical, partitions: [{ partition, offset: String(nextOffset) }] })
     }
   }
 
@@ -133,6 +169,7 @@ export class KafkaConsumer implements LogConsumer {
     const consumer = this.consumer
     this.consumer = null
     if (consumer) await consumer.disconnect()
+    this.nextOffsets.clear()
     this.log.forget(this)
   }
 
@@ -144,7 +181,7 @@ export class KafkaConsumer implements LogConsumer {
    * waits out a full 5 s fetch; a short-lived member of the group commits in well under a second.)
    */
   private async commitEndForUncommitted(): Promise<void> {
-    const committed = await this.log.admin.fetchOffsets({ groupId: this.groupId, topics: this.topics })
+    const committed = await this.log.admin.fetchOffsets({ groupId: this.physicalGroupId, topics: this.topics })
     const commits: { topic: string; partition: number; offset: string }[] = []
     for (const { topic, partitions } of committed) {
       const missing = new Set(partitions.filter((p) => Number(p.offset) < 0).map((p) => p.partition))
@@ -154,7 +191,7 @@ export class KafkaConsumer implements LogConsumer {
       }
     }
     if (commits.length === 0) return
-    const pinner = this.log.kafka.consumer({ groupId: this.groupId, allowAutoTopicCreation: false, readUncommitted: false, maxWaitTimeInMs: 100 })
+    const pinner = this.log.kafka.consumer({ groupId: this.physicalGroupId, allowAutoTopicCreation: false, readUncommitted: false, maxWaitTimeInMs: 100 })
     try {
       await pinner.connect()
       await pinner.subscribe({ topics: this.topics, fromBeginning: false })

@@ -25,7 +25,8 @@ import type { JSONSchemaType } from 'ajv'
 import type { Logger } from 'pino'
 import { childLogger } from '../../common/logger.ts'
 import { murmur2 } from '../../common/murmur2.ts'
-import type { ConsumedRecord, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
+import type { ConsumedRecord, ConsumerLag, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
+import { lagOf } from './consumerLag.ts'
 import { KafkaConsumer, type KafkaLogInternals } from './KafkaConsumer.ts'
 import { kafkaLogLevel, pinoLogCreator } from './kafkaLogging.ts'
 import { KafkaTail, type PartitionTail } from './KafkaTail.ts'
@@ -348,6 +349,10 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
     const consumer = new KafkaConsumer(this, options)
     this.consumers.add(consumer)
     return consumer
+  }
+
+  consumerLag(): Promise<ConsumerLag[]> {
+    return lagOf(this.consumers, (topic) => this.endOffsets(topic))
   }
 
   /** Validated whole (topics must exist) before it is queued, so a bad unit writes nothing; see KafkaUnitWriter. */

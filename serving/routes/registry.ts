@@ -12,6 +12,7 @@ import { DELIVERY_ROUTES } from './delivery.ts'
 import { DISCOVERY_ROUTES } from './discovery.ts'
 import { DUEL_ROUTES } from './duel.ts'
 import { MARKET_ROUTES } from './market.ts'
+import { OPS_ROUTES } from './ops.ts'
 import { platformRoutes } from './platform.ts'
 import { RECORD_ROUTES } from './record.ts'
 import { RELEASE_ROUTES } from './releases.ts'
@@ -33,4 +34,5 @@ export const ROUTES: readonly RouteDef[] = Object.freeze([
   ...DUEL_ROUTES,
   ...DELIVERY_ROUTES,
   ...BILLING_ROUTES,
+  ...OPS_ROUTES,
 ])

@@ -5,7 +5,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
-import { ENV_TABLE_BEGIN, ENV_TABLE_END, configErrorLine, eventLogOf, loadConfig, renderEnvTable, topicNamesOf, trainUntilOf } from '../../app/config.ts'
+import { ENV_TABLE_BEGIN, ENV_TABLE_END, accessLogShareOf, configErrorLine, eventLogOf, loadConfig, renderEnvTable, topicNamesOf, trainUntilOf } from '../../app/config.ts'
 import { OptionsError } from '../../common/validation.ts'
 import { openEventLog } from '../../pipeline/log/openEventLog.ts'
 import { kafkaBrokers, kafkaSkipReason } from '../helpers/logs.ts'
@@ -40,6 +40,14 @@ t.test('values are typed; an empty variable is an unset one', async (t) => {
   t.equal(c.SVC_REPLAY_SPEED, 1.5)
   t.equal(c.SVC_PAY_TO, undefined)
   t.equal(topicNamesOf(c).draws, 'x.draws')
+})
+
+t.test('SVC_ACCESS_LOG: all, off, 1, 0 or a share; anything else names the variable', async (t) => {
+  t.equal(accessLogShareOf(loadConfig({})), 1, 'default: every request')
+  for (const [raw, share] of [['all', 1], ['off', 0], ['1', 1], ['0', 0], ['0.1', 0.1], ['.25', 0.25]] as const) {
+    t.equal(accessLogShareOf(loadConfig({ SVC_ACCESS_LOG: raw })), share, raw)
+  }
+  for (const bad of ['some', '1.5', '-0.1', '0.0', '10%']) t.throws(() => loadConfig({ SVC_ACCESS_LOG: bad }), { message: /environment\/SVC_ACCESS_LOG/ }, bad)
 })
 
 t.test('invalid configuration names the variable, every one of them, in one line', async (t) => {

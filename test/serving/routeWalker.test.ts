@@ -63,6 +63,7 @@ const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<s
   'billing.rate_lock.quote': { headers: { 'x-svc-payer': PAYER } },
   'billing.rate_lock.purchase': { body: { credits: 10_000, ref: 'walker-lock' }, headers: { 'x-svc-payer': PAYER, 'x-svc-ops': OPS_TOKEN } },
   'ops.surge': { headers: { 'x-svc-ops': OPS_TOKEN } },
+  'ops.metrics': { headers: { 'x-svc-ops': OPS_TOKEN } },
   verify: { body: { poj_id: decisionIdOf(RECEIPT_BODY), body: RECEIPT_BODY } },
 }
 

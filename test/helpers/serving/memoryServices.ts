@@ -3,6 +3,8 @@
  * way the spec describes (newest-first feed, soonest-first clocks, pending before horizon_end, prefix lookups).
  * Test-only; the server never ships these.
  */
+import { Registry } from 'prom-client'
+import { ServiceMetrics } from '../../../serving/metrics/ServiceMetrics.ts'
 import { QUESTIONS } from '../../../models/questions/index.ts'
 import type { CurveWindow, IntelligenceRead, RecordReads } from '../../../record/MeasuredRecord.ts'
 import { UNMEASURED_LADDER } from '../../../product/billing/pricing.ts'
@@ -325,6 +327,7 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
     // billing is real (test/helpers/serving/billing.ts withBilling): it needs an event log.
     duel,
     delivery,
+    metrics: new ServiceMetrics(new Registry()),
     providers: new StaticProviders([
       { slug: 'hyperliquid', kind: 'venue', status: 'ok', last_success_at: iso(nowMs - 1000), latency_ms: 42, error_class: null, critical: true },
     ]),
@@ -332,4 +335,4 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
   return { parts, ledger }
 }
 
-export const ALL_PARTS: ServicePart[] = ['providers', 'ledger', 'engine', 'record', 'releases', 'market', 'wallets', 'risk', 'billing', 'duel', 'delivery', 'ladder']
+export const ALL_PARTS: ServicePart[] = ['providers', 'ledger', 'engine', 'record', 'releases', 'market', 'wallets', 'risk', 'billing', 'duel', 'delivery', 'ladder', 'metrics']
