@@ -4,7 +4,8 @@
 --
 -- Storage: ${DATA_DIR}/parquet/venue.ticks/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet.
 -- `date` (UTC day of the event time) and `asset` ('*' for venue-wide records) come from the directory names.
--- A zero-row schema anchor under date=1970-01-01 keeps these views answering on an empty data dir.
+-- A zero-row schema anchor under date=1970-01-01 keeps these views answering on an empty data dir. Files a compaction
+-- merged and has not deleted yet are skipped (covered_parquet, sql/000_sealed_files.sql).
 
 CREATE OR REPLACE VIEW ticks AS
 SELECT
@@ -18,8 +19,10 @@ FROM read_parquet(
   '${DATA_DIR}/parquet/venue.ticks/**/*.parquet',
   hive_partitioning = true,
   union_by_name = true,
-  hive_types = {'date': DATE, 'asset': VARCHAR}
-);
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/venue.ticks/**/*.parquet'));
 
 -- OHLCV bars. `ts` is the bar close (when the bar became knowable), `open_time` its start. A source may deliver
 -- the same bar twice (a 'degraded' possibly-unfinished bar, then the final one): keep one per bar, preferring

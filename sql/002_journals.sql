@@ -9,8 +9,10 @@ FROM read_parquet(
   '${DATA_DIR}/parquet/decisions/**/*.parquet',
   hive_partitioning = true,
   union_by_name = true,
-  hive_types = {'date': DATE, 'asset': VARCHAR}
-);
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/decisions/**/*.parquet'));
 
 -- decisions: one row per decision_id, the first recorded (one id always sits on one partition, so "first" is the lowest
 -- offset). A later record with the same id can never replace it.
@@ -27,8 +29,10 @@ FROM read_parquet(
   '${DATA_DIR}/parquet/outcomes/**/*.parquet',
   hive_partitioning = true,
   union_by_name = true,
-  hive_types = {'date': DATE, 'asset': VARCHAR}
-);
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/outcomes/**/*.parquet'));
 
 -- outcomes: one row per decision_id, the first recorded (one id always sits on one partition, so "first" is the lowest
 -- offset). A later record with the same id can never replace it.
@@ -45,5 +49,7 @@ FROM read_parquet(
   '${DATA_DIR}/parquet/billing.draws/**/*.parquet',
   hive_partitioning = true,
   union_by_name = true,
-  hive_types = {'date': DATE, 'asset': VARCHAR}
-);
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/billing.draws/**/*.parquet'));

@@ -165,8 +165,10 @@ export class JournalDef<S extends TObject> {
       `  '\${DATA_DIR}/parquet/${t.dir}/**/*.parquet',`,
       '  hive_partitioning = true,',
       '  union_by_name = true,',
-      "  hive_types = {'date': DATE, 'asset': VARCHAR}",
-      ');',
+      "  hive_types = {'date': DATE, 'asset': VARCHAR},",
+      '  filename = true',
+      ')',
+      `WHERE filename NOT IN (SELECT file FROM covered_parquet('\${DATA_DIR}/parquet/${t.dir}/**/*.parquet'));`,
     ]
     if (t.first) {
       const idColumn = this.idColumn()
