@@ -29,6 +29,9 @@ import { MeasuredRecord } from '../record/MeasuredRecord.ts'
 import { RecordDb } from '../record/RecordDb.ts'
 import { RecordJob } from '../record/RecordJob.ts'
 import { RecordSchedule } from '../record/RecordSchedule.ts'
+import { CompactionSchedule } from '../pipeline/sinks/CompactionSchedule.ts'
+import { ParquetCompactor } from '../pipeline/sinks/ParquetCompactor.ts'
+import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
 import { ReleaseStore } from '../record/releases/ReleaseStore.ts'
 import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
 import { RailRouter } from '../serving/payments/RailRouter.ts'
@@ -104,7 +107,7 @@ export class ServiceApp {
     private readonly market: MarketWiring,
     private readonly billing: BillingService,
     private readonly x402: X402PaymentGate | null,
-    private readonly record: { db: RecordDb; job: RecordJob; schedule: RecordSchedule; releases: ReleaseStore },
+    private readonly record: { db: RecordDb; job: RecordJob; schedule: RecordSchedule; releases: ReleaseStore; compaction: CompactionSchedule | null },
     private readonly say: (line: string) => void,
   ) {}
 
@@ -143,6 +146,13 @@ export class ServiceApp {
     const recordJob = await RecordJob.open(recordDb, { releases })
     const record = new MeasuredRecord(recordDb, { releases })
     const recordSchedule = new RecordSchedule(recordJob, config.SVC_RECORD_INTERVAL_S * 1000, () => record.invalidate())
+    // Closed days' small sink files merged on a schedule; the ledger's only once the record job has counted them.
+    const compaction = config.SVC_COMPACT_INTERVAL_S > 0
+      ? new CompactionSchedule(
+          await ParquetCompactor.open({ dataDir, dirs: sinkTables(names).map((t) => t.dir), consumed: () => RecordJob.consumedFiles(recordDb) }),
+          config.SVC_COMPACT_INTERVAL_S * 1000,
+        )
+      : null
     const server = await Server.start({
       port: config.PORT,
       host: config.HOST,
@@ -170,7 +180,8 @@ export class ServiceApp {
         : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer) and their 402 challenge offers no address',
     ]) say(line)
     recordSchedule.start()
-    return new ServiceApp(config, dataDir, tape, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases }, say)
+    compaction?.start()
+    return new ServiceApp(config, dataDir, tape, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction }, say)
   }
 
   /**
@@ -222,6 +233,7 @@ export class ServiceApp {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.server.close()
+      await this.record.compaction?.stop()
       await this.record.schedule.stop()
       await this.record.job.close()
       this.record.releases.close()
