@@ -34,6 +34,9 @@ import { MeasuredRecord } from '../record/MeasuredRecord.ts'
 import { RecordDb } from '../record/RecordDb.ts'
 import { RecordJob } from '../record/RecordJob.ts'
 import { RecordSchedule } from '../record/RecordSchedule.ts'
+import { CompactionSchedule } from '../pipeline/sinks/CompactionSchedule.ts'
+import { ParquetCompactor } from '../pipeline/sinks/ParquetCompactor.ts'
+import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
 import { ReleaseStore } from '../record/releases/ReleaseStore.ts'
 import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
 import { RailRouter } from '../serving/payments/RailRouter.ts'
@@ -121,7 +124,7 @@ export class ServiceApp {
     private readonly market: MarketWiring,
     private readonly billing: BillingService,
     private readonly x402: X402PaymentGate | null,
-    private readonly record: { db: RecordDb; job: RecordJob; schedule: RecordSchedule; releases: ReleaseStore },
+    private readonly record: { db: RecordDb; job: RecordJob; schedule: RecordSchedule; releases: ReleaseStore; compaction: CompactionSchedule | null },
     private readonly say: (line: string) => void,
   ) {}
 
@@ -193,6 +196,13 @@ export class ServiceApp {
     const metrics = new ServiceMetrics(new Registry())
     metrics.watchLag(eventLog)
     metrics.watchLedger(runner.ledger.bus)
+    // Closed days' small sink files merged on a schedule; the ledger's only once the record job has counted them.
+    const compaction = config.SVC_COMPACT_INTERVAL_S > 0
+      ? new CompactionSchedule(
+          await ParquetCompactor.open({ dataDir, dirs: sinkTables(names).map((t) => t.dir), consumed: () => RecordJob.consumedFiles(recordDb) }),
+          config.SVC_COMPACT_INTERVAL_S * 1000,
+        )
+      : null
     const server = await Server.start({
       port: config.PORT,
       host: config.HOST,
@@ -224,7 +234,8 @@ export class ServiceApp {
         : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer) and their 402 challenge offers no address',
     ]) say(line)
     recordSchedule.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases }, say)
+    compaction?.start()
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction }, say)
   }
 
   /**
@@ -296,6 +307,7 @@ export class ServiceApp {
     this.closing ??= (async () => {
       await this.server.close()
       this.server.services.metrics?.close()
+      await this.record.compaction?.stop()
       await this.record.schedule.stop()
       await this.record.job.close()
       this.record.releases.close()

@@ -68,6 +68,11 @@ export const ENV_SCHEMA = Type.Object(
       default: 60,
       description: 'seconds between runs of the measured record\'s batch job (calibration, priors, snapshots, ladder); 0: only `svc record build`',
     }),
+    SVC_COMPACT_INTERVAL_S: Type.Number({
+      minimum: 0,
+      default: 3600,
+      description: "seconds between compactions of closed days' small Parquet files into one per directory and partition; 0: only `svc compact`",
+    }),
     SVC_TRAIN_UNTIL: Type.Optional(Type.String({ format: 'date-time', description: 'an absolute training cut (ISO instant), instead of SVC_TRAIN_DAYS' })),
     SVC_PAY_TO: Type.Optional(
       Type.String({ pattern: ADDRESS_SOURCE, 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),

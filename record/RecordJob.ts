@@ -25,7 +25,7 @@ import type { Logger } from 'pino'
 import { childLogger } from '../common/logger.ts'
 import { DirLock } from '../pipeline/log/DirLock.ts'
 import { sqlString } from '../pipeline/sinks/parquetFile.ts'
-import { PARQUET_ROOT, parseSealedFileName, tableRoot } from '../pipeline/sinks/parquetLayout.ts'
+import { PARQUET_ROOT, coveredFileNames, manifestCovers, parseSealedFileName, tableRoot } from '../pipeline/sinks/parquetLayout.ts'
 import type { QuestionModel } from '../models/QuestionModel.ts'
 import { QUESTIONS } from '../models/questions/index.ts'
 import { DECILE_BANDS, LOG_LOSS_EPSILON, mergeBandSums, scoresFromBands, type BandSums } from '../models/verification/bucketSums.ts'
@@ -88,15 +88,20 @@ interface SealedListing {
   date: string
 }
 
-/** Sealed files of one sink table (schema anchors and temp files excluded). */
+/**
+ * Sealed files of one sink table (schema anchors and temp files excluded, and files a compaction merged but has not
+ * deleted yet: their rows are in the merged file, pipeline/sinks/ParquetCompactor.ts).
+ */
 async function listSealed(root: string): Promise<SealedListing[]> {
   const out: SealedListing[] = []
   for (const dateDir of await readdirOrEmpty(root)) {
     if (!dateDir.startsWith('date=')) continue
     for (const assetDir of await readdirOrEmpty(join(root, dateDir))) {
       if (!assetDir.startsWith('asset=')) continue
-      for (const name of await readdirOrEmpty(join(root, dateDir, assetDir))) {
-        if (!parseSealedFileName(name)) continue
+      const names = await readdirOrEmpty(join(root, dateDir, assetDir))
+      const covered = coveredFileNames(names)
+      for (const name of names) {
+        if (!parseSealedFileName(name) || covered.has(name)) continue
         const rel = `${dateDir}/${assetDir}/${name}`
         out.push({ rel, abs: join(root, rel), date: dateDir.slice(5) })
       }
@@ -211,6 +216,16 @@ export class RecordJob {
     }
   }
 
+  /**
+   * The sealed files committed runs consumed, per sink table dir (relative paths, as record_files holds them): the
+   * compactor merges only runs of these in the ledger tables, so a merged file holds nothing this job has not counted.
+   */
+  static async consumedFiles(db: RecordDb): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>([['decisions', []], ['outcomes', []]])
+    for (const row of await db.query('SELECT source, file FROM record_files')) out.get(String(row.source))?.push(String(row.file))
+    return out
+  }
+
   /** The latest committed snapshot (null before the first). */
   get snapshot(): IntelligenceSnapshot | null {
     return this.lastSnapshot
@@ -228,8 +243,11 @@ export class RecordJob {
 
   private async runOnce(): Promise<RecordRunSummary> {
     const dataDir = this.db.dataDir
-    const decisionFiles = (await listSealed(tableRoot(dataDir, 'decisions'))).filter((f) => !this.processed.decisions.has(f.rel))
-    let outcomeFiles = (await listSealed(tableRoot(dataDir, 'outcomes'))).filter((f) => !this.processed.outcomes.has(f.rel))
+    // A merged file of files this job counted is counted too (manifestCovers): compaction renames, it adds nothing.
+    const countedDecision = manifestCovers(this.processed.decisions)
+    const countedOutcome = manifestCovers(this.processed.outcomes)
+    const decisionFiles = (await listSealed(tableRoot(dataDir, 'decisions'))).filter((f) => !countedDecision(f.rel))
+    let outcomeFiles = (await listSealed(tableRoot(dataDir, 'outcomes'))).filter((f) => !countedOutcome(f.rel))
     const summary: RecordRunSummary = {
       run_id: null, idle: true, decision_files: 0, outcome_files: 0, held_files: 0,
       new_pairs: 0, new_unresolvable: 0, new_decisions: 0, snapshot: null, crossing: null, timings_ms: {},

@@ -2,24 +2,30 @@
 -- ${DATA_DIR} is the service's data directory; sql/Catalog.ts substitutes it, and sql/README.md shows how to do
 -- it by hand for the duckdb CLI. Views only: the catalog file stores no data.
 --
+-- Types: instants are TIMESTAMPTZ (stored as UTC; read with timezone('UTC', ·), so the session's TimeZone changes how
+-- they print, never which instant they are), `payload` is JSON.
+--
 -- Storage: ${DATA_DIR}/parquet/venue.ticks/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet.
 -- `date` (UTC day of the event time) and `asset` ('*' for venue-wide records) come from the directory names.
--- A zero-row schema anchor under date=1970-01-01 keeps these views answering on an empty data dir.
+-- A zero-row schema anchor under date=1970-01-01 keeps these views answering on an empty data dir. Files a compaction
+-- merged and has not deleted yet are skipped (covered_parquet, sql/000_sealed_files.sql).
 
 CREATE OR REPLACE VIEW ticks AS
 SELECT
-  ts, date, asset, kind, instrument, source, provider, quality, received_at,
-  "interval", open_time, open, high, low, close, volume, volume_unit,
-  price, rate, interval_hours, premium, next_funding_at, oi, oi_unit,
+  timezone('UTC', ts) AS ts, date, asset, kind, instrument, source, provider, quality, timezone('UTC', received_at) AS received_at,
+  "interval", timezone('UTC', open_time) AS open_time, open, high, low, close, volume, volume_unit,
+  price, rate, interval_hours, premium, timezone('UTC', next_funding_at) AS next_funding_at, oi, oi_unit,
   bid, ask, bid_size, ask_size, bid_depth_usd, ask_depth_usd,
-  side, size, notional_usd, trade_id, payload,
+  side, size, notional_usd, trade_id, payload::JSON AS payload,
   tape_seq, tape_id, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/venue.ticks/**/*.parquet',
   hive_partitioning = true,
   union_by_name = true,
-  hive_types = {'date': DATE, 'asset': VARCHAR}
-);
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/venue.ticks/**/*.parquet'));
 
 -- OHLCV bars. `ts` is the bar close (when the bar became knowable), `open_time` its start. A source may deliver
 -- the same bar twice (a 'degraded' possibly-unfinished bar, then the final one): keep one per bar, preferring
@@ -98,7 +104,7 @@ WHERE kind = 'universe';
 -- complete hour of 1m bars). Volume keeps the source's unit.
 CREATE OR REPLACE VIEW hourly_ohlc AS
 SELECT
-  time_bucket(INTERVAL 1 HOUR, open_time) AS hour,
+  time_bucket(INTERVAL 1 HOUR, open_time, 'UTC') AS hour,
   asset, source, instrument, "interval" AS source_interval, volume_unit,
   arg_min(open, open_time) AS open,
   max(high) AS high,

@@ -21,8 +21,8 @@
  * Flush policy, per group: `maxRows` buffered rows; `maxAgeMs` of wall time since its oldest buffered row
  * (checked on every batch and by a timer); `maxEventSpanMs` of event time, i.e. the partition's newest event
  * time has moved that far past the group's oldest (replays run far faster than wall time); and everything on
- * flush()/close(). Small files are the price of low latency; a compaction job that merges a day's files
- * (keeping the offset-range names) is out of scope for now.
+ * flush()/close(). Small files are the price of low latency; ParquetCompactor.ts merges a closed day's files into one
+ * per directory and partition, keeping the offset-range names, so the watermark rule above reads the same offsets.
  */
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'

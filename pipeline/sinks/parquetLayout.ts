@@ -8,6 +8,13 @@
  * directory and renamed when complete; readers glob `*.parquet`, so they never see a half-written file.
  * Hive values are percent-encoded (DuckDB decodes them), so the venue-wide asset '*' is the directory `asset=%2A`.
  *
+ * Compaction (ParquetCompactor.ts) merges a run of one directory's files of one partition into one file named, the
+ * same way, by the run's first and last offsets. Between its rename and the deletion of the small files (or after a
+ * crash there) both are on disk: a sealed file whose offset range lies inside another's of the same directory and
+ * partition is *covered* and every reader skips it (coveredFileNames here; the views use the covered_parquet macro of
+ * sql/000_sealed_files.sql). The sink's files of one directory and partition never overlap, so only a merged file
+ * can cover another, and its rows are exactly those of the files it covers.
+ *
  * Each data directory also holds one zero-row schema anchor, date=1970-01-01/asset=_schema/_schema.parquet:
  * DuckDB's read_parquet fails on a glob that matches nothing, so the anchor keeps the views answering (0 rows)
  * on an empty data dir and pins every column's type. It is not a sealed file (its name does not parse as one).
@@ -114,5 +121,58 @@ export async function readdirOrEmpty(dir: string): Promise<string[]> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw err
+  }
+}
+
+/** The sealed files of one directory that another sealed file of the same partition covers (see the header). */
+export function coveredFileNames(names: readonly string[]): Set<string> {
+  const sealed = names.flatMap((name) => {
+    const f = parseSealedFileName(name)
+    return f ? [{ name, ...f }] : []
+  })
+  // By first offset, the wider file first at a tie: a file is covered when an earlier one reaches as far.
+  sealed.sort((a, b) => a.partition - b.partition || a.firstOffset - b.firstOffset || b.lastOffset - a.lastOffset)
+  const covered = new Set<string>()
+  let partition = -1
+  let reach = -1
+  for (const f of sealed) {
+    if (f.partition !== partition) {
+      partition = f.partition
+      reach = -1
+    }
+    if (f.lastOffset <= reach) covered.add(f.name)
+    else reach = f.lastOffset
+  }
+  return covered
+}
+
+/**
+ * Whether a downstream consumer's manifest (record/RecordJob.ts: record_files, paths relative to the table root)
+ * covers a sealed file: the file is named in it, or it is a merged file whose first offset starts a listed file and
+ * whose last offset ends one, in the same directory and partition. The second rule is sound because the compactor
+ * only merges unbroken runs of files the manifest covers (ParquetCompactor `consumed`), so a merged file never holds
+ * a row the consumer has not counted; and it stays true after the small files are gone, since the manifest is
+ * append-only.
+ */
+export function manifestCovers(manifest: Iterable<string>): (rel: string) => boolean {
+  const names = new Set<string>()
+  const starts = new Set<string>()
+  const ends = new Set<string>()
+  const key = (rel: string) => {
+    const slash = rel.lastIndexOf('/')
+    const f = parseSealedFileName(rel.slice(slash + 1))
+    return f ? { dir: rel.slice(0, slash), f } : null
+  }
+  for (const rel of manifest) {
+    names.add(rel)
+    const k = key(rel)
+    if (!k) continue
+    starts.add(`${k.dir}\n${k.f.partition}\n${k.f.firstOffset}`)
+    ends.add(`${k.dir}\n${k.f.partition}\n${k.f.lastOffset}`)
+  }
+  return (rel) => {
+    if (names.has(rel)) return true
+    const k = key(rel)
+    return k !== null && starts.has(`${k.dir}\n${k.f.partition}\n${k.f.firstOffset}`) && ends.has(`${k.dir}\n${k.f.partition}\n${k.f.lastOffset}`)
   }
 }

@@ -4,7 +4,7 @@
  *
  * 1. No source file (code or SQL, outside node_modules and this test) contains an UPDATE, DELETE, TRUNCATE, MERGE,
  *    INSERT OR REPLACE, ALTER or DROP aimed at a ledger table or its storage (decisions, outcomes, decision_rows,
- *    outcome_rows, parquet/decisions, parquet/outcomes), and sql/ defines views only.
+ *    outcome_rows, parquet/decisions, parquet/outcomes), and sql/ defines views only (and table macros they use).
  * 2. The write path cannot alter a recorded row: the engine refuses a conflicting record with a recorded decision_id
  *    (test/engine/EngineRunner.test.ts), and when such a record reaches the log anyway the sink appends it and
  *    the `decisions` view still answers the first (checked here over real Parquet).
@@ -63,7 +63,7 @@ t.test('no code path updates or deletes a ledger row', async (t) => {
       .split(';')
       .map((s) => s.trim())
       .filter(Boolean)
-    for (const s of statements) t.match(s, /^CREATE OR REPLACE VIEW\b/i, `${name}: views only`)
+    for (const s of statements) t.match(s, /^CREATE OR REPLACE (VIEW|MACRO)\b/i, `${name}: views (and macros) only`)
   }
 })
 
