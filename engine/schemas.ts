@@ -68,8 +68,12 @@ export type PendingResolution = Static<typeof PENDING>
 export const RESOLUTION = Type.Union([RESOLVED, PENDING])
 export type ResolutionRead = Static<typeof RESOLUTION>
 
-/** Spec, Lineage bundle: verify fields are "each true, false or 'unknown'". */
-const Verified = Type.Union([Type.Boolean(), Type.Literal('unknown')])
+/**
+ * Spec, Lineage bundle: verify fields are "each true, false or 'unknown'". 'unknown' is a one-value string enum, not a
+ * const: openapi-python-client 0.29 parses a union member `{const}` without trying the boolean first, so every lineage
+ * read raised in a generated client (issue 14).
+ */
+const Verified = Type.Union([Type.Boolean(), StringEnum(['unknown'])])
 export type Verified = Static<typeof Verified>
 
 export const LINEAGE = Type.Object(

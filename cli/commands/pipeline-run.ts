@@ -1,21 +1,26 @@
 /**
- * `svc pipeline run`: replays a tape through the event log into Parquet and the DuckDB catalog, then exits once
- * the sink has sealed and committed everything. Restarting after a crash resumes without loss or duplicates.
+ * `svc pipeline run`: replays a tape through the event log into Parquet and the DuckDB catalog, with the engine
+ * (EngineRunner, the same processor `svc start` runs) deciding and resolving over it, then exits once the engine has
+ * read every tick and the sink has sealed and committed the ticks, decisions and outcomes. Restarting after a crash
+ * resumes without loss or duplicates (the engine re-derives the same decision ids and dedupes them).
  */
 import { parseArgs } from 'node:util'
 import { resolve } from 'node:path'
 import { UsageError, type Command } from '../Command.ts'
 import { startProgress } from '../../common/progress.ts'
 import { openEventLog } from '../../pipeline/log/openEventLog.ts'
-import { eventLogOf, progressOf, topicNamesOf } from '../../app/config.ts'
+import { eventLogOf, progressOf, topicNamesOf, trainUntilOf } from '../../app/config.ts'
+import { EngineRunner } from '../../engine/EngineRunner.ts'
 import { environment } from '../environment.ts'
 import { Pipeline } from '../../pipeline/Pipeline.ts'
 import { Catalog } from '../../sql/Catalog.ts'
 
 const usage = `Usage: svc pipeline run --tape TAPE [--speed S] [--data-dir DIR] [--log embedded|kafka] [--partitions N]
 
-Replays TAPE into the ticks topic, sinks every topic to Parquet under DIR/parquet, applies the sql/ views to
-DIR/catalog.duckdb, and exits when the sink has committed the whole log. Safe to rerun after a crash.
+Replays TAPE into the ticks topic while the engine fits, decides and resolves over it (as \`svc start\` does, on
+SVC_TRAIN_DAYS or SVC_TRAIN_UNTIL), sinks every topic (ticks, decisions, outcomes) to Parquet under DIR/parquet,
+applies the sql/ views to DIR/catalog.duckdb, and exits when the engine has read every tick and the sink has
+committed the whole log. Safe to rerun after a crash.
 
 Options:
   --tape TAPE        tape file (NDJSON, optionally gzip)
@@ -24,6 +29,9 @@ Options:
   --log KIND         embedded (default, or $SVC_LOG) or kafka (needs KAFKA_BROKERS)
   --partitions N     partitions per topic when creating topics (default $SVC_PARTITIONS or 3)
 `
+
+/** The engine folds ticks slower than the log takes them; a long tape may need minutes after the replay ends. */
+const ENGINE_CATCH_UP_MS = 60 * 60_000
 
 export const command: Command = {
   name: 'pipeline run',
@@ -51,7 +59,12 @@ export const command: Command = {
 
     await Catalog.apply(dataDir)
     const eventLog = await openEventLog(eventLogOf(config))
-    const pipeline = await Pipeline.start({ dataDir, log: eventLog, names: topicNamesOf(config), partitions: partitions ?? config.SVC_PARTITIONS })
+    const names = topicNamesOf(config)
+    const topicPartitions = partitions ?? config.SVC_PARTITIONS
+    const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions: topicPartitions })
+    const runner = await EngineRunner.start({
+      log: eventLog, dataDir, names, partitions: topicPartitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil: trainUntilOf(config),
+    })
     const abort = new AbortController()
     const onSignal = () => abort.abort()
     process.once('SIGINT', onSignal)
@@ -65,16 +78,23 @@ export const command: Command = {
         onProgress: (p) => progress.update(p.emitted),
       })
       progress.stop()
-      if (!result.aborted) await pipeline.drain()
+      if (!result.aborted) {
+        // The engine reads the whole tape before the ledger topics are drained, so their sink sees every row.
+        await runner.waitForTicks(ENGINE_CATCH_UP_MS, abort.signal)
+        for (const topic of [names.ticks, names.decisions, names.outcomes]) await pipeline.drain(topic)
+      }
       const stats = pipeline.sink.stats()
+      const engine = runner.stats()
       process.stderr.write(
         `pipeline run: tape ${result.tapeId}: produced ${result.produced}, already in log ${result.skipped}; ` +
+          `engine: ${engine.ledger.decisions} decisions, ${engine.ledger.outcomes} outcomes in the ledger; ` +
           `sink wrote ${stats.rowsWritten} rows in ${stats.filesSealed} files → ${dataDir}/parquet (catalog ${Catalog.path(dataDir)})\n`,
       )
       return result.aborted ? 130 : 0
     } finally {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
+      await runner.close()
       await pipeline.close()
       await eventLog.close()
     }

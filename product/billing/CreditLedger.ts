@@ -26,7 +26,7 @@ import { randomUUID } from 'node:crypto'
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { Clock } from '../../common/Clock.ts'
 import { JUDGMENT_FLOOR_CREDITS } from './pricing.ts'
-import { questionById } from '../../models/questions/index.ts'
+import { QUESTIONS, questionById } from '../../models/questions/index.ts'
 import type { Journal } from '../../pipeline/journal/Journal.ts'
 import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { newDrawId, type DRAW_RECORD_SCHEMA, type DrawRow } from '../../pipeline/records/drawRecord.ts'
@@ -43,6 +43,9 @@ export const DAY_MS = 86_400_000
 export function isEntryTier(questionId: string | null | undefined): boolean {
   return !!questionId && questionById(questionId)?.entryTier === true
 }
+
+/** The entry-tier question ids, for messages that say what the free allowance covers. */
+export const ENTRY_TIER_QUESTIONS: readonly string[] = QUESTIONS.filter((q) => q.entryTier).map((q) => q.id)
 
 export interface Lot {
   lot_id: string
@@ -97,7 +100,12 @@ export interface Hold {
 
 export interface Shortfall {
   kind: 'short'
+  /** The payer's balance as GET /v1/billing/credits reports it (free allowance included). */
   balance: number
+  /** The part of it that can pay this call: the free allowance pays entry-tier questions only. */
+  spendable: number
+  /** Free-allowance credits in the balance that this call may not use (non-entry questions); 0 otherwise. */
+  freeAllowanceExcluded: number
   required: number
 }
 
@@ -230,7 +238,10 @@ export class CreditLedger {
       .filter((l) => l.lot_id !== s.scoutLot && this.available(l, at) > 0)
       .sort((a, b) => (a.expires_at ?? Infinity) - (b.expires_at ?? Infinity) || a.created_at - b.created_at)
     const total = lots.reduce((sum, l) => sum + this.available(l, at), 0)
-    if (total < credits) return { kind: 'short', balance: total, required: credits }
+    if (total < credits) {
+      const excluded = scout && !opts.entryTier ? this.available(scout, at) : 0
+      return { kind: 'short', balance: this.balance(payer, at), spendable: total, freeAllowanceExcluded: excluded, required: credits }
+    }
     const parts: Array<{ lot_id: string; credits: number }> = []
     let left = credits
     for (const lot of lots) {

@@ -205,7 +205,7 @@ export class MarketServices implements MarketData {
     if (price === null) return null
     const age = Math.max(0, this.#universe.now() - u.asOf)
     const budget = stalenessBudgetMs('mid')
-    const ok = age <= budget && u.quality === 'real'
+    const ok = age <= budget && u.quality !== 'degraded'
     return {
       snapshot: {
         asset: sym,
@@ -217,7 +217,7 @@ export class MarketServices implements MarketData {
           timestamp: isoMs(u.asOf),
           received_at: isoMs(u.asOf),
           age_ms: age,
-          quality: ok ? 'real' : 'degraded',
+          quality: ok ? u.quality : 'degraded',
         },
       },
       freshness: [{ input: 'universe', ok, staleness_budget_ms: budget, age_ms: age, last_success_at: isoMs(u.asOf) }],

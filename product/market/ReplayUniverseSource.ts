@@ -39,7 +39,7 @@ export class ReplayUniverseSource implements UniverseSource {
       return {
         venue: venueOfSource(rec.provenance.source),
         asOf: rec.time,
-        quality: rec.provenance.quality === 'degraded' ? 'degraded' : 'real',
+        quality: rec.provenance.quality,
         assets: rec.value.assets,
       }
     }
@@ -63,6 +63,7 @@ export class ReplayUniverseSource implements UniverseSource {
     let asOf = -Infinity
     let source: string | null = null
     let degraded = false
+    let simulated = false
     const assets: TickUniverseAsset[] = []
     for (const symbol of symbols) {
       const m = this.state.asset(symbol)!
@@ -70,6 +71,7 @@ export class ReplayUniverseSource implements UniverseSource {
       for (const o of obs) {
         asOf = Math.max(asOf, o.time)
         source ??= o.provenance.source
+        if (o.provenance.quality === 'simulated') simulated = true
       }
       const price = m.mid?.value ?? m.bar?.value.close ?? null
       if (m.mid?.provenance.quality === 'degraded' || m.bar?.provenance.quality === 'degraded') degraded = true
@@ -92,6 +94,6 @@ export class ReplayUniverseSource implements UniverseSource {
         delisted: false,
       })
     }
-    return { venue: venueOfSource(source ?? 'unknown'), asOf, quality: degraded ? 'degraded' : 'real', assets: deepFreeze(assets) }
+    return { venue: venueOfSource(source ?? 'unknown'), asOf, quality: degraded ? 'degraded' : simulated ? 'simulated' : 'real', assets: deepFreeze(assets) }
   }
 }

@@ -10,8 +10,11 @@ export interface VenueUniverse {
   venue: string
   /** The true instant the snapshot was observed, epoch ms. */
   asOf: number
-  /** 'degraded' when a failed refresh served this last good snapshot. */
-  quality: 'real' | 'degraded'
+  /**
+   * 'degraded' when a failed refresh served this last good snapshot; 'simulated' when the rows come from the built-in
+   * generator (ingest/SyntheticMarket.ts), so generated data never says 'real'.
+   */
+  quality: 'real' | 'degraded' | 'simulated'
   /** Every listed market, delisted ones included (the venue's own spelling in `symbol`). */
   assets: TickUniverseAsset[]
 }

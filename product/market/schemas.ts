@@ -53,7 +53,8 @@ export const UNIVERSE = Type.Object(
   {
     venue: Type.String(),
     as_of: Instant,
-    quality: StringEnum(['real', 'degraded']),
+    // Spec: 'real' or 'degraded'; 'simulated' added for the built-in generator's data (docs/decisions.md).
+    quality: StringEnum(['real', 'degraded', 'simulated']),
     assets: Type.Array(UNIVERSE_ASSET),
     count: Type.Integer({ minimum: 0 }),
     total_live: Type.Integer({ minimum: 0 }),

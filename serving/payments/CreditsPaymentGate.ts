@@ -15,7 +15,7 @@ import { ServiceError } from '../../common/ServiceError.ts'
 import type { ReasonCode } from '../../common/errors.ts'
 import { ADDRESS_PATTERN } from '../../common/schema.ts'
 import type { Price } from '../../product/billing/pricing.ts'
-import type { CreditLedger } from '../../product/billing/CreditLedger.ts'
+import { ENTRY_TIER_QUESTIONS, type CreditLedger, type Shortfall } from '../../product/billing/CreditLedger.ts'
 import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { PaymentChallenge, PaymentGate, PaymentGrant, PaymentRequest, SettleOutcome } from './PaymentGate.ts'
 import { buildPaymentRequired, encodeHeader } from './x402.ts'
@@ -37,7 +37,7 @@ export class CreditsPaymentGate implements PaymentGate {
       })
     }
     const hold = this.ledger.reserve(payer, price, req.question_id)
-    if (hold.kind === 'short') return this.insufficient(req, price, hold.balance)
+    if (hold.kind === 'short') return this.insufficient(req, price, hold)
     const ledger = this.ledger
     return {
       kind: 'paid',
@@ -57,16 +57,27 @@ export class CreditsPaymentGate implements PaymentGate {
     }
   }
 
-  private insufficient(req: PaymentRequest, price: Price, balance: number): PaymentChallenge {
+  /**
+   * `balance` is the payer's balance as GET /v1/billing/credits reports it, so the two never disagree (issue 14: the
+   * 402 said 0 beside 3000 of free allowance); what this call could actually use is `spendable_credits`, and free
+   * allowance the call may not use is named with the reason.
+   */
+  private insufficient(req: PaymentRequest, price: Price, short: Shortfall): PaymentChallenge {
     const required = buildPaymentRequired(price, this.payTo, { url: req.resource_url, description: req.route_summary }, 'insufficient credit balance')
+    const excluded = short.freeAllowanceExcluded > 0
+    const covers = `the free allowance covers entry-tier questions only (${ENTRY_TIER_QUESTIONS.join(', ')})`
     return {
       kind: 'challenge',
       error: new ServiceError('PAYMENT_REQUIRED', {
-        message: 'The credit balance cannot cover this call; top up, or pay per call with PAYMENT-SIGNATURE.',
+        message: excluded
+          ? `The credit balance (${short.balance}) cannot cover this call: ${short.freeAllowanceExcluded} of it is free allowance, and ${covers}. Top up, or pay per call with PAYMENT-SIGNATURE.`
+          : 'The credit balance cannot cover this call; top up, or pay per call with PAYMENT-SIGNATURE.',
         headers: { 'PAYMENT-REQUIRED': encodeHeader(required), 'Cache-Control': 'no-store' },
         detail: {
           reason: 'INSUFFICIENT_BALANCE' satisfies ReasonCode,
-          balance,
+          balance: short.balance,
+          spendable_credits: short.spendable,
+          ...(excluded ? { free_allowance_credits: short.freeAllowanceExcluded, free_allowance_note: covers } : {}),
           required_credits: price.credits,
           pricing_key: price.key,
           credits: price.credits,

@@ -78,7 +78,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
         limit: Number(ctx.query.limit),
         q: typeof ctx.query.q === 'string' ? ctx.query.q.toUpperCase() : null,
       })
-      return { data: u, meta: { state: u.quality === 'real' ? 'ok' : 'degraded', data_sources: [u.venue] } }
+      return { data: u, meta: { state: u.quality === 'degraded' ? 'degraded' : 'ok', data_sources: [u.venue] } }
     },
   },
   {

@@ -127,7 +127,14 @@ t.test('free allowance: idempotent, never recharges, entry tier only, a refusal 
   const notEntry = await s.ask('S03_trend_continuation')
   t.equal(notEntry.status, 402, 'the allowance is not spendable off the entry tier')
   t.equal(notEntry.body.error.detail.reason, 'INSUFFICIENT_BALANCE')
-  t.equal(notEntry.body.error.detail.balance, 0)
+  // Issue 14: the 402 said balance 0 while /v1/billing/credits said 3000. It reports the same balance, what of it this
+  // call could use, and why the rest does not count.
+  t.equal(notEntry.body.error.detail.balance, await s.balance(), 'the balance GET /v1/billing/credits reports')
+  t.equal(notEntry.body.error.detail.balance, 3000)
+  t.equal(notEntry.body.error.detail.spendable_credits, 0, 'none of it pays a non-entry question')
+  t.equal(notEntry.body.error.detail.free_allowance_credits, 3000)
+  t.match(notEntry.body.error.detail.free_allowance_note, 'entry-tier questions only (S01_market_regime, S05_volatility_expansion, S06_funding_anomaly)')
+  t.match(notEntry.body.error.message, /balance \(3000\) cannot cover this call: 3000 of it is free allowance/)
 
   const refusal = await s.ask('S05_volatility_expansion', { refuse: true })
   t.equal(refusal.status, 200)
@@ -141,6 +148,21 @@ t.test('free allowance: idempotent, never recharges, entry tier only, a refusal 
   t.same(again.body.data, { granted: false, balance_credits: 0 }, 'never recharges')
   const draws = await s.call('GET', `/v1/billing/draws?payer=${PAYER}`)
   t.equal(draws.body.data.count, 4, 'one grant, three debits; the refusal wrote nothing')
+})
+
+t.test('402 on a non-entry question with free allowance and too few paid credits: the whole balance, the spendable part', async (t) => {
+  const s = await paidServer(t)
+  await s.call('POST', '/v1/billing/scout', { payer: PAYER })
+  await s.grant(400, 'top-up-short')
+  const short = await s.ask('S03_trend_continuation')
+  t.equal(short.status, 402, 'paid credits below the price fall short')
+  const d = short.body.error.detail
+  t.same([d.balance, d.spendable_credits, d.free_allowance_credits, d.required_credits], [await s.balance(), 400, 3000, 1000])
+  t.equal(d.balance, 3400)
+  const entry = await s.call('POST', '/v1/test/work', { question_id: 'S01_market_regime', n: 8 }, { 'x-svc-payer': '0x2222222222222222222222222222222222222222' })
+  t.equal(entry.status, 402, 'no allowance, no credits')
+  t.same([entry.body.error.detail.balance, entry.body.error.detail.spendable_credits, entry.body.error.detail.free_allowance_credits], [0, 0, undefined], 'nothing excluded, no note')
+  t.equal(entry.body.error.message, 'The credit balance cannot cover this call; top up, or pay per call with PAYMENT-SIGNATURE.')
 })
 
 t.test('what is charged: answers and refusal decisions; not throws, typed 4xx refusals or re-served repeats', async (t) => {

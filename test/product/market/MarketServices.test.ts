@@ -92,6 +92,8 @@ t.test('free market routes on a replayed tape', async (t) => {
     t.equal(body.data.total_live, 3)
     t.equal(body.data.truncated, true)
     t.equal(body.data.venue, 'simulated')
+    t.equal(body.data.quality, 'simulated', 'generated data says simulated, not real (issue 14)')
+    t.equal(body.meta.state, 'ok', 'fresh simulated data is not degraded')
     t.equal(body.data.as_of, isoMs(fx.endMs))
     const q = await getJson(`${server.url}/v1/universe?q=et`)
     t.same(q.body.data.assets.map((a: { symbol: string }) => a.symbol), ['ETH'], 'q filters symbols case-insensitively')
@@ -138,6 +140,7 @@ t.test('free market routes on a replayed tape', async (t) => {
     t.same(u.body.data.assets.map((a: { symbol: string }) => a.symbol), ['BTC', 'ETH', 'SOL', 'KPEPE'], 'delisted dropped, volume desc, upper-case tickers')
     t.equal(u.body.data.total_live, 4)
     t.equal(u.body.data.venue, 'hyperliquid')
+    t.equal(u.body.data.quality, 'real', 'a venue record keeps its own quality')
     const pepeRow = u.body.data.assets[3]
     t.ok(Math.abs(pepeRow.change_24h - (0.01 / 8 - 1)) < 1e-12)
     t.equal(pepeRow.oi_usd, 100 * 0.011)
