@@ -81,14 +81,14 @@ export interface DecisionEngineOptions {
   walletProvider?: WalletProvider | null
 }
 
-/** Public conditions: the machine conditions as `name=value` strings, names sorted (strings bare, the rest as JSON). */
-export function conditionStrings(conditions: Record<string, unknown>): string[] {
-  return Object.keys(conditions)
-    .sort()
-    .map((k) => {
-      const v = conditions[k]
-      return `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`
-    })
+/**
+ * Public conditions: the machine conditions object the resolver re-derives the event from, names sorted — the same
+ * shape the SQL views give (a JSON object), so an agent and a quant read one field one way (issue 14).
+ */
+export function publicConditions(conditions: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const k of Object.keys(conditions).sort()) out[k] = conditions[k]
+  return out
 }
 
 export class DecisionEngine {

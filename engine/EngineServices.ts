@@ -5,11 +5,11 @@
  * registry (common/errors.ts).
  *
  * Spec, Decision record: the public record is the ledger row without its journal and state parts; `conditions` is the
- * list of `name=value` strings of the machine conditions; choice and payment_id appear only when present.
+ * machine conditions object (names sorted), as in SQL; choice and payment_id appear only when present.
  */
 import { deepFreeze } from '../common/deepFreeze.ts'
 import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
-import { conditionStrings, type DecisionEngine as Engine, type PaymentRef } from './DecisionEngine.ts'
+import { publicConditions, type DecisionEngine as Engine, type PaymentRef } from './DecisionEngine.ts'
 import { ENGINE_ERRORS, EngineError } from './EngineError.ts'
 import type { LedgerView } from './LedgerView.ts'
 import type { LiveFeatures } from './LiveFeatures.ts'
@@ -60,7 +60,7 @@ export function publicRecord(d: LedgerDecision): DecisionRecord {
     horizon: d.horizon,
     horizon_end: d.horizon_end,
     created_at: d.created_at,
-    conditions: conditionStrings(d.conditions),
+    conditions: publicConditions(d.conditions),
     probability: d.probability,
     confidence: d.confidence,
     decision: d.decision,

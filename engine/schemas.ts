@@ -17,8 +17,8 @@ const Choice = Type.Object(
 /**
  * Spec, Decision record (public): decision_id, question_id, event, horizon, conditions, probability, confidence,
  * decision, action, input_hash, state_hash, policy_version, jev_version, choice, payment_id; plus asset, subject,
- * created_at and horizon_end (docs/decisions.md). `conditions` is the list of `name=value` strings of the machine
- * conditions; choice and payment_id appear only when present.
+ * created_at and horizon_end (docs/decisions.md). `conditions` is the machine conditions object (names sorted),
+ * the same JSON object the SQL views give; choice and payment_id appear only when present.
  */
 export const DECISION_RECORD = Type.Object({
   decision_id: Uuid,
@@ -30,7 +30,7 @@ export const DECISION_RECORD = Type.Object({
   horizon: Type.String({ pattern: '^[0-9]+[smhd]$' }),
   horizon_end: Instant,
   created_at: Instant,
-  conditions: Type.Array(Type.String()),
+  conditions: Type.Record(Type.String(), Type.Unknown(), { description: 'the machine conditions the claim holds under, by name (the same JSON object as the decisions view)' }),
   probability: Probability,
   confidence: Probability,
   decision: Type.String({ description: 'verdict kind; refusals: stale_input, insufficient_confidence, suppress' }),

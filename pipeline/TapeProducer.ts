@@ -130,7 +130,14 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
       skip: (entry) => entry.line <= (marks[partitionForKey(tickKey(entry.tick), partitions)] ?? 0),
       onProgress: options.onProgress ? (p) => options.onProgress!({ ...p, produced }) : undefined,
       // An instant is complete once the next record has to wait: send it now rather than when that record is due.
-      beforeWait: flush,
+      // Live, the first wait is the present reached: the warm-up is over now, not when the next minute comes due.
+      beforeWait: async () => {
+        await flush()
+        if (live && !paced) {
+          paced = true
+          options.onPaceStart?.({ produced, eventTime: options.liveClock!.now() })
+        }
+      },
     })
     const result = await replay.run(async (entry) => {
       const time = tickTime(entry.tick)

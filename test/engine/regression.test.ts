@@ -46,11 +46,17 @@ const DECISION_COLUMNS = `decision_id, question_id, asset, subject, event, horiz
 const OUTCOME_COLUMNS = `decision_id, question_id, asset, subject, outcome, resolved_at, horizon_end, statistic, statistic_detail, realized_choice,
   reason, record_version, date`
 
+/** The views' TIMESTAMPTZ columns among the digested ones. */
+const INSTANT_COLUMNS = new Set(['created_at', 'horizon_end', 'resolved_at'])
+
 function digestSql(view: string, columns: string, orderBy = 'decision_id'): string {
-  // Doubles print with 17 significant digits, so equal digests mean equal bits.
+  // Doubles print with 17 significant digits, so equal digests mean equal bits. Instants are the stored UTC wall time
+  // (the views type them TIMESTAMPTZ, which would print a zone suffix): the digest is of the stored ledger, not of
+  // how a view renders it. JSON columns print their stored text.
   const cells = columns
     .split(',')
     .map((c) => c.trim())
+    .map((c) => (INSTANT_COLUMNS.has(c) ? `timezone('UTC', ${c})` : c))
     .map((c) => `coalesce(CASE WHEN typeof(${c}) = 'DOUBLE' THEN printf('%.17g', ${c}) ELSE CAST(${c} AS VARCHAR) END, '∅')`)
   return `SELECT count(*) AS n, md5(coalesce(string_agg(concat_ws('|', ${cells.join(', ')}), '\n' ORDER BY ${orderBy}), '')) AS digest FROM ${view}`
 }

@@ -47,4 +47,10 @@ t.test('svc pipeline run writes the engine’s decisions and outcomes to Parquet
   t.equal(a.outcomeIds, a.outcomes, 'no outcome twice')
   t.equal(a.orphans, 0, 'every outcome resolves a decision of the run')
   t.match(first.stderr, new RegExp(`engine: ${a.decisions} decisions, ${a.outcomes} outcomes in the ledger`), 'the summary names what the engine wrote')
+
+  // A rerun over a folder whose log the sink already holds finishes at once (it used to wait 120 s for a sink that
+  // had nothing to consume, then fail) and writes nothing twice.
+  const again = await pipelineRun(tape, dataDir)
+  t.equal(again.code, 0, `rerun exit 0:\n${again.stderr.slice(-2000)}`)
+  t.same(await counts(dataDir), a, 'the rerun adds no row')
 })

@@ -43,7 +43,7 @@ function record(id: string, createdMs: number, over: Partial<DecisionRecord> = {
     horizon: '60m',
     horizon_end: iso(createdMs + 3_600_000),
     created_at: iso(createdMs),
-    conditions: ['venue data within staleness budget'],
+    conditions: { staleness: 'venue data within staleness budget' },
     probability: 0.55,
     confidence: 0.4,
     decision: 'trend_up',
