@@ -12,7 +12,7 @@
  * test must run.
  */
 import t from 'tap'
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { openMarketServices } from '../../app/openMarketServices.ts'
@@ -21,27 +21,14 @@ import { marketFixture, TICKS_TOPIC } from '../helpers/marketTape.ts'
 import { memoryServices } from '../helpers/serving/memoryServices.ts'
 import { withServer } from '../helpers/serving/server.ts'
 import { withBilling } from '../helpers/serving/billing.ts'
+import { pythonModuleMissing, skipUnlessTool } from '../helpers/requiredTool.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
 const CLI = ['-m', 'schemathesis.cli']
 
-function toolMissing(): string | null {
-  const r = spawnSync('python3', [...CLI, '--version'], { encoding: 'utf8' })
-  if (r.status === 0) return null
-  const why = 'schemathesis is not installed (pip install -r .ci/requirements.txt)'
-  if (process.env.CI === 'true') throw new Error(`CI=true but ${why}: the schemathesis test must run in CI`)
-  return `skipped: ${why}`
-}
+const skip = skipUnlessTool(t, pythonModuleMissing('python3', 'schemathesis.cli', 'pip install -r .ci/requirements.txt'), 'the schemathesis test')
 
-let skip: string | null
-try {
-  skip = toolMissing()
-} catch (err) {
-  t.fail((err as Error).message)
-  skip = 'failed above'
-}
-
-t.test('schemathesis: no server errors and no schema violations', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+t.test('schemathesis: no server errors and no schema violations', { skip, timeout: 600_000 }, async (t) => {
   const fx = await marketFixture(t, { seed: 13, hours: 26, assets: ['BTC', 'ETH', 'SOL'] })
   const cg = await coingeckoStub(t, () => ({ status: 200, json: CONSTRUCTED_MARKETS }))
   const wiring = await openMarketServices({ log: fx.log, ticksTopic: TICKS_TOPIC, options: { universe: 'replay', coingeckoUrl: cg.url }, probes: false })
