@@ -41,6 +41,24 @@ t.test('the SDK client lists the registry tools and calls them through the REST 
 
   await anon.ping()
 
+  // One catalog: the discovery document, tools/list and the registry name the same tools with the same schemas.
+  const discovery = (await (await fetch(`${server.url}/.well-known/mcp.json`)).json()) as Structured
+  t.same(await (await fetch(`${server.url}/.well-known/x402/mcp.json`)).json(), discovery, 'both discovery paths serve one document')
+  t.equal(discovery.endpoint, server.url + MCP_PATH)
+  t.equal(discovery.payment.credits.header, 'x-svc-payer')
+  t.same(discovery.tools.map((x: Structured) => x.name).sort(), registry, 'discovery tools = registry')
+  for (const tool of tools) {
+    const doc = discovery.tools.find((x: Structured) => x.name === tool.name)
+    t.same(doc.inputSchema, tool.inputSchema, `${tool.name}: one input schema`)
+    t.equal(doc.description, tool.description)
+    const route = ROUTES.find((r) => r.mcp?.name === tool.name)!
+    t.equal(doc.paid, route.pay.kind === 'paid', `${tool.name}: paid as the route`)
+    if (doc.paid) t.ok(doc.price.credits > 0 && doc.price.accepts.length === 1, `${tool.name}: priced`)
+  }
+  const card = (await (await fetch(`${server.url}/.well-known/agent.json`)).json()) as Structured
+  t.equal(card.mcp.endpoint, discovery.endpoint, 'agent.json names the endpoint')
+  for (const doc of ['/llms.txt', '/.well-known/ai.txt']) t.match(await (await fetch(server.url + doc)).text(), '/.well-known/mcp.json', `${doc} names the MCP discovery document`)
+
   const pricing = await anon.callTool({ name: 'svc_pricing', arguments: {} })
   t.notOk(pricing.isError, 'svc_pricing answers')
   const pricingRest = (await (await fetch(`${server.url}/v1/pricing`)).json()) as Structured
