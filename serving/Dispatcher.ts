@@ -8,7 +8,7 @@ import type { Logger } from 'pino'
 import { serializeSuccess, type MetaPricing } from './envelope.ts'
 import { ServiceError } from '../common/ServiceError.ts'
 import type { IncomingRequest } from './http/UwsAdapter.ts'
-import { JSON_TYPE, type ResponseWriter } from './http/ResponseWriter.ts'
+import { JSON_TYPE, type AnswerWriter } from './http/ResponseWriter.ts'
 import { RequestIds } from './http/RequestIds.ts'
 import { priceOf, UNMEASURED_LADDER, type Price } from '../product/billing/pricing.ts'
 import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
@@ -56,7 +56,7 @@ export class Dispatcher {
    * Synchronous up to the first thing that must wait: a free route whose handler answers from memory is written
    * before this returns (no promise, no microtask); a handler's promise or a paid call continues asynchronously.
    */
-  readonly handle = (req: IncomingRequest, res: ResponseWriter): void | Promise<void> => {
+  readonly handle = (req: IncomingRequest, res: AnswerWriter): void | Promise<void> => {
     const started = performance.now()
     const requestId = this.ids.next()
     const now = this.services.clock.now()
@@ -104,7 +104,7 @@ export class Dispatcher {
   }
 
   /** A paid route: authorize, handler, settle and commit (see payments/PaymentGate.ts), then the envelope. */
-  private async paid(req: IncomingRequest, res: ResponseWriter, route: RouteDef, ctx: HandlerContext, headers: Record<string, string>, started: number): Promise<void> {
+  private async paid(req: IncomingRequest, res: AnswerWriter, route: RouteDef, ctx: HandlerContext, headers: Record<string, string>, started: number): Promise<void> {
     try {
       if (route.precheck) await route.precheck(ctx)
       const call = await this.authorize(ctx, route, req, headers)
@@ -236,7 +236,7 @@ export class Dispatcher {
     }
   }
 
-  private writeResult(res: ResponseWriter, result: HandlerResult, ctx: HandlerContext, headers: Record<string, string>, route: RouteDef, req: IncomingRequest, started: number): void {
+  private writeResult(res: AnswerWriter, result: HandlerResult, ctx: HandlerContext, headers: Record<string, string>, route: RouteDef, req: IncomingRequest, started: number): void {
     if ('raw' in result) {
       const r = result.raw
       headers['content-type'] = r.contentType
@@ -264,7 +264,7 @@ export class Dispatcher {
   }
 
   private writeError(
-    res: ResponseWriter,
+    res: AnswerWriter,
     err: unknown,
     requestId: string,
     headers: Record<string, string>,
@@ -304,7 +304,7 @@ export class Dispatcher {
   }
 
   /** Last resort for a throw that escaped handle() (writes only if nothing was written). */
-  readonly onEscaped = (err: unknown, req: IncomingRequest, res: ResponseWriter): void => {
+  readonly onEscaped = (err: unknown, req: IncomingRequest, res: AnswerWriter): void => {
     this.log.error({ err, method: req.method, path: req.path }, 'error escaped the dispatcher')
     const id = this.ids.next()
     res.send(500, { 'content-type': JSON_TYPE, 'x-request-id': id }, JSON.stringify(new ServiceError('INTERNAL').toEnvelope(id)))

@@ -10,6 +10,7 @@ import { resolveServingConfig, type ServingConfig } from './config.ts'
 import { Dispatcher } from './Dispatcher.ts'
 import { StaticDocuments } from './docs/StaticDocuments.ts'
 import { UwsAdapter } from './http/UwsAdapter.ts'
+import { MCP_PATH, McpEndpoint } from './mcp/McpEndpoint.ts'
 import { AccessLog } from './metrics/AccessLog.ts'
 import { ChallengePaymentGate } from './payments/ChallengePaymentGate.ts'
 import type { PaymentGate } from './payments/PaymentGate.ts'
@@ -43,6 +44,7 @@ export class Server {
     readonly services: Services,
     readonly documents: StaticDocuments,
     readonly host: string,
+    readonly mcp: McpEndpoint,
   ) {}
 
   get port(): number {
@@ -68,6 +70,7 @@ export class Server {
     const routes = opts.routes ?? ROUTES
     // Documents need the bound port when no public base URL is configured, so the dispatcher is bound after listen.
     let dispatcher: Dispatcher | null = null
+    let mcp: McpEndpoint | null = null
     const adapter = await UwsAdapter.listen(
       {
         host,
@@ -76,14 +79,16 @@ export class Server {
         trustProxy: config.trustProxy,
         onHandlerError: (err, req, res) => dispatcher?.onEscaped(err, req, res),
       },
-      (req, res) => (dispatcher ? dispatcher.handle(req, res) : undefined),
+      // The MCP endpoint is a protocol transport, not a REST route: its tools are registry routes run by the dispatcher.
+      (req, res) => (req.path === MCP_PATH && mcp ? mcp.handle(req, res) : dispatcher ? dispatcher.handle(req, res) : undefined),
     )
     const baseUrl = config.baseUrl ?? `http://${host}:${adapter.port}`
     const documents = StaticDocuments.build(routes, config, baseUrl, services.clock.now())
     const accessLog = config.accessLog > 0 ? new AccessLog(services.logger, config.accessLog) : null
     dispatcher = new Dispatcher(routes, services, documents, accessLog)
+    mcp = new McpEndpoint(routes, dispatcher, config.serviceVersion)
     services.logger.info({ host, port: adapter.port, routes: routes.length }, 'serving')
-    return new Server(adapter, services, documents, host)
+    return new Server(adapter, services, documents, host, mcp)
   }
 
   get inFlight(): number {

@@ -5,7 +5,7 @@
 import type { ServingConfig } from '../config.ts'
 import type { RouteDef } from '../routes/types.ts'
 import { buildOpenApi } from './openapi.ts'
-import { ROBOTS_TXT, buildAgentCard, buildAiTxt, buildLlmsTxt, buildX402 } from './discovery.ts'
+import { ROBOTS_TXT, buildAgentCard, buildAiTxt, buildLlmsTxt, buildMcpDiscovery, buildX402 } from './discovery.ts'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 const TEXT_TYPE = 'text/plain; charset=utf-8'
@@ -31,6 +31,7 @@ export class StaticDocuments {
     readonly aiTxt: ServedDocument,
     readonly llms: ServedDocument,
     readonly robots: ServedDocument,
+    readonly mcp: ServedDocument,
     readonly docsLocation: string,
     openApiObject: Record<string, unknown>,
   ) {
@@ -49,6 +50,7 @@ export class StaticDocuments {
       text(buildAiTxt(routes, baseUrl)),
       text(buildLlmsTxt(routes, baseUrl), MARKDOWN_TYPE),
       text(ROBOTS_TXT),
+      json(buildMcpDiscovery(routes, baseUrl, config.payTo)),
       docsLocation,
       openapi,
     )

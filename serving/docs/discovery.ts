@@ -11,6 +11,9 @@ import { CREDIT_TO_USD, priceOf } from '../../product/billing/pricing.ts'
 import { BASE_NETWORK, X402_VERSION, acceptsFor } from '../payments/x402.ts'
 import { concretePaidPaths, isPublic } from '../routes/derive.ts'
 import type { RouteDef } from '../routes/types.ts'
+import { buildCatalog, toolPrice } from '../mcp/McpCatalog.ts'
+import { MCP_PATH } from '../mcp/McpEndpoint.ts'
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 
 export const SERVICE_NAME = 'Decision Intelligence Service'
 const DESCRIPTION =
@@ -65,6 +68,7 @@ export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, doc
     url: baseUrl,
     docs_url: docsUrl,
     openapi_url: `${baseUrl}${routeOf(routes, 'openapi').path}`,
+    mcp: { endpoint: `${baseUrl}${MCP_PATH}`, transport: 'streamable-http', discovery: `${baseUrl}${routeOf(routes, 'wellknown.mcp').path}` },
     payment: {
       rails: [
         { kind: 'x402', x402Version: X402_VERSION, scheme: 'exact', network: BASE_NETWORK, discovery: `${baseUrl}${routeOf(routes, 'wellknown.x402').path}` },
@@ -84,7 +88,7 @@ export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, doc
 }
 
 /** Spec (Discovery): "/.well-known/ai.txt | plain-text list of documents to read first". */
-export const AI_TXT_ROUTES = ['llms', 'openapi', 'wellknown.agent', 'wellknown.x402', 'pricing', 'signals'] as const
+export const AI_TXT_ROUTES = ['llms', 'openapi', 'wellknown.agent', 'wellknown.x402', 'wellknown.mcp', 'pricing', 'signals'] as const
 
 export function buildAiTxt(routes: readonly RouteDef[], baseUrl: string): string {
   return [`# ${SERVICE_NAME}`, '# Read these first:', ...AI_TXT_ROUTES.map((id) => `${baseUrl}${routeOf(routes, id).path}`), ''].join('\n')
@@ -128,6 +132,7 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): stri
     `- OpenAPI 3.1: ${at('openapi')} (pinned: ${at('openapi.v1')})`,
     `- x402 requirements: ${at('wellknown.x402')}`,
     `- Agent card: ${at('wellknown.agent')}`,
+    `- MCP tool server (streamable HTTP, stateless): ${baseUrl}${MCP_PATH}; its tools and prices: ${at('wellknown.mcp')} (paid tools take x-svc-payer on the MCP HTTP request, or _meta["x402/payment"])`,
     '',
     '## Free endpoints',
     '',
@@ -142,3 +147,35 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): stri
 
 /** Spec (Discovery): "/robots.txt | allows all, disallows /v1/admin/" (the operator routes' prefix). */
 export const ROBOTS_TXT = 'User-agent: *\nAllow: /\nDisallow: /v1/admin/\n'
+
+/**
+ * Spec (Discovery): "/.well-known/mcp.json and /.well-known/x402/mcp.json | same MCP discovery document: the streamable
+ * HTTP endpoint and tool catalog with per-tool prices". The catalog is the one the endpoint lists (buildCatalog).
+ */
+export function buildMcpDiscovery(routes: readonly RouteDef[], baseUrl: string, payTo: string | null): Record<string, unknown> {
+  return {
+    name: SERVICE_NAME,
+    description: DESCRIPTION,
+    endpoint: `${baseUrl}${MCP_PATH}`,
+    transport: 'streamable-http',
+    session: 'stateless (no Mcp-Session-Id); POST only, JSON responses; GET and DELETE answer 405',
+    protocol_version: LATEST_PROTOCOL_VERSION,
+    supported_protocol_versions: SUPPORTED_PROTOCOL_VERSIONS,
+    payment: {
+      x402: { x402Version: X402_VERSION, network: BASE_NETWORK, request_meta: 'x402/payment', response_meta: 'x402/payment-response', resource: 'mcp://tool/<name>' },
+      credits: { header: 'x-svc-payer', description: 'Send x-svc-payer (the Base address holding credits) on the MCP HTTP request; every paid tool call is debited from it.' },
+      unpaid: 'A paid tool called without payment returns isError with structuredContent = the x402 PaymentRequired object.',
+    },
+    tools: buildCatalog(routes).map((tool) => {
+      const price = toolPrice(tool)
+      return {
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        proxies: `${tool.route.method} ${tool.route.path}`,
+        paid: price !== null,
+        price: price === null ? null : { pricing_key: price.key, credits: price.credits, usd: price.usd, amount: price.amount_atomic, accepts: acceptsFor(price, payTo) },
+      }
+    }),
+  }
+}

@@ -79,7 +79,15 @@ export function headerBlockBytes(headers: Record<string, string>): Buffer {
   return slabUtf8(block)
 }
 
-export class ResponseWriter {
+/**
+ * What the dispatcher writes an answer to: a uWS response, or an in-process capture (an MCP tool call runs the same
+ * dispatcher path as REST and reads its answer back).
+ */
+export interface AnswerWriter {
+  send(status: number, headers: Record<string, string>, body: string | Uint8Array): boolean
+}
+
+export class ResponseWriter implements AnswerWriter {
   aborted = false
   done = false
   /** Set when the connection must close after this response (oversized body left unread, or shutdown). */

@@ -18,6 +18,8 @@ export const DISCOVERY_ROUTES: readonly RouteDef[] = [
   doc('openapi', '/openapi.json', 'OpenAPI 3.1 document', (d) => d.openapi, { kind: 'json', schema: JSON_DOC }),
   doc('openapi.v1', '/v1/openapi.json', 'OpenAPI 3.1 document (versioned path)', (d) => d.openapi, { kind: 'json', schema: JSON_DOC }),
   doc('wellknown.x402', '/.well-known/x402.json', 'x402 payment requirements of every paid route', (d) => d.x402, { kind: 'json', schema: JSON_DOC }),
+  doc('wellknown.mcp', '/.well-known/mcp.json', 'MCP discovery: the streamable-HTTP endpoint and its tool catalog with prices', (d) => d.mcp, { kind: 'json', schema: JSON_DOC }),
+  doc('wellknown.x402.mcp', '/.well-known/x402/mcp.json', 'Same document as /.well-known/mcp.json', (d) => d.mcp, { kind: 'json', schema: JSON_DOC }),
   doc('wellknown.agent', '/.well-known/agent.json', 'Agent card', (d) => d.agent, { kind: 'json', schema: JSON_DOC }),
   doc('wellknown.ai', '/.well-known/ai.txt', 'Documents to read first', (d) => d.aiTxt, { kind: 'text', contentType: 'text/plain; charset=utf-8' }),
   doc('llms', '/llms.txt', 'Agent recipe and endpoint reference', (d) => d.llms, { kind: 'text', contentType: 'text/markdown; charset=utf-8' }),

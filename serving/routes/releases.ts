@@ -17,6 +17,11 @@ export const RELEASE_ROUTES: readonly RouteDef[] = [
       'Each release is a sealed, checksummed body of fitted parameters; its evaluation scores it against its incumbent on a holdout after its fit window, and four sealed gate rows (evidence, improvement, no_regression, reproducible) decide whether it may be activated. Status (candidate, active, superseded, rejected) is derived from the rows at read time.',
     tags: ['measured-record'],
     pay: FREE,
+    mcp: {
+      name: 'svc_list_releases',
+      description:
+        'The sealed model releases behind the answers, each with its status (candidate, active, superseded, rejected), holdout evaluation against its incumbent and promotion gates. Filter with status. Free; use it to judge which model version produced a decision.',
+    },
     needs: ['releases'],
     request: { query: RELEASES_QUERY },
     response: env(RELEASE_LIST),
