@@ -117,7 +117,10 @@ export class KafkaConsumer implements LogConsumer {
     } finally {
       removeListener()
     }
-    await this.seedPositions()
+    // Positions only feed the lag metric: a broker that cannot answer yet (a topic created a moment ago has no leader,
+    // and kafkajs's fetchTopicOffsets then throws a TypeError) must never stop the consumer. Handled batches fill the
+    // positions in anyway.
+    this.seedPositions().catch((err: unknown) => this.log.logger.warn({ err, group: this.groupId }, 'consumer positions not seeded; lag shows once batches arrive'))
   }
 
   positions(): ReadonlyArray<ConsumerPosition> {

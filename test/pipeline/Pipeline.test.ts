@@ -79,8 +79,8 @@ async function logBytes(dataDir: string): Promise<number> {
   return total
 }
 
-/** Runs until `ready()` holds, then SIGKILLs; returns false if the run finished first. */
-async function killWhen(child: ChildProcess, ready: () => Promise<boolean>): Promise<boolean> {
+/** Runs until `ready()` holds, then SIGKILLs; says how the run ended when it finished (or failed) first. */
+async function killWhen(child: ChildProcess, ready: () => Promise<boolean>): Promise<{ killed: boolean; ended: string }> {
   const exited = exitOf(child)
   let done = false
   void exited.then(() => (done = true))
@@ -88,11 +88,13 @@ async function killWhen(child: ChildProcess, ready: () => Promise<boolean>): Pro
     if (await ready()) {
       child.kill('SIGKILL')
       const result = await exited
-      return result.signal === 'SIGKILL'
+      if (result.signal === 'SIGKILL') return { killed: true, ended: 'SIGKILL' }
+      return { killed: false, ended: `exit ${result.code}: ${result.stderr.slice(-1500)}` }
     }
     await sleep(20)
   }
-  return false
+  const result = await exited
+  return { killed: false, ended: `finished first, exit ${result.code}: ${result.stderr.slice(-1500)}` }
 }
 
 /** A fingerprint of the whole ticks table: counts, uniqueness, and an ordered digest of every row. */
@@ -170,10 +172,10 @@ for (const kind of ['embedded', 'kafka'] as const) {
       const killedEarly = await killWhen(startRun(tape, dir, env), async () =>
         kind === 'embedded' ? (await logBytes(dir)) > 8_000_000 : (await sealedDataFiles(dir)) >= 1,
       )
-      t.ok(killedEarly, 'first run was SIGKILLed before finishing')
+      t.ok(killedEarly.killed, 'first run was SIGKILLed before finishing', { ended: killedEarly.ended })
       const sealedBefore = await sealedDataFiles(dir)
       const killedLate = await killWhen(startRun(tape, dir, env), async () => (await sealedDataFiles(dir)) >= sealedBefore + 3)
-      t.ok(killedLate, 'second run was SIGKILLed before finishing')
+      t.ok(killedLate.killed, 'second run was SIGKILLed before finishing', { ended: killedLate.ended })
       const final = await runToEnd(dir, env)
       t.match(final.stderr, /already in log [1-9]\d*/, 'the restart resumed after records already in the log')
       const crashed = await fingerprint(dir)
