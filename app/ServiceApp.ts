@@ -17,6 +17,7 @@ import { Registry } from 'prom-client'
 import { codedError } from '../common/CodedError.ts'
 import { childLogger } from '../common/logger.ts'
 import { systemClock, type Clock } from '../common/Clock.ts'
+import { PeriodicTask } from '../common/PeriodicTask.ts'
 import { EngineRunner } from '../engine/EngineRunner.ts'
 import { EngineServices } from '../engine/EngineServices.ts'
 import { readTape } from '../ingest/TapeReader.ts'
@@ -33,8 +34,6 @@ import { DataTimeline } from '../product/platform/DataTimeline.ts'
 import { MeasuredRecord } from '../record/MeasuredRecord.ts'
 import { RecordDb } from '../record/RecordDb.ts'
 import { RecordJob } from '../record/RecordJob.ts'
-import { RecordSchedule } from '../record/RecordSchedule.ts'
-import { CompactionSchedule } from '../pipeline/sinks/CompactionSchedule.ts'
 import { ParquetCompactor } from '../pipeline/sinks/ParquetCompactor.ts'
 import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
 import { ReleaseStore } from '../record/releases/ReleaseStore.ts'
@@ -124,7 +123,7 @@ export class ServiceApp {
     private readonly market: MarketWiring,
     private readonly billing: BillingService,
     private readonly x402: X402PaymentGate | null,
-    private readonly record: { db: RecordDb; job: RecordJob; schedule: RecordSchedule; releases: ReleaseStore; compaction: CompactionSchedule | null },
+    private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,
   ) {}
 
@@ -191,17 +190,33 @@ export class ServiceApp {
     const releases = await ReleaseStore.open(dataDir, recordDb) // one DuckDB for the record and the releases
     const recordJob = await RecordJob.open(recordDb, { releases })
     const record = new MeasuredRecord(recordDb, { releases })
-    const recordSchedule = new RecordSchedule(recordJob, config.SVC_RECORD_INTERVAL_S * 1000, () => record.invalidate())
+    // The record build and compaction never run at once: a compaction deleting files a record run is reading would
+    // fail that run (it would retry at the next tick, but for nothing).
+    let batchChain: Promise<unknown> = Promise.resolve()
+    const oneAtATime = (job: () => Promise<unknown>): Promise<unknown> => {
+      const next = batchChain.then(job, job)
+      batchChain = next.catch(() => undefined)
+      return next
+    }
+    const recordSchedule = new PeriodicTask({
+      name: 'record-schedule',
+      intervalMs: config.SVC_RECORD_INTERVAL_S * 1000,
+      immediately: true,
+      run: () => oneAtATime(async () => {
+        const summary = await recordJob.run()
+        if (!summary.idle) record.invalidate()
+      }),
+    })
     // The one metrics registry (GET /metrics): the event log's consumer lag and the ledger's bus, read where they live.
     const metrics = new ServiceMetrics(new Registry())
     metrics.watchLag(eventLog)
     metrics.watchLedger(runner.ledger.bus)
     // Closed days' small sink files merged on a schedule; the ledger's only once the record job has counted them.
-    const compaction = config.SVC_COMPACT_INTERVAL_S > 0
-      ? new CompactionSchedule(
-          await ParquetCompactor.open({ dataDir, dirs: sinkTables(names).map((t) => t.dir), consumed: () => RecordJob.consumedFiles(recordDb) }),
-          config.SVC_COMPACT_INTERVAL_S * 1000,
-        )
+    const compactor = config.SVC_COMPACT_INTERVAL_S > 0
+      ? await ParquetCompactor.open({ dataDir, dirs: sinkTables(names).map((t) => t.dir), consumed: () => RecordJob.consumedFiles(recordDb) })
+      : null
+    const compaction = compactor
+      ? new PeriodicTask({ name: 'compaction-schedule', intervalMs: config.SVC_COMPACT_INTERVAL_S * 1000, run: () => oneAtATime(() => compactor.compact()) })
       : null
     const server = await Server.start({
       port: config.PORT,
@@ -235,7 +250,7 @@ export class ServiceApp {
     ]) say(line)
     recordSchedule.start()
     compaction?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
   }
 
   /**
@@ -308,6 +323,7 @@ export class ServiceApp {
       await this.server.close()
       this.server.services.metrics?.close()
       await this.record.compaction?.stop()
+      await this.record.compactor?.close()
       await this.record.schedule.stop()
       await this.record.job.close()
       this.record.releases.close()
