@@ -44,7 +44,8 @@ export interface Subscription {
   unsubscribe(): void
 }
 
-class Channel<E> {
+/** One event stream with the bus semantics above; exported so product domains publish their own events the same way. */
+export class Channel<E> {
   private readonly subscribers = new Set<Subscriber<E>>()
 
   constructor(

@@ -1,0 +1,48 @@
+/**
+ * What the duel tells other domains (the Arena's XP, quests, badges, streaks and notifications; the operator funnel),
+ * so they never read the duel's internals. Same semantics as the ledger bus (engine/LedgerBus.ts): a subscriber gets
+ * every event already known when it subscribes (rebuilt from the call journal at every start), then every new one,
+ * once per id within a process; subscribers are idempotent by call_id.
+ *
+ * Spec, States (Player call: locked → graded): "counts in graded totals; call XP and notifications follow".
+ */
+import type { Channel } from '../../engine/LedgerBus.ts'
+
+export type CallSide = 'obtains' | 'not'
+
+/** A call was locked on an open clock (the paid POST /v1/calls was captured). */
+export interface CallLocked {
+  call_id: string
+  payer: string
+  decision_id: string
+  question_id: string
+  asset: string
+  call: CallSide
+  /** The player's own probability that the event obtains, when given. */
+  call_probability: number | null
+  /** The house's frozen probability for the event (the decision's probability), stored beside the call. */
+  house_probability: number
+  /** Instant the call was locked (ISO-8601 UTC, ms). */
+  locked_at: string
+  /** The clock's horizon end (ISO-8601 UTC, ms). */
+  horizon_end: string
+}
+
+/** The clock of a locked call resolved: the call is graded, or void when the outcome was unresolvable. */
+export interface CallGraded extends CallLocked {
+  status: 'graded' | 'void'
+  outcome: 'obtains' | 'not' | 'unresolvable'
+  /** Whether the call side matched the outcome; null when void. */
+  correct: boolean | null
+  /** Brier of the player's probability (call_probability, else 1/0 from the side); null when void. */
+  player_brier: number | null
+  /** Brier of the house's frozen probability on the same outcome; null when void. */
+  house_brier: number | null
+  /** Instant of the resolution that graded it (ISO-8601 UTC, ms). */
+  graded_at: string
+}
+
+export interface CallEvents {
+  readonly locked: Channel<CallLocked>
+  readonly graded: Channel<CallGraded>
+}
