@@ -228,6 +228,7 @@ export class ServiceApp {
         maxBodyBytes: config.SVC_MAX_BODY_BYTES,
         trustProxy: config.SVC_TRUST_PROXY,
         accessLog: accessLogShareOf(config),
+        mcpOrigins: config.SVC_MCP_ORIGINS?.split(',') ?? [],
       },
       services: {
         clock, dataTime: timeline,

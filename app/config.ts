@@ -101,6 +101,12 @@ export const ENV_SCHEMA = Type.Object(
       default: 'all',
       description: 'access log: one info line per answered request (`all`), none (`off`), or that share of them (`0.1`: one in ten; 5xx always); `1` and `0` mean all and off',
     }),
+    SVC_MCP_ORIGINS: Type.Optional(
+      Type.String({
+        pattern: '^https?://[^/,\\s]+(,https?://[^/,\\s]+)*$',
+        description: 'comma-separated browser origins allowed to call the MCP endpoint besides its own (an Origin outside them gets 403)',
+      }),
+    ),
     LOG_LEVEL: StringEnum(LOG_LEVELS, { default: 'info', description: 'pino log level' }),
     LOG_FORMAT: StringEnum(['pretty', 'json'], { default: 'pretty', description: 'pretty on a TTY, else JSON lines; `json` forces JSON lines' }),
     SVC_PROGRESS_MS: Type.Integer({ minimum: 1, default: 5000, description: 'how often long jobs print a progress line when not on a TTY' }),

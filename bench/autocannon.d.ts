@@ -18,6 +18,9 @@ declare module 'autocannon' {
     duration?: number
     pipelining?: number
     workers?: number
+    method?: 'GET' | 'POST'
+    body?: string
+    headers?: Record<string, string>
   }
   function autocannon(options: Options): Promise<Result>
   export default autocannon

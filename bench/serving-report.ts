@@ -32,3 +32,7 @@ if (generator === 'wrk') {
   print('   decision read again under autocannon (worker thread), for comparison:')
   await benchServing({ durationSec: 5, only: 'decision', generator: 'autocannon', print: (line) => print('   ' + line) })
 }
+
+print('\n== MCP: tools/call svc_get_decision on POST /mcp beside GET /v1/decisions/{id} (the REST read it proxies), same server, same generator, adjacent runs')
+const { benchMcp } = await import('./mcp.ts')
+await benchMcp({ durationSec: 5, pairs: 3, print })

@@ -86,7 +86,7 @@ export class Server {
     const documents = StaticDocuments.build(routes, config, baseUrl, services.clock.now())
     const accessLog = config.accessLog > 0 ? new AccessLog(services.logger, config.accessLog) : null
     dispatcher = new Dispatcher(routes, services, documents, accessLog)
-    mcp = new McpEndpoint(routes, dispatcher, config.serviceVersion)
+    mcp = new McpEndpoint(routes, dispatcher, config.serviceVersion, { baseUrl: config.baseUrl, allowedOrigins: config.mcpOrigins })
     services.logger.info({ host, port: adapter.port, routes: routes.length }, 'serving')
     return new Server(adapter, services, documents, host, mcp)
   }

@@ -25,6 +25,8 @@ export const SERVING_CONFIG_SCHEMA = Type.Object(
     drainTimeoutMs: Type.Optional(Type.Integer({ minimum: 0 })),
     /** Share of answered requests written to the access log: 0 none, 1 every one (metrics/AccessLog.ts). */
     accessLog: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    /** Browser origins (scheme://host[:port]) allowed to call the MCP endpoint besides its own and the base URL's. */
+    mcpOrigins: Type.Optional(Type.Array(Type.String({ pattern: '^https?://[^/]+$' }))),
   },
   { additionalProperties: false },
 )
@@ -40,6 +42,7 @@ export const CONFIG_DEFAULTS: Omit<ServingConfig, 'payTo'> = {
   trustProxy: false,
   drainTimeoutMs: 10_000,
   accessLog: 1,
+  mcpOrigins: [],
 }
 
 const validate = optionsValidator<Static<typeof SERVING_CONFIG_SCHEMA>>(SERVING_CONFIG_SCHEMA, 'serving config')

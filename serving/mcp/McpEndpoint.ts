@@ -3,7 +3,7 @@
  *
  * Protocol handling (initialize and version negotiation, tools/list, tools/call, ping, notifications, -32601 for an
  * unknown method, -32602 for bad params) is the official SDK's low-level Server; this class only bridges one uWS POST
- * to it (JsonResponseTransport). Stateless: no Mcp-Session-Id is issued, every POST gets a fresh SDK server, GET and
+ * to it (JsonResponseTransport). Stateless: no Mcp-Session-Id is issued, one SDK server answers every POST, GET and
  * DELETE answer 405 (the transport spec allows both when there is no server stream and no session to end).
  *
  * A tool call is the REST request of its route, synthesized and run through the Dispatcher, so validation, price,
@@ -14,7 +14,6 @@ import { Server as SdkServer } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
   ErrorCode as RpcCode,
-  JSONRPCMessageSchema,
   ListToolsRequestSchema,
   McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -24,7 +23,7 @@ import {
 import type { ErrorCode } from '../../common/errors.ts'
 import type { IncomingRequest } from '../http/UwsAdapter.ts'
 import { JSON_TYPE, type AnswerWriter } from '../http/ResponseWriter.ts'
-import { decodeHeader, type PaymentRequired } from '../payments/x402.ts'
+import { decodeHeader, encodeHeader, type PaymentRequired } from '../payments/x402.ts'
 import { PAYER_HEADER } from '../payments/CreditsPaymentGate.ts'
 import type { Dispatcher } from '../Dispatcher.ts'
 import { buildCatalog, type CatalogTool } from './McpCatalog.ts'
@@ -33,6 +32,9 @@ import { JsonResponseTransport } from './JsonResponseTransport.ts'
 /** The endpoint path, published by /.well-known/mcp.json (the spec leaves it to the discovery document). */
 export const MCP_PATH = '/mcp'
 export const MCP_SERVER_NAME = 'svc'
+/** x402 over MCP (x402-v2.md §11): the PaymentPayload object a client sends, and the SettleResponse a paid result carries. */
+export const X402_PAYMENT_META = 'x402/payment'
+export const X402_PAYMENT_RESPONSE_META = 'x402/payment-response'
 
 /** What a caller should do next after a refusal, by error code: the envelope says what failed, this says how to go on. */
 const RECOVERY: Partial<Record<ErrorCode, string>> = {
@@ -51,6 +53,7 @@ const RECOVERY: Partial<Record<ErrorCode, string>> = {
   PROVIDER_DOWN: 'A provider or service part is down or not wired here: retry later if retryable, else use another tool.',
   INTERNAL: 'Unexpected failure; retrying once is safe (a failed paid call is not charged).',
 }
+const MCP_PAYMENT_REQUIRED = 'Payment required to access this tool: retry with _meta["x402/payment"] (a PaymentPayload for one accepts entry), or send x-svc-payer on the MCP HTTP request to pay with credits.'
 const DEFAULT_RECOVERY = 'See the error code in docs/errors.md; retry only when retryable is true.'
 
 interface Captured {
@@ -75,12 +78,25 @@ export class McpEndpoint {
   /** tools/list answer, built once: the catalog is fixed at start. */
   private readonly listed: Array<{ name: string; description: string; inputSchema: CatalogTool['inputSchema']; annotations: Record<string, boolean> }>
 
+  /**
+   * Browser origins allowed to call the endpoint besides its own: the transport spec says a server MUST validate Origin
+   * (DNS rebinding) and answer 403 to a present, invalid one. Agents outside a browser send none and are not affected.
+   */
+  private readonly origins: ReadonlySet<string>
+  private readonly transport: JsonResponseTransport
+  /** Resolves once the SDK server is connected to the transport (at construction; awaited by the first request). */
+  private readonly connected: Promise<void>
+
   constructor(
     routes: Parameters<typeof buildCatalog>[0],
     private readonly dispatcher: Dispatcher,
     private readonly version: string,
+    options: { baseUrl?: string | null; allowedOrigins?: readonly string[] } = {},
   ) {
+    this.origins = new Set([...(options.allowedOrigins ?? []), ...(options.baseUrl ? [new URL(options.baseUrl).origin] : [])])
     this.tools = buildCatalog(routes)
+    this.transport = new JsonResponseTransport()
+    this.connected = this.sdkServer().connect(this.transport)
     this.byName = new Map(this.tools.map((t) => [t.name, t]))
     this.listed = this.tools.map((t) => ({
       name: t.name,
@@ -99,6 +115,11 @@ export class McpEndpoint {
       return
     }
     const headers = { ...req.headers }
+    const origin = headers.origin
+    if (origin !== undefined && !this.originAllowed(origin, headers.host)) {
+      res.send(403, { 'content-type': JSON_TYPE }, rpcError(null, RpcCode.InvalidRequest, `Forbidden: Origin ${origin} is not allowed to call this MCP endpoint.`))
+      return
+    }
     const version = headers['mcp-protocol-version']
     if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       res.send(400, { 'content-type': JSON_TYPE }, rpcError(null, RpcCode.InvalidRequest, `Unsupported MCP-Protocol-Version: ${version}`, { supported: SUPPORTED_PROTOCOL_VERSIONS }))
@@ -116,53 +137,63 @@ export class McpEndpoint {
       return
     }
     // Batching exists only in 2025-03-26 and was removed after; one message per POST.
-    const parsed = Array.isArray(raw) ? null : JSONRPCMessageSchema.safeParse(raw)
-    if (!parsed || !parsed.success) {
+    // The envelope only (the SDK server validates each method's params): a full schema parse here cost a fifth of a
+    // tool call (bench/mcp.ts).
+    if (!isJsonRpcMessage(raw)) {
       res.send(400, { 'content-type': JSON_TYPE }, rpcError(null, RpcCode.InvalidRequest, 'Invalid Request: one JSON-RPC 2.0 message per POST.'))
       return
     }
-    return this.answer(parsed.data, headers, req.ip, res)
+    return this.answer(raw, headers, req.ip, res)
   }
 
-  private async answer(message: JSONRPCMessage, headers: Record<string, string>, ip: string, res: AnswerWriter): Promise<void> {
-    const transport = new JsonResponseTransport()
-    const server = this.sdkServer(headers, ip)
-    await server.connect(transport)
+  /** Same origin as the Host the request was sent to, or listed (SVC_MCP_ORIGINS, the public base URL). */
+  private originAllowed(origin: string, host: string | undefined): boolean {
+    if (this.origins.has(origin)) return true
     try {
-      const extra = { requestInfo: { headers } }
-      if ('method' in message && 'id' in message) {
-        // The SDK reports a request that fails its method's schema as -32603; the spec says invalid params are -32602.
-        if (message.method === 'tools/call') {
-          const checked = CallToolRequestSchema.safeParse(message)
-          if (!checked.success) {
-            res.send(200, { 'content-type': JSON_TYPE }, JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: RpcCode.InvalidParams, message: `Invalid params: ${checked.error.message}` } }))
-            return
-          }
-        }
-        const response = await transport.request(message, extra)
-        res.send(200, { 'content-type': JSON_TYPE }, JSON.stringify(response))
-      } else {
-        transport.deliver(message, extra)
-        res.send(202, {}, '')
-      }
-    } finally {
-      await server.close()
+      return host !== undefined && new URL(origin).host === host
+    } catch {
+      return false
     }
   }
 
-  private sdkServer(headers: Record<string, string>, ip: string): SdkServer {
+  private async answer(message: JSONRPCMessage, headers: Record<string, string>, ip: string, res: AnswerWriter): Promise<void> {
+    await this.connected
+    const context = { headers, ip }
+    if ('method' in message && 'id' in message) {
+      // The SDK reports a request that fails its method's schema as -32603; the spec says invalid params are -32602.
+      if (message.method === 'tools/call') {
+        const fault = callParamsFault((message as { params?: unknown }).params)
+        if (fault !== null) {
+          res.send(200, { 'content-type': JSON_TYPE }, JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: RpcCode.InvalidParams, message: `Invalid params: ${fault}` } }))
+          return
+        }
+      }
+      const response = await this.transport.request(message, context)
+      res.send(200, { 'content-type': JSON_TYPE }, JSON.stringify(response))
+      return
+    }
+    // A cancellation names a request by the client's id, which the shared server never saw (and in stateless JSON mode
+    // the request it names is another POST, answered already or abandoned with its connection): nothing to forward.
+    if ('method' in message && message.method !== 'notifications/cancelled') this.transport.deliver(message, context)
+    res.send(202, {}, '')
+  }
+
+  /** The one SDK server: protocol handling (initialize, ping, tools/list, tools/call, errors) is the SDK's. */
+  private sdkServer(): SdkServer {
     const server = new SdkServer({ name: MCP_SERVER_NAME, version: this.version }, { capabilities: { tools: { listChanged: false } } })
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listed }))
-    server.setRequestHandler(CallToolRequestSchema, (request) => {
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       const tool = this.byName.get(request.params.name)
       if (!tool) throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${request.params.name}`)
-      return this.call(tool, request.params.arguments ?? {}, headers, ip)
+      const context = this.transport.contextOf(extra.requestId)
+      if (!context) throw new McpError(RpcCode.InternalError, 'The HTTP request of this call is gone.')
+      return this.call(tool, request.params.arguments ?? {}, context.headers, context.ip, request.params._meta?.[X402_PAYMENT_META])
     })
     return server
   }
 
   /** One tool call = the route's REST request through the dispatcher. */
-  async call(tool: CatalogTool, args: Record<string, unknown>, headers: Record<string, string>, ip: string): Promise<CallToolResult> {
+  async call(tool: CatalogTool, args: Record<string, unknown>, headers: Record<string, string>, ip: string, payment?: unknown): Promise<CallToolResult> {
     const route = tool.route
     const query = new URLSearchParams()
     const body: Record<string, unknown> = {}
@@ -185,6 +216,9 @@ export class McpEndpoint {
     const forwarded: Record<string, string> = { 'content-type': 'application/json' }
     const payer = headers[PAYER_HEADER]
     if (payer !== undefined) forwarded[PAYER_HEADER] = payer
+    // x402 over MCP: the PaymentPayload object goes where the HTTP transport carries it, so the one x402 gate verifies
+    // it (a malformed one is refused there as PAYMENT_INVALID naming the field) and settles only after the tool answered.
+    if (payment !== undefined) forwarded['payment-signature'] = encodeHeader(payment)
     const synthesized: IncomingRequest = {
       method: route.method,
       path,
@@ -203,8 +237,10 @@ export class McpEndpoint {
   private toResult(tool: CatalogTool, a: Captured): CallToolResult {
     const isJson = (a.headers['content-type'] ?? '').startsWith('application/json')
     if (a.status < 400) {
-      if (!isJson) return { content: [{ type: 'text', text: a.body }] }
-      return { content: [{ type: 'text', text: a.body }], structuredContent: JSON.parse(a.body) as Record<string, unknown> }
+      const settled = headerOf(a.headers, 'payment-response')
+      const meta = settled ? { _meta: { [X402_PAYMENT_RESPONSE_META]: decodeHeader<Record<string, unknown>>(settled) } } : {}
+      if (!isJson) return { content: [{ type: 'text', text: a.body }], ...meta }
+      return { content: [{ type: 'text', text: a.body }], structuredContent: JSON.parse(a.body) as Record<string, unknown>, ...meta }
     }
     const envelope = (JSON.parse(a.body) as { error: EnvelopeError }).error
     const challenge = headerOf(a.headers, 'payment-required')
@@ -212,8 +248,13 @@ export class McpEndpoint {
       // x402 MCP transport: the challenge is the structured content, its resource the tool; the envelope says why.
       const required = decodeHeader<PaymentRequired>(challenge)
       required.resource = { ...required.resource, url: `mcp://tool/${tool.name}` }
+      // The HTTP rail names its header; over MCP the payment travels in _meta.
+      if (envelope.code === 'PAYMENT_REQUIRED' && envelope.detail.reason === 'PAYMENT_REQUIRED') required.error = MCP_PAYMENT_REQUIRED
+      const settlement = headerOf(a.headers, 'payment-response')
       const structured = { ...required, svc_error: withRecovery(envelope) }
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured }
+      // A failed settlement says so in _meta too, as the HTTP rail's PAYMENT-RESPONSE does.
+      const meta = settlement ? { _meta: { [X402_PAYMENT_RESPONSE_META]: decodeHeader<Record<string, unknown>>(settlement) } } : {}
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, ...meta }
     }
     return errorResult(envelope)
   }
@@ -235,6 +276,30 @@ function withRecovery(e: EnvelopeError): EnvelopeError & { recovery: string } {
 function errorResult(e: EnvelopeError): CallToolResult {
   const structured = withRecovery(e)
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * JSON-RPC 2.0, one message: a request or notification (method string; a request's id a string or integer), or a
+ * response (an id with result or error). Anything else is -32600.
+ */
+function isJsonRpcMessage(v: unknown): v is JSONRPCMessage {
+  if (!isObject(v) || v.jsonrpc !== '2.0') return false
+  const id = v.id
+  const idOk = typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id))
+  if (typeof v.method === 'string') return id === undefined || idOk
+  if (v.method !== undefined) return false
+  return (idOk || id === null) && ('result' in v || 'error' in v)
+}
+
+/** What is wrong with tools/call params (name a string; arguments and _meta objects when given), or null. */
+function callParamsFault(params: unknown): string | null {
+  if (!isObject(params)) return 'params must be an object'
+  if (typeof params.name !== 'string') return 'params.name must be a string'
+  if (params.arguments !== undefined && !isObject(params.arguments)) return 'params.arguments must be an object'
+  if (params._meta !== undefined && !isObject(params._meta)) return 'params._meta must be an object'
+  return null
 }
 
 function headerOf(headers: Record<string, string>, name: string): string | undefined {

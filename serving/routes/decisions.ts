@@ -120,6 +120,11 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
     summary: 'Open decision clocks, soonest horizon_end first',
     tags: ['decisions'],
     pay: FREE,
+    mcp: {
+      name: 'svc_open_clocks',
+      description:
+        'List the decision clocks still open (decision_id, question, asset, the house prediction and horizon_end), soonest horizon first: the clocks you can still lock a call on with svc_call before they resolve. Free.',
+    },
     needs: ['ledger'],
     request: {},
     response: env(OPEN_CLOCKS),

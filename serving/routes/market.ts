@@ -104,6 +104,11 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     summary: 'S01 market regime decision (distribution over regime classes)',
     tags: ['market'],
     pay: paid('signals.evaluate'),
+    mcp: {
+      name: 'svc_market_regime',
+      description:
+        "Classify an asset's market regime now (S01: a probability distribution over the regime classes, the chosen class and confidence), recorded on the ledger and resolved at its horizon. Cheaper than svc_decision for this one question; paid (signals price).",
+    },
     needs: ['engine'],
     questionOf: () => 'S01_market_regime',
     request: { params: ASSET_PARAMS },

@@ -132,6 +132,11 @@ export const RECORD_ROUTES: readonly RouteDef[] = [
     summary: 'Claim checker: recomputes a receipt\'s id (JCS SHA-256) and says whether it matches the claimed one',
     tags: ['measured-record'],
     pay: FREE,
+    mcp: {
+      name: 'svc_verify',
+      description:
+        'Check a decision receipt you hold: recomputes its id (JCS SHA-256 of the record) and says whether it matches the claimed decision_id, so you can prove an answer was not altered. Pass poj_id and the record body. Free.',
+    },
     request: {
       body: Strict({
         poj_id: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'the decision_id the receipt claims' }),

@@ -107,8 +107,9 @@ t.test('the SDK client lists the registry tools and calls them through the REST 
   })
   t.equal(grant.status, 200)
   const payer = await connect(t, server.url, { 'x-svc-payer': PAYER })
-  const balance = async () => ((await (await fetch(`${server.url}/v1/billing/credits?payer=${PAYER}`)).json()) as Structured).data.balance
+  const balance = async () => ((await (await fetch(`${server.url}/v1/billing/credits?payer=${PAYER}`)).json()) as Structured).data.balance_credits as number
   const before = await balance()
+  t.equal(before, 100_000, 'the grant is on the balance')
   // The memory engine refuses to decide (it throws once reached), so this proves the credits rail let the call through
   // the one gate to the handler, and that a call yielding no answer reverses its debit.
   const paid = await payer.callTool({ name: 'svc_decision', arguments: ask })
@@ -145,6 +146,11 @@ t.test('protocol faults are JSON-RPC errors; GET and DELETE answer 405', async (
   t.equal(await note.text(), '')
   const version = await post(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }), { 'mcp-protocol-version': '1999-01-01' })
   t.equal(version.status, 400, 'unsupported MCP-Protocol-Version')
+  // Origin (DNS rebinding): a browser page of another origin is refused; the endpoint's own origin is not.
+  const foreign = await post(JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'ping' }), { origin: 'http://evil.example' })
+  t.equal(foreign.status, 403, 'a foreign Origin: 403')
+  const own = await post(JSON.stringify({ jsonrpc: '2.0', id: 11, method: 'ping' }), { origin: server.url })
+  t.equal(own.status, 200, 'its own Origin is allowed')
   for (const method of ['GET', 'DELETE']) {
     const r = await fetch(server.url + MCP_PATH, { method })
     t.equal(r.status, 405, method)
