@@ -16,6 +16,8 @@ import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextp
 export interface RequestContext {
   headers: Record<string, string>
   ip: string
+  /** The REST body a successful tool result was made from, for the endpoint to write without serializing it again. */
+  answerBody: string | null
 }
 
 interface Pending {
