@@ -12,7 +12,7 @@
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -34,7 +34,7 @@ import { makeTempDir } from '../../helpers/tmp.ts'
 
 const OPS = 'ops-token-for-the-mcp-test'
 const CREDITS_PAYER = '0x' + '7'.repeat(40)
-const INSPECTOR = new URL('../../../node_modules/@modelcontextprotocol/inspector-cli/build/index.js', import.meta.url).pathname
+const ROOT = new URL('../../../', import.meta.url).pathname
 
 type Structured = Record<string, any>
 
@@ -153,9 +153,9 @@ t.test('the SDK client pays svc_decision over MCP with x402 and with credits, ag
   const creditLineage = await credits.callTool({ name: 'svc_lineage', arguments: { decision_id: creditDecision.decision_id } })
   t.equal(structured(creditLineage).data.decision.decision_id, creditDecision.decision_id, 'and its lineage')
 
-  // The MCP Inspector CLI, as an operator would run it, sees the same catalog. (It finds its own package.json through a
-  // path relative to the working directory, so it runs from its build directory.)
-  const { stdout } = await promisify(execFile)(process.execPath, [INSPECTOR, base + MCP_PATH, '--transport', 'http', '--method', 'tools/list'], { timeout: 60_000, cwd: dirname(INSPECTOR) })
+  // The MCP Inspector CLI, as README tells an operator to run it (`npm run mcp-inspect`: the CLI finds its own
+  // package.json through a path relative to the working directory, so the script runs it from its build directory).
+  const { stdout } = await promisify(execFile)('npm', ['run', '-s', 'mcp-inspect', '--', base + MCP_PATH, '--method', 'tools/list'], { timeout: 60_000, cwd: ROOT })
   const listed = (JSON.parse(stdout) as { tools: Array<{ name: string }> }).tools.map((x) => x.name).sort()
   t.same(listed, registry, 'the MCP Inspector CLI lists the registry tools')
 })
