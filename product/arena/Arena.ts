@@ -18,7 +18,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../../common/Clock.ts'
 import { childLogger } from '../../common/logger.ts'
-import type { Subscription } from '../../engine/LedgerBus.ts'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { RETRY_DELAYS_MS, type Subscription } from '../../engine/LedgerBus.ts'
 import { Journal } from '../../pipeline/journal/Journal.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
 import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
@@ -34,6 +35,9 @@ import { QUESTS, measure, questAwardId, questPeriod } from './quests.ts'
 import type { PayerState } from './PayerState.ts'
 
 const log = childLogger('arena')
+
+/** Events' awards per append: a round stays well under the log's per-send size. */
+const WRITE_ROUND = 500
 
 export interface ArenaOptions {
   log: EventLog
@@ -60,7 +64,6 @@ export class Arena {
   readonly projection = new ArenaProjection()
   /** Ids staged by the writer and not yet applied: reserved, so no later event awards them again. */
   private readonly staged = new Set<string>()
-  private queue: Promise<void> = Promise.resolve()
   private readonly subscriptions: Subscription[] = []
   private closed = false
 
@@ -100,15 +103,14 @@ export class Arena {
   async idle(): Promise<void> {
     for (;;) {
       for (const sub of this.subscriptions) await sub.idle()
-      const q = this.queue
-      await q
-      if (q === this.queue) return
+      if (this.writer === null && this.outbox.length === 0) return
+      await (this.writer ?? sleep(1))
     }
   }
 
   // ---- events -----------------------------------------------------------------------------------------------------
 
-  private onLocked(e: CallLocked): void | Promise<void> {
+  private onLocked(e: CallLocked): void {
     const p = this.projection
     if (p.applyLocked(e)) {
       const s = p.payer(e.payer)
@@ -117,12 +119,11 @@ export class Arena {
       this.questAwards(s, at, ['calls_locked', 'markets_called'], awards)
       this.badgeAwards(s, at, awards)
       this.rankUp(s, at, awards)
-      this.pending.set(`locked:${e.call_id}`, awards)
+      this.push(awards)
     }
-    return this.flush(`locked:${e.call_id}`)
   }
 
-  private onGraded(e: CallGraded): void | Promise<void> {
+  private onGraded(e: CallGraded): void {
     const p = this.projection
     const folded = p.applyGraded(e)
     if (folded) {
@@ -146,32 +147,45 @@ export class Arena {
       if (e.status === 'graded' && e.correct === true) this.questAwards(s, at, ['correct_calls'], awards)
       this.badgeAwards(s, at, awards)
       this.rankUp(s, at, awards)
-      this.pending.set(`graded:${e.call_id}`, awards)
+      this.push(awards)
     }
-    return this.flush(`graded:${e.call_id}`)
   }
 
-  /** Awards computed when an event was folded and not yet durable, by event: a retried handler writes these, never new ones. */
-  private readonly pending = new Map<string, Awards>()
+  /** Awards computed when their event was folded, not yet durable, in event order. */
+  private outbox: Awards[] = []
+  private writer: Promise<void> | null = null
 
-  /** Writes an event's awards through the queue; nothing to write: stays synchronous (replay of 1M events is a fold). */
-  private flush(key: string): void | Promise<void> {
-    const awards = this.pending.get(key)
-    if (!awards) return
-    if (awards.experience.length === 0 && awards.notifications.length === 0) {
-      this.pending.delete(key)
-      return
-    }
-    return this.enqueue(async () => {
-      await this.write(awards)
-      this.pending.delete(key)
+  /**
+   * Queues an event's awards for the writer. Handlers stay synchronous (a replay of a million events is a fold, and a
+   * live burst is not one fsync per event): the writer appends everything queued as one unit per round (group commit)
+   * and retries a failed round with the same records, so nothing computed is ever dropped or computed twice.
+   */
+  private push(awards: Awards): void {
+    if (awards.experience.length === 0 && awards.notifications.length === 0) return
+    this.outbox.push(awards)
+    this.writer ??= this.drain().finally(() => {
+      this.writer = null
+      if (this.outbox.length > 0 && !this.closed) this.push({ experience: [], notifications: [] })
     })
   }
 
-  private enqueue(job: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(job)
-    this.queue = next.catch(() => undefined)
-    return next
+  private async drain(): Promise<void> {
+    let attempt = 0
+    while (this.outbox.length > 0) {
+      const round = this.outbox.splice(0, WRITE_ROUND)
+      const merged: Awards = { experience: round.flatMap((a) => a.experience), notifications: round.flatMap((a) => a.notifications) }
+      try {
+        await this.write(merged)
+        attempt = 0
+      } catch (err) {
+        this.outbox.unshift(...round)
+        const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!
+        attempt++
+        log.error({ err, awards: merged.experience.length + merged.notifications.length, attempt }, 'arena awards not written; retrying')
+        if (this.closed) return
+        await sleep(delay)
+      }
+    }
   }
 
   private async write(awards: Awards): Promise<void> {
@@ -249,9 +263,7 @@ export class Arena {
   private checkRankUp(s: PayerState, at: number): void {
     const awards: Awards = { experience: [], notifications: [] }
     this.rankUp(s, at, awards)
-    if (awards.notifications.length > 0) {
-      this.enqueue(() => this.write(awards)).catch((err: unknown) => log.error({ err, payer: s.payer }, 'rank_up notification not written'))
-    }
+    this.push(awards)
   }
 
   // ---- the paid ask -----------------------------------------------------------------------------------------------
@@ -383,7 +395,8 @@ export class Arena {
     if (this.closed) return
     this.closed = true
     for (const s of this.subscriptions) s.unsubscribe()
-    await this.queue
+    // Awards still queued are not lost: they are recomputed from the replayed events at the next start.
+    await this.writer
     await Promise.all([this.experience.close(), this.notes.close(), this.settings.close()])
   }
 }
