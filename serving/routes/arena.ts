@@ -105,18 +105,18 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
   {
     id: 'arena.card',
     method: 'GET',
-    path: '/v1/arena/card/{publicId}',
+    path: '/v1/arena/card/{public_id}',
     summary: 'Public standing of an opted-in player, never its address; unknown and never-opted-in ids answer the same 404',
     tags: ['arena'],
     pay: FREE,
     needs: ['arena'],
-    request: { params: Strict({ publicId: Type.String({ minLength: 1, maxLength: 64 }) }) },
+    request: { params: Strict({ public_id: Type.String({ minLength: 1, maxLength: 64 }) }) },
     response: env(CARD),
     errors: ['CARD_NOT_FOUND'],
     handler: (ctx) => {
-      const card = ctx.need('arena').card(String(ctx.params.publicId))
+      const card = ctx.need('arena').card(String(ctx.params.public_id))
       // One answer for an id that names nobody and for one that is not public: the 404 must not tell them apart.
-      if (!card) throw new ServiceError('CARD_NOT_FOUND', { detail: { field: '/params/publicId' } })
+      if (!card) throw new ServiceError('CARD_NOT_FOUND', { detail: { field: '/params/public_id' } })
       return { data: card }
     },
   },
