@@ -338,7 +338,7 @@ export class Arena {
   }
 
   leaderboard(q: { sort: BoardSort; track: BoardTrack; scope: BoardScope; limit: number }) {
-    return { sort: q.sort, track: q.track, scope: q.scope, rows: this.projection.leaderboard(q, this.clock.now()) }
+    return this.projection.leaderboard(q, this.clock.now())
   }
 
   card(publicId: string) {

@@ -6,6 +6,7 @@
  * Ranks are derived at read time from XP (never stored); boards are sorted once per change and cached, so a read is a
  * lookup and a slice.
  */
+import { deepFreeze } from '../../common/deepFreeze.ts'
 import type { CallGraded, CallLocked } from '../duel/index.ts'
 import type { ArenaSettingRow } from '../../pipeline/records/arenaSettingRecord.ts'
 import type { ExperienceRow } from '../../pipeline/records/experienceRecord.ts'
@@ -43,6 +44,13 @@ export interface BoardRow {
   longest_streak: number
 }
 
+export interface BoardAnswer {
+  readonly sort: BoardSort
+  readonly track: BoardTrack
+  readonly scope: BoardScope
+  readonly rows: readonly BoardRow[]
+}
+
 export interface SeasonRow {
   rank: number
   handle: string
@@ -67,7 +75,7 @@ export class ArenaProjection {
   private readonly byPublicId = new Map<string, string>()
   /** Bumped by every change a board could show; board caches are keyed by it. */
   private version = 0
-  private readonly boards = new Map<string, { version: number; rows: BoardRow[]; byLimit: Map<number, readonly BoardRow[]> }>()
+  private readonly boards = new Map<string, { version: number; rows: BoardRow[]; byLimit: Map<number, BoardAnswer> }>()
   private readonly seasonBoards = new Map<string, { version: number; human: SeasonRow[]; agent: SeasonRow[]; rankOf: Map<string, number> }>()
 
   payer(payer: string): PayerState {
@@ -250,7 +258,21 @@ export class ArenaProjection {
     }
   }
 
+  /** Frozen profiles by payer: valid while nothing changed and the day (quests, season) is the same. */
+  private readonly profiles = new Map<string, { version: number; day: number; profile: ReturnType<ArenaProjection['buildProfile']> }>()
+
   profile(payer: string, now: number) {
+    const key = lower(payer)
+    const day = Math.floor(now / 86_400_000)
+    const hit = this.profiles.get(key)
+    if (hit && hit.version === this.version && hit.day === day) return hit.profile
+    if (this.profiles.size >= 10_000) this.profiles.clear()
+    const profile = deepFreeze(this.buildProfile(payer, now))
+    this.profiles.set(key, { version: this.version, day, profile })
+    return profile
+  }
+
+  private buildProfile(payer: string, now: number) {
     const s = this.peek(payer) ?? new PayerState(lower(payer))
     const r = rankOf(s.xp)
     const season = isoWeekOf(now)
@@ -301,7 +323,7 @@ export class ArenaProjection {
    * measured; docs/decisions.md) on the asked track. Sorted once per change; the same frozen rows are served until
    * the next change.
    */
-  leaderboard(q: { sort: BoardSort; track: BoardTrack; scope: BoardScope; limit: number }, now: number): readonly BoardRow[] {
+  leaderboard(q: { sort: BoardSort; track: BoardTrack; scope: BoardScope; limit: number }, now: number) {
     const season = q.scope === 'season' ? isoWeekOf(now).key : null
     const key = `${q.sort}|${q.track}|${season ?? 'lifetime'}`
     let hit = this.boards.get(key)
@@ -309,12 +331,13 @@ export class ArenaProjection {
       hit = { version: this.version, rows: this.buildBoard(q.sort, q.track, season), byLimit: new Map() }
       this.boards.set(key, hit)
     }
-    let rows = hit.byLimit.get(q.limit)
-    if (!rows) {
-      rows = Object.freeze(hit.rows.slice(0, q.limit))
-      hit.byLimit.set(q.limit, rows)
+    let answer = hit.byLimit.get(q.limit)
+    if (!answer) {
+      // The whole answer frozen: the envelope serializes a frozen value once and reuses the bytes.
+      answer = deepFreeze({ sort: q.sort, track: q.track, scope: q.scope, rows: hit.rows.slice(0, q.limit) })
+      hit.byLimit.set(q.limit, answer)
     }
-    return rows
+    return answer
   }
 
   private buildBoard(sort: BoardSort, track: BoardTrack, season: string | null): BoardRow[] {

@@ -40,7 +40,7 @@ t.test('a correct graded call earns correct-call XP once, however often it is de
   t.equal(p.xp, 50 + 10 + 25 + 30 + 25)
   t.same(s.arena.projection.peek(A)!.completions.map((c) => c.quest).sort(), ['daily_correct_1', 'daily_lock_3'])
   t.same(p.stats, { calls: 3, graded: 2, correct: 1, void: 1, accuracy: 0.5, streak: 0, longest_streak: 1, markets_covered: 1 })
-  t.same(p.badges.sort(), ['first_call', 'first_correct'])
+  t.same([...p.badges].sort(), ['first_call', 'first_correct'])
   const feed = s.arena.notifications(A)
   t.equal(feed.notifications.filter((n) => n.kind === 'call_resolved').length, 3, 'one call_resolved per call, the redelivery adds none')
   t.equal(feed.unread_count, feed.notifications.length)
