@@ -29,6 +29,7 @@ import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { openEventLog } from '../pipeline/log/openEventLog.ts'
 import { Pipeline } from '../pipeline/Pipeline.ts'
 import { newestReplayedTime, tapeIdOf } from '../pipeline/TapeProducer.ts'
+import { Arena } from '../product/arena/Arena.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
 import { DataTimeline } from '../product/platform/DataTimeline.ts'
 import { MeasuredRecord } from '../record/MeasuredRecord.ts'
@@ -122,6 +123,7 @@ export class ServiceApp {
     private readonly runner: EngineRunner,
     private readonly market: MarketWiring,
     private readonly billing: BillingService,
+    private readonly arena: Arena,
     private readonly x402: X402PaymentGate | null,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,
@@ -180,11 +182,14 @@ export class ServiceApp {
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions })
+    // The Arena: its journals rebuilt before serving. The duel's call events are attached where the duel is wired
+    // (Arena.attach); until then XP comes from paid asks only.
+    const arena = await Arena.open({ log: eventLog, clock, partitions })
     const payTo = config.SVC_PAY_TO ?? null
     // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
     const facilitator = payTo ? new FacilitatorClient(config.SVC_FACILITATOR_URL ? { url: config.SVC_FACILITATOR_URL } : {}) : null
     const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
-    const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo), ...(x402 ? { x402 } : {}) })
+    const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo, arena), ...(x402 ? { x402 } : {}) })
     // The measured record: batch tables over the sealed Parquet, read by the record routes and the price ladder.
     const recordDb = await RecordDb.open(dataDir)
     const releases = await ReleaseStore.open(dataDir, recordDb) // one DuckDB for the record and the releases
@@ -233,7 +238,7 @@ export class ServiceApp {
       services: {
         clock, dataTime: timeline,
         billing, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
-        record, ladder: record, releases, ...wallet.services, metrics,
+        record, ladder: record, releases, ...wallet.services, metrics, arena,
       },
     })
     const logKind = config.SVC_LOG
@@ -251,7 +256,7 @@ export class ServiceApp {
     ]) say(line)
     recordSchedule.start()
     compaction?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, arena, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
   }
 
   /**
@@ -330,6 +335,7 @@ export class ServiceApp {
       this.record.releases.close()
       this.record.db.close()
       await this.x402?.close()
+      await this.arena.close()
       await this.billing.close()
       await this.market.close()
       await this.runner.close()

@@ -9,6 +9,7 @@ import { benchPipeline } from './pipeline.ts'
 import { benchEngine } from './engine.ts'
 import { benchPayments } from './payments.ts'
 import { benchRecord } from './record.ts'
+import { benchArena } from './arena.ts'
 
 const print = (line: string) => process.stdout.write(line + '\n')
 const brokers = process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(',') : null
@@ -44,3 +45,7 @@ for (const r of engineRuns) {
 
 print('\n== measured record: the full batch build (calibration, decomposition, index, priors, a curve point) vs one DuckDB MSE pass over the same Parquet, same run')
 await benchRecord({ decisions: Number(process.env.RECORD_BENCH_DECISIONS ?? 10_000_000), perFile: 200_000, print })
+
+print('\n== arena: rebuild of a population (payers, calls) and the profile and leaderboard reads beside the decision read, same server, same run (goal ≥ 0.5)')
+// A failure here is printed, not thrown: the figures above are already out.
+await benchArena({ payers: Number(process.env.ARENA_BENCH_PAYERS ?? 100_000), calls: Number(process.env.ARENA_BENCH_CALLS ?? 1_000_000), print }).catch((err: unknown) => print(`arena bench failed: ${String(err)}`))

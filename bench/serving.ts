@@ -94,7 +94,7 @@ export function parseWrk(out: string): Omit<ServingBenchRow, 'name' | 'path' | '
   }
 }
 
-async function measure(url: string, connections: number, durationSec: number, generator: 'wrk' | 'autocannon'): Promise<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> {
+export async function measure(url: string, connections: number, durationSec: number, generator: 'wrk' | 'autocannon'): Promise<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> {
   if (generator === 'wrk') {
     const args = ['-t1', `-c${connections}`, `-d${durationSec}s`, '--latency', url]
     const out = await new Promise<string>((resolveOut, reject) => {

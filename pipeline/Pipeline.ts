@@ -8,7 +8,7 @@ import type { EventLog, LogConsumer } from './log/EventLog.ts'
 import { ParquetSink, type ParquetSinkOptions } from './sinks/ParquetSink.ts'
 import { sinkTables } from './sinks/sinkTables.ts'
 import { produceTape, type TapeProducerOptions, type TapeProducerResult } from './TapeProducer.ts'
-import { topicNames, topicSpecs, type TopicNames } from './topics.ts'
+import { DEFAULT_PARTITIONS, topicNames, topicSpecs, type TopicNames } from './topics.ts'
 
 const log = childLogger('pipeline')
 
@@ -43,8 +43,11 @@ export class Pipeline {
 
   static async start(options: PipelineOptions): Promise<Pipeline> {
     const names = options.names ?? topicNames()
-    await options.log.ensureTopics(topicSpecs(names, options.partitions))
     const tables = sinkTables(names)
+    // Every sunk topic exists before the sink subscribes, including journals whose topic is not a configurable name.
+    const specs = topicSpecs(names, options.partitions)
+    for (const t of tables) if (!specs.some((s) => s.name === t.topic)) specs.push({ name: t.topic, partitions: options.partitions ?? DEFAULT_PARTITIONS })
+    await options.log.ensureTopics(specs)
     const sink = await ParquetSink.open({ dataDir: options.dataDir, tables, ...options.sink })
     const consumer = await options.log.createConsumer({
       groupId: options.sinkGroup ?? 'svc.parquet-sink',

@@ -16,6 +16,7 @@ import type { DecisionService } from '../engine/DecisionService.ts'
 import type { LedgerReads } from '../engine/LedgerReads.ts'
 import type { RecordReads } from '../record/MeasuredRecord.ts'
 import type { ReleaseReads } from '../record/releases/ReleaseStore.ts'
+import type { Arena } from '../product/arena/Arena.ts'
 import type { Billing, LadderSource } from '../product/billing/Billing.ts'
 import type { Delivery } from '../product/delivery/Delivery.ts'
 import type { Duel } from '../product/duel/Duel.ts'
@@ -47,10 +48,12 @@ export interface Services {
   billing?: Billing
   duel?: Duel
   delivery?: Delivery
+  /** XP, ranks, quests, badges, seasons, boards and notifications (product/arena). */
+  arena?: Arena
   ladder?: LadderSource
   /** The /metrics registry (serving/metrics/); when wired, the dispatcher counts every answer into it. */
   metrics?: ServiceMetrics
 }
 
 /** The optional parts, by the name detail.missing reports. */
-export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'ladder' | 'metrics'
+export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'arena' | 'ladder' | 'metrics'

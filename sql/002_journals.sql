@@ -53,3 +53,56 @@ FROM read_parquet(
   filename = true
 )
 WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/billing.draws/**/*.parquet'));
+
+-- arena_experience_rows: every record of the arena.experience journal as sealed (parquet/arena.experience/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW arena_experience_rows AS
+SELECT
+  id, payer, kind, xp, ref, level, timezone('UTC', created_at) AS created_at, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/arena.experience/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/arena.experience/**/*.parquet'));
+
+-- arena_experience: one row per id, the first recorded (one id always sits on one partition, so "first" is the lowest
+-- offset). A later record with the same id can never replace it.
+CREATE OR REPLACE VIEW arena_experience AS
+SELECT *
+FROM arena_experience_rows
+QUALIFY row_number() OVER (PARTITION BY id ORDER BY log_partition, log_offset) = 1;
+
+-- arena_notification_rows: every record of the arena.notifications journal as sealed (parquet/arena.notifications/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW arena_notification_rows AS
+SELECT
+  key, payer, id, kind, ref, payload::JSON AS payload, timezone('UTC', created_at) AS created_at, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/arena.notifications/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/arena.notifications/**/*.parquet'));
+
+-- arena_notifications: one row per key, the first recorded (one id always sits on one partition, so "first" is the lowest
+-- offset). A later record with the same id can never replace it.
+CREATE OR REPLACE VIEW arena_notifications AS
+SELECT *
+FROM arena_notification_rows
+QUALIFY row_number() OVER (PARTITION BY key ORDER BY log_partition, log_offset) = 1;
+
+-- arena_setting_rows: every record of the arena.settings journal as sealed (parquet/arena.settings/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW arena_setting_rows AS
+SELECT
+  id, payer, kind, value, preferences::JSON AS preferences, ids::JSON AS ids, through, timezone('UTC', created_at) AS created_at, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/arena.settings/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/arena.settings/**/*.parquet'));

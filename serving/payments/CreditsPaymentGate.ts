@@ -22,10 +22,20 @@ import { buildPaymentRequired, encodeHeader } from './x402.ts'
 
 export const PAYER_HEADER = 'x-svc-payer'
 
+/**
+ * A payer's price adjustment on the credits rail: the Arena's rank discount (product/arena: only the premium above the
+ * 1,000-credit judgment floor is discounted). Credits debits only: an x402 challenge is priced before the payer is
+ * known, so it pays list price (docs/decisions.md).
+ */
+export interface CreditsDiscount {
+  creditsFor(payer: string, credits: number): number
+}
+
 export class CreditsPaymentGate implements PaymentGate {
   constructor(
     private readonly ledger: CreditLedger,
     private readonly payTo: string | null,
+    private readonly discount: CreditsDiscount | null = null,
   ) {}
 
   async authorize(req: PaymentRequest, price: Price): Promise<PaymentGrant | PaymentChallenge> {
@@ -36,8 +46,10 @@ export class CreditsPaymentGate implements PaymentGate {
         detail: { reason: 'REQUEST_VALIDATION_FAILED' satisfies ReasonCode, field: `/headers/${PAYER_HEADER}` },
       })
     }
-    const hold = this.ledger.reserve(payer, price, req.question_id)
-    if (hold.kind === 'short') return this.insufficient(req, price, hold)
+    const credits = this.discount && !price.key.startsWith('billing.') ? this.discount.creditsFor(payer, price.credits) : price.credits
+    const payable = credits === price.credits ? price : { ...price, credits }
+    const hold = this.ledger.reserve(payer, payable, req.question_id)
+    if (hold.kind === 'short') return this.insufficient(req, payable, hold)
     const ledger = this.ledger
     return {
       kind: 'paid',

@@ -6,11 +6,20 @@
 import { andThen } from '../../common/MaybePromise.ts'
 import { Address, CanonicalAsset, Chain, DecisionIdOrPrefix, Open, QuestionId, Strict, Type, Uuid } from '../../common/schema.ts'
 import { decisionAnswer } from '../../engine/EngineServices.ts'
-import { DECISION_RECORD, FEED, LINEAGE, OPEN_CLOCKS, REPLAY_RESULT, RESOLUTION } from '../../engine/schemas.ts'
+import { DECISION_RECORD, FEED, LINEAGE, OPEN_CLOCKS, REPLAY_RESULT, RESOLUTION, type DecisionRead } from '../../engine/schemas.ts'
 import { RISK_CANDIDATE } from '../../models/account/accountSnapshot.ts'
 import { ACCOUNT_QUESTION_IDS } from '../../models/questions/index.ts'
 import { DECISION_ID_PARAMS, FREE, env, notFound, paid } from './define.ts'
-import type { RouteDef } from './types.ts'
+import type { HandlerContext, RouteDef } from './types.ts'
+
+/**
+ * The Arena's ask XP joins the paid call's unit of work (so it exists exactly when the paid decision does): the payer
+ * is the payment's, since the decision record names none. A re-served decision is not charged and earns nothing.
+ */
+function askedIn(ctx: HandlerContext, read: DecisionRead): void {
+  if (read.reserved || !ctx.payment || !ctx.services.arena) return
+  ctx.services.arena.recordAskIn(ctx.payment, { decision_id: read.record.decision_id, question_id: read.record.question_id, asset: read.record.asset ?? '' })
+}
 
 export const DECISION_ROUTES: readonly RouteDef[] = [
   {
@@ -197,6 +206,7 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
         },
         ctx.payment!,
       )
+      askedIn(ctx, read)
       return decisionAnswer(read)
     },
   },
@@ -218,7 +228,9 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
     },
     handler: async (ctx) => {
       const read = await ctx.need('engine').nextDecision(String(ctx.body.previous_decision_id), ctx.payment!)
-      return read ? decisionAnswer(read) : notFound('DECISION_NOT_FOUND', '/body/previous_decision_id', ctx.body.previous_decision_id)
+      if (!read) return notFound('DECISION_NOT_FOUND', '/body/previous_decision_id', ctx.body.previous_decision_id)
+      askedIn(ctx, read)
+      return decisionAnswer(read)
     },
   },
 ]

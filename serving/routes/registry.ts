@@ -6,6 +6,7 @@
  * Spec (Versioning 6): "Free and paid classification is declared once in a route registry and enforced
  * identically on every route."
  */
+import { ARENA_ROUTES } from './arena.ts'
 import { BILLING_ROUTES } from './billing.ts'
 import { DECISION_ROUTES } from './decisions.ts'
 import { DELIVERY_ROUTES } from './delivery.ts'
@@ -32,6 +33,7 @@ export const ROUTES: readonly RouteDef[] = Object.freeze([
   ...WALLET_ROUTES,
   ...RISK_ROUTES,
   ...DUEL_ROUTES,
+  ...ARENA_ROUTES,
   ...DELIVERY_ROUTES,
   ...BILLING_ROUTES,
   ...OPS_ROUTES,

@@ -15,6 +15,8 @@ import { decodeHeader, type PaymentRequired, USDC_BASE } from '../../serving/pay
 import { memoryServices, PAYER, RELEASE_VERSION, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
 import { makeAjv, PAY_TO, withServer } from '../helpers/serving/server.ts'
 import { OPS_TOKEN, withBilling } from '../helpers/serving/billing.ts'
+import { withArena } from '../helpers/serving/arena.ts'
+import { publicIdOf } from '../../product/arena/handles.ts'
 
 const ajv = makeAjv()
 const errorEnvelope = ajv.compile(ERROR_ENVELOPE_SCHEMA)
@@ -27,6 +29,7 @@ const PARAM_EXAMPLES: Record<string, string> = {
   pack_id: 'booster_150k',
   plan_id: 'operator',
   version: RELEASE_VERSION,
+  public_id: publicIdOf(PAYER),
 }
 
 const candidate = {
@@ -65,6 +68,17 @@ const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<s
   'ops.surge': { headers: { 'x-svc-ops': OPS_TOKEN } },
   'ops.metrics': { headers: { 'x-svc-ops': OPS_TOKEN } },
   verify: { body: { poj_id: decisionIdOf(RECEIPT_BODY), body: RECEIPT_BODY } },
+  'arena.profile': { headers: { payer: PAYER } },
+  'arena.quests': { query: `payer=${PAYER}` },
+  'arena.next_action': { headers: { payer: PAYER } },
+  'arena.season': { query: 'season_key=2026-W02' },
+  'arena.leaderboard': { query: 'sort=accuracy&track=human&scope=season&limit=5' },
+  'arena.opt_in': { body: { opt_in: true }, headers: { payer: PAYER } },
+  'arena.agent': { body: { is_agent: false }, headers: { payer: PAYER } },
+  'arena.notifications': { query: `payer=${PAYER}` },
+  'arena.notifications.read': { body: { payer: PAYER } },
+  'arena.notifications.preferences': { headers: { payer: PAYER } },
+  'arena.notifications.preferences.set': { body: { payer: PAYER, preferences: { streak_ended: false } } },
 }
 
 function requestFor(route: RouteDef): { url: string; init: RequestInit } {
@@ -89,6 +103,7 @@ t.test('every route that needs a query or body has a walker case', async (t) => 
 t.test('walks every route with every part wired', async (t) => {
   const { parts } = memoryServices()
   parts.billing = await withBilling(t, { clock: parts.clock! })
+  parts.arena = await withArena(t, parts.clock!, { optIn: [PAYER] })
   const server = await withServer(t, { services: parts })
   for (const route of ROUTES) {
     await t.test(`${route.method} ${route.path}`, async (t) => {

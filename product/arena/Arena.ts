@@ -1,0 +1,402 @@
+/**
+ * The Arena (spec, What the service does 6; Arena resources; Events 3): XP, ranks, quests, badges, seasons, boards and
+ * the notification feed over graded calls. It owns three journals (pipeline/records: arena.experience,
+ * arena.notifications, arena.settings) and reacts to the duel's call events (product/duel CallEvents), never to the
+ * duel's internals and never to billing data.
+ *
+ * Start: every journal is read from the beginning into the projection, then the call channels are subscribed with
+ * replay (the duel rebuilds them from its own journal), so the statistics are folded again and every award the
+ * events imply is recomputed; an award whose deterministic id is already in the journal is not written again. A
+ * restart therefore changes no XP, rank, board, streak or notification, and an event that arrived while the service
+ * was down is awarded now.
+ *
+ * Writes: the awards one event implies (XP, quest completions, badges, notifications) are appended as one atomic unit
+ * (UnitOfWork on the one event log), in event order through one queue; ids are reserved when an event is folded, so
+ * a later event never awards what an earlier one is still writing. The ask XP of a paid decision joins that call's
+ * own unit of work (recordAskIn), so it exists exactly when the paid decision does.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Clock } from '../../common/Clock.ts'
+import { childLogger } from '../../common/logger.ts'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { RETRY_DELAYS_MS, type Subscription } from '../../engine/LedgerBus.ts'
+import { Journal } from '../../pipeline/journal/Journal.ts'
+import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
+import type { EventLog } from '../../pipeline/log/EventLog.ts'
+import { ARENA_SETTINGS, type ArenaSettingRow } from '../../pipeline/records/arenaSettingRecord.ts'
+import { EXPERIENCE, type ExperienceRow } from '../../pipeline/records/experienceRecord.ts'
+import { NOTIFICATIONS, type NotificationRow } from '../../pipeline/records/notificationRecord.ts'
+import type { CallEvents, CallGraded, CallLocked } from '../duel/index.ts'
+import { badgeAwardId } from './badges.ts'
+import { ArenaProjection, type BoardScope, type BoardSort, type BoardTrack } from './ArenaProjection.ts'
+import { ASK_XP_DAILY_CAP, DECISION_BASE_CREDITS, RANKS, discountedCredits, levelForCredits, rankIndexOf, rankOf } from './levels.ts'
+import { QUESTS, measure, questAwardId, questPeriod } from './quests.ts'
+import type { PayerState } from './PayerState.ts'
+
+const log = childLogger('arena')
+
+/** Events' awards per append: a round stays well under the log's per-send size. */
+const WRITE_ROUND = 500
+
+export interface ArenaOptions {
+  log: EventLog
+  clock: Clock
+  /** The duel's events; absent: none yet (attach() later). */
+  events?: CallEvents | null
+  partitions?: number
+}
+
+/** What one event awards, written as one unit. */
+interface Awards {
+  experience: ExperienceRow[]
+  notifications: NotificationRow[]
+}
+
+/** A paid ask, as the decision route knows it. */
+export interface Ask {
+  decision_id: string
+  question_id: string
+  asset: string
+}
+
+export class Arena {
+  readonly projection = new ArenaProjection()
+  /** Ids staged by the writer and not yet applied: reserved, so no later event awards them again. */
+  private readonly staged = new Set<string>()
+  private readonly subscriptions: Subscription[] = []
+  private closed = false
+
+  private constructor(
+    private readonly clock: Clock,
+    private readonly experience: Journal<typeof EXPERIENCE.schema>,
+    private readonly notes: Journal<typeof NOTIFICATIONS.schema>,
+    private readonly settings: Journal<typeof ARENA_SETTINGS.schema>,
+  ) {}
+
+  static async open(options: ArenaOptions): Promise<Arena> {
+    const partitions = options.partitions !== undefined ? { partitions: options.partitions } : {}
+    const [experience, notes, settings] = await Promise.all([
+      Journal.open({ log: options.log, def: EXPERIENCE, ...partitions }),
+      Journal.open({ log: options.log, def: NOTIFICATIONS, ...partitions }),
+      Journal.open({ log: options.log, def: ARENA_SETTINGS, ...partitions }),
+    ])
+    const arena = new Arena(options.clock, experience, notes, settings)
+    // Notifications before settings: a read mark applies to the notifications it names.
+    const [xs, ns, ss] = await Promise.all([experience.readAll(), notes.readAll(), settings.readAll()])
+    for (const r of xs) arena.projection.applyExperience(r)
+    for (const r of ns) arena.projection.applyNotification(r)
+    for (const r of ss) arena.projection.applySetting(r)
+    if (options.events) arena.attach(options.events)
+    // A crash between an XP record and its rank_up notification: write the missing ones now.
+    for (const s of arena.projection.payers.values()) arena.checkRankUp(s, arena.clock.now())
+    return arena
+  }
+
+  /** Subscribes to the duel's call events (replayed from the beginning, then live). */
+  attach(events: CallEvents): void {
+    this.subscriptions.push(events.locked.subscribe('arena', (e) => this.onLocked(e)))
+    this.subscriptions.push(events.graded.subscribe('arena', (e) => this.onGraded(e)))
+  }
+
+  /** Resolves once every event delivered so far was handled and every award written. */
+  async idle(): Promise<void> {
+    for (;;) {
+      for (const sub of this.subscriptions) await sub.idle()
+      if (this.writer === null && this.outbox.length === 0) return
+      await (this.writer ?? sleep(1))
+    }
+  }
+
+  // ---- events -----------------------------------------------------------------------------------------------------
+
+  private onLocked(e: CallLocked): void {
+    const p = this.projection
+    if (p.applyLocked(e)) {
+      const s = p.payer(e.payer)
+      const at = Date.parse(e.locked_at)
+      const awards: Awards = { experience: [], notifications: [] }
+      this.questAwards(s, at, ['calls_locked', 'markets_called'], awards)
+      this.badgeAwards(s, at, awards)
+      this.rankUp(s, at, awards)
+      this.push(awards)
+    }
+  }
+
+  private onGraded(e: CallGraded): void {
+    const p = this.projection
+    const folded = p.applyGraded(e)
+    if (folded) {
+      const s = p.payer(e.payer)
+      const at = Date.parse(e.graded_at)
+      const awards: Awards = { experience: [], notifications: [] }
+      let xp = 0
+      let level: number | null = null
+      if (e.status === 'graded' && e.correct === true) {
+        const l = levelForCredits(DECISION_BASE_CREDITS)
+        xp = l.correct_call_xp
+        level = l.level
+        this.award(s, { id: `call:${e.call_id}`, kind: 'correct_call', xp, ref: e.call_id, level, created_at: e.graded_at }, awards)
+      }
+      this.notify(s, 'call_resolved', e.call_id, {
+        call_id: e.call_id, decision_id: e.decision_id, question_id: e.question_id, asset: e.asset, call: e.call, outcome: e.outcome,
+        status: e.status, correct: e.correct, xp,
+      }, at, awards)
+      if (s.streak > folded.streakBefore && s.streak >= 2) this.notify(s, 'streak_extended', e.call_id, { streak: s.streak }, at, awards)
+      else if (folded.streakBefore >= 2 && s.streak < folded.streakBefore) this.notify(s, 'streak_ended', e.call_id, { ended_streak: folded.streakBefore, streak: s.streak }, at, awards)
+      if (e.status === 'graded' && e.correct === true) this.questAwards(s, at, ['correct_calls'], awards)
+      this.badgeAwards(s, at, awards)
+      this.rankUp(s, at, awards)
+      this.push(awards)
+    }
+  }
+
+  /** Awards computed when their event was folded, not yet durable, in event order. */
+  private outbox: Awards[] = []
+  private writer: Promise<void> | null = null
+
+  /**
+   * Queues an event's awards for the writer. Handlers stay synchronous (a replay of a million events is a fold, and a
+   * live burst is not one fsync per event): the writer appends everything queued as one unit per round (group commit)
+   * and retries a failed round with the same records, so nothing computed is ever dropped or computed twice.
+   */
+  private push(awards: Awards): void {
+    if (awards.experience.length === 0 && awards.notifications.length === 0) return
+    this.outbox.push(awards)
+    this.writer ??= this.drain().finally(() => {
+      this.writer = null
+      if (this.outbox.length > 0 && !this.closed) this.push({ experience: [], notifications: [] })
+    })
+  }
+
+  private async drain(): Promise<void> {
+    let attempt = 0
+    while (this.outbox.length > 0) {
+      const round = this.outbox.splice(0, WRITE_ROUND)
+      const merged: Awards = { experience: round.flatMap((a) => a.experience), notifications: round.flatMap((a) => a.notifications) }
+      try {
+        await this.write(merged)
+        attempt = 0
+      } catch (err) {
+        this.outbox.unshift(...round)
+        const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!
+        attempt++
+        log.error({ err, awards: merged.experience.length + merged.notifications.length, attempt }, 'arena awards not written; retrying')
+        if (this.closed) return
+        await sleep(delay)
+      }
+    }
+  }
+
+  private async write(awards: Awards): Promise<void> {
+    const unit = new UnitOfWork()
+    if (awards.experience.length > 0) unit.add(this.experience, awards.experience)
+    if (awards.notifications.length > 0) unit.add(this.notes, awards.notifications)
+    await unit.commit()
+    this.applyAwards(awards)
+  }
+
+  private applyAwards(awards: Awards): void {
+    for (const r of awards.experience) {
+      this.projection.applyExperience(r)
+      this.staged.delete(r.id)
+      this.projection.payer(r.payer).xpStaged -= r.xp
+    }
+    for (const n of awards.notifications) {
+      this.projection.applyNotification(n)
+      this.staged.delete(n.key)
+    }
+  }
+
+  private held(id: string): boolean {
+    return this.staged.has(id) || this.projection.hasExperience(id)
+  }
+
+  private award(s: PayerState, row: Omit<ExperienceRow, 'payer'>, awards: Awards): boolean {
+    if (this.held(row.id)) return false
+    this.staged.add(row.id)
+    s.xpStaged += row.xp
+    awards.experience.push({ ...row, payer: s.payer })
+    return true
+  }
+
+  private notify(s: PayerState, kind: string, ref: string, payload: Record<string, unknown>, at: number, awards: Awards): void {
+    const key = `${kind}|${ref}|${s.payer}`
+    if (this.staged.has(key) || this.projection.hasNotification(key)) return
+    this.staged.add(key)
+    s.seq++
+    awards.notifications.push({ key, payer: s.payer, id: s.seq, kind, ref, payload, created_at: new Date(at).toISOString() })
+  }
+
+  /** Quests on these metrics whose target the payer's counters now reach in the event's periods. */
+  private questAwards(s: PayerState, at: number, metrics: string[], awards: Awards): void {
+    for (const q of QUESTS) {
+      if (!metrics.includes(q.metric)) continue
+      const period = questPeriod(q.cadence, at)
+      if (measure(q.metric, s.counters.get(period.key)) < q.target) continue
+      const ref = `${q.key}:${period.key}`
+      const iso = new Date(at).toISOString()
+      if (this.award(s, { id: questAwardId(q.key, period.key, s.payer), kind: 'quest', xp: q.xp, ref, level: null, created_at: iso }, awards)) {
+        this.notify(s, 'quest_complete', ref, { quest: q.key, title: q.title, period_key: period.key, xp: q.xp }, at, awards)
+      }
+    }
+  }
+
+  private badgeAwards(s: PayerState, at: number, awards: Awards): void {
+    for (const b of this.projection.newBadges(s, (key) => this.held(badgeAwardId(key, s.payer)))) {
+      const iso = new Date(at).toISOString()
+      if (this.award(s, { id: badgeAwardId(b.key, s.payer), kind: 'badge', xp: b.xp, ref: b.key, level: null, created_at: iso }, awards)) {
+        this.notify(s, 'badge_earned', b.key, { badge: b.key, title: b.title, xp: b.xp }, at, awards)
+      }
+    }
+  }
+
+  /** A rank_up notification when durable plus staged XP passes a rank not yet announced (one per rank reached). */
+  private rankUp(s: PayerState, at: number, awards: Awards): void {
+    const i = rankIndexOf(s.xp + s.xpStaged)
+    if (i <= s.rankNotified) return
+    s.rankNotified = i
+    const r = RANKS[i]!
+    this.notify(s, 'rank_up', r.name, { rank: r.name, xp: s.xp + s.xpStaged, discount: r.discount }, at, awards)
+  }
+
+  private checkRankUp(s: PayerState, at: number): void {
+    const awards: Awards = { experience: [], notifications: [] }
+    this.rankUp(s, at, awards)
+    this.push(awards)
+  }
+
+  // ---- the paid ask -----------------------------------------------------------------------------------------------
+
+  /**
+   * Ask XP for a paid decision, staged in the paid call's own unit of work: written atomically with the decision and
+   * the payment, or not at all. The payer comes from the payment (the decision record carries none). At most
+   * ASK_XP_DAILY_CAP asks per payer per UTC day earn XP; a re-served decision is never passed here (it is not charged).
+   */
+  recordAskIn(payment: PaidCall, ask: Ask): void {
+    if (!payment.payer) return
+    const s = this.projection.payer(payment.payer)
+    const id = `ask:${ask.decision_id}`
+    if (this.held(id)) return
+    const now = this.clock.now()
+    const day = new Date(now).toISOString().slice(0, 10)
+    if (s.askDay !== day) {
+      s.askDay = day
+      s.askCount = 0
+    }
+    if (s.askCount >= ASK_XP_DAILY_CAP) return
+    const level = levelForCredits(DECISION_BASE_CREDITS)
+    const row: ExperienceRow = { id, payer: s.payer, kind: 'ask', xp: level.ask_xp, ref: ask.decision_id, level: level.level, created_at: new Date(now).toISOString() }
+    s.askCount++
+    s.xpStaged += row.xp
+    this.staged.add(id)
+    payment.unit.add(this.experience, [row], {
+      applied: () => {
+        this.staged.delete(id)
+        s.xpStaged -= row.xp
+        // applyExperience counts the ask toward the day again: undo the reservation's count first.
+        s.askCount--
+        this.projection.applyExperience(row)
+        this.checkRankUp(s, now)
+      },
+      aborted: () => {
+        this.staged.delete(id)
+        s.xpStaged -= row.xp
+        if (s.askDay === day) s.askCount--
+      },
+    })
+  }
+
+  // ---- prices -----------------------------------------------------------------------------------------------------
+
+  /** The rank discount of a payer's credits price (only the premium above the judgment floor is discounted). */
+  creditsFor(payer: string, credits: number): number {
+    const s = this.projection.peek(payer)
+    return s ? discountedCredits(credits, rankOf(s.xp).discount) : credits
+  }
+
+  // ---- reads ------------------------------------------------------------------------------------------------------
+
+  levels() {
+    return this.projection.levels()
+  }
+
+  profile(payer: string) {
+    return this.projection.profile(payer, this.clock.now())
+  }
+
+  quests(payer: string) {
+    return this.projection.questBoard(payer, this.clock.now())
+  }
+
+  nextAction(payer: string) {
+    return this.projection.nextAction(payer, this.clock.now())
+  }
+
+  season(seasonKey?: string) {
+    return this.projection.season(this.clock.now(), seasonKey)
+  }
+
+  leaderboard(q: { sort: BoardSort; track: BoardTrack; scope: BoardScope; limit: number }) {
+    return this.projection.leaderboard(q, this.clock.now())
+  }
+
+  card(publicId: string) {
+    return this.projection.card(publicId, this.clock.now())
+  }
+
+  notifications(payer: string) {
+    return this.projection.notifications(payer)
+  }
+
+  preferences(payer: string) {
+    return { payer: payer.toLowerCase(), preferences: this.projection.preferences(payer) }
+  }
+
+  // ---- settings ---------------------------------------------------------------------------------------------------
+
+  private async setting(payer: string, row: Pick<ArenaSettingRow, 'kind'> & Partial<ArenaSettingRow>): Promise<void> {
+    const full: ArenaSettingRow = {
+      id: `as_${randomUUID()}`, payer: payer.toLowerCase(), kind: row.kind, value: row.value ?? null, preferences: row.preferences ?? null,
+      ids: row.ids ?? null, through: row.through ?? null, created_at: new Date(this.clock.now()).toISOString(),
+    }
+    await this.settings.append([full])
+    this.projection.applySetting(full)
+  }
+
+  async optIn(payer: string, optIn: boolean) {
+    await this.setting(payer, { kind: 'opt_in', value: optIn })
+    const s = this.projection.payer(payer)
+    return { payer: s.payer, board_opt_in: s.optedIn, public_id: this.projection.profile(payer, this.clock.now()).public_id }
+  }
+
+  async setAgent(payer: string, isAgent: boolean) {
+    await this.setting(payer, { kind: 'agent', value: isAgent })
+    return { payer: payer.toLowerCase(), is_agent: this.projection.payer(payer).isAgent }
+  }
+
+  async setPreferences(payer: string, preferences: Record<string, boolean>) {
+    await this.setting(payer, { kind: 'preferences', preferences })
+    return this.preferences(payer)
+  }
+
+  /** Marks the ids given (or every unread one) as read; a mark that would change nothing writes nothing. */
+  async markRead(payer: string, ids: number[] | null) {
+    const changing = this.projection.unreadIds(payer, ids)
+    if (changing.length > 0) {
+      // "Every unread" means every durable one now: a notification still being written gets a later id and stays unread.
+      const durable = this.projection.payer(payer).notifications
+      await this.setting(payer, ids ? { kind: 'read', ids: changing } : { kind: 'read', through: durable[durable.length - 1]?.id ?? 0 })
+    }
+    return { payer: payer.toLowerCase(), marked: changing.length, unread_count: this.projection.notifications(payer).unread_count }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    for (const s of this.subscriptions) s.unsubscribe()
+    // Awards still queued are not lost: they are recomputed from the replayed events at the next start.
+    await this.writer
+    await Promise.all([this.experience.close(), this.notes.close(), this.settings.close()])
+  }
+}

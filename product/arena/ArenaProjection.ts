@@ -1,0 +1,480 @@
+/**
+ * The Arena's in-memory projection: a fold of the three Arena journals (experience, notifications, settings) and the
+ * duel's call events, and every read the routes answer from it. No I/O and no clock of its own: reads take `now`, so
+ * a test holds time still and a restart (the same records and events folded again) answers the same.
+ *
+ * Ranks are derived at read time from XP (never stored); boards are sorted once per change and cached, so a read is a
+ * lookup and a slice.
+ */
+import { deepFreeze } from '../../common/deepFreeze.ts'
+import type { CallGraded, CallLocked } from '../duel/index.ts'
+import type { ArenaSettingRow } from '../../pipeline/records/arenaSettingRecord.ts'
+import type { ExperienceRow } from '../../pipeline/records/experienceRecord.ts'
+import type { NotificationRow } from '../../pipeline/records/notificationRecord.ts'
+import { BADGES, houseLeanedAgainst } from './badges.ts'
+import { handleOf, publicIdOf } from './handles.ts'
+import { JUDGMENT_FLOOR_CREDITS } from '../billing/index.ts'
+import { ASK_XP_DAILY_CAP, LEVELS, RANKS, rankIndexOf, rankOf } from './levels.ts'
+import { isoWeekByKey, isoWeekOf, type Period } from './periods.ts'
+import { QUESTS, emptyCounters, measure, questPeriod } from './quests.ts'
+import { flagAt, PayerState, type SeasonStats } from './PayerState.ts'
+
+export type BoardSort = 'xp' | 'accuracy' | 'streak'
+export type BoardTrack = 'human' | 'agent'
+export type BoardScope = 'lifetime' | 'season'
+
+/** Notification kinds the Arena writes (docs/arena.md); preferences may name these and any other kind. */
+export const NOTIFICATION_KINDS = ['call_resolved', 'quest_complete', 'badge_earned', 'rank_up', 'streak_extended', 'streak_ended'] as const
+
+export const FEED_LIMIT = 50
+export const SEASON_BOARD_LIMIT = 50
+export const RECENT_COMPLETIONS = 10
+
+export interface BoardRow {
+  rank: number
+  handle: string
+  public_id: string
+  title: string
+  xp: number
+  calls: number
+  graded: number
+  correct: number
+  accuracy: number | null
+  streak: number
+  longest_streak: number
+}
+
+export interface BoardAnswer {
+  readonly sort: BoardSort
+  readonly track: BoardTrack
+  readonly scope: BoardScope
+  readonly rows: readonly BoardRow[]
+}
+
+export interface SeasonRow {
+  rank: number
+  handle: string
+  public_id: string
+  xp: number
+  calls: number
+  graded: number
+  correct: number
+  accuracy: number | null
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+const lower = (payer: string) => payer.toLowerCase()
+
+export class ArenaProjection {
+  readonly payers = new Map<string, PayerState>()
+  /** Experience ids held (the first record per id counts; a later duplicate is ignored). */
+  private readonly experienceIds = new Set<string>()
+  private readonly notificationKeys = new Set<string>()
+  private readonly lockedCalls = new Set<string>()
+  private readonly gradedCalls = new Set<string>()
+  private readonly byPublicId = new Map<string, string>()
+  /** Bumped by every change a board could show; board caches are keyed by it. */
+  private version = 0
+  private readonly boards = new Map<string, { version: number; rows: BoardRow[]; byLimit: Map<number, BoardAnswer> }>()
+  private readonly seasonBoards = new Map<string, { version: number; human: SeasonRow[]; agent: SeasonRow[]; rankOf: Map<string, number> }>()
+
+  payer(payer: string): PayerState {
+    const key = lower(payer)
+    let s = this.payers.get(key)
+    if (!s) {
+      s = new PayerState(key)
+      this.payers.set(key, s)
+      this.byPublicId.set(publicIdOf(key), key)
+    }
+    return s
+  }
+
+  peek(payer: string): PayerState | undefined {
+    return this.payers.get(lower(payer))
+  }
+
+  hasExperience(id: string): boolean {
+    return this.experienceIds.has(id)
+  }
+
+  hasNotification(key: string): boolean {
+    return this.notificationKeys.has(key)
+  }
+
+  // ---- folds ------------------------------------------------------------------------------------------------------
+
+  applyExperience(row: ExperienceRow): void {
+    if (this.experienceIds.has(row.id)) return
+    this.experienceIds.add(row.id)
+    const s = this.payer(row.payer)
+    const at = Date.parse(row.created_at)
+    s.xp += row.xp
+    s.season(isoWeekOf(at).key).xp += row.xp
+    if (row.kind === 'badge') s.badges.push(row.ref)
+    else if (row.kind === 'quest') {
+      const [quest, period_key] = splitQuestRef(row.ref)
+      s.completions.push({ quest, period_key, xp: row.xp, completed_at: row.created_at })
+    } else if (row.kind === 'ask') {
+      const day = row.created_at.slice(0, 10)
+      if (s.askDay !== day) {
+        s.askDay = day
+        s.askCount = 0
+      }
+      s.askCount++
+    }
+    this.version++
+  }
+
+  applyNotification(row: NotificationRow): void {
+    if (this.notificationKeys.has(row.key)) return
+    this.notificationKeys.add(row.key)
+    const s = this.payer(row.payer)
+    s.notifications.push(row)
+    if (row.id > s.seq) s.seq = row.id
+    if (row.kind === 'rank_up') {
+      const i = RANKS.findIndex((r) => r.name === row.ref)
+      if (i > s.rankNotified) s.rankNotified = i
+    }
+  }
+
+  applySetting(row: ArenaSettingRow): void {
+    const s = this.payer(row.payer)
+    const at = Date.parse(row.created_at)
+    if (row.kind === 'opt_in') s.optIn.push({ at, value: row.value === true })
+    else if (row.kind === 'agent') s.agent.push({ at, value: row.value === true })
+    else if (row.kind === 'preferences') Object.assign(s.preferences, row.preferences ?? {})
+    else if (row.kind === 'read') {
+      const ids = row.ids ? new Set(row.ids) : null
+      for (const n of s.notifications) {
+        if (s.readAt.has(n.id)) continue
+        if (ids ? ids.has(n.id) : n.id <= (row.through ?? 0)) s.readAt.set(n.id, row.created_at)
+      }
+      return
+    }
+    this.version++
+  }
+
+  /** A locked call; false when already folded (events are at-least-once). */
+  applyLocked(e: CallLocked): boolean {
+    if (this.lockedCalls.has(e.call_id)) return false
+    this.lockedCalls.add(e.call_id)
+    const s = this.payer(e.payer)
+    const at = Date.parse(e.locked_at)
+    s.calls++
+    if (!s.markets.includes(e.asset)) s.markets.push(e.asset)
+    for (const p of [questPeriod('daily', at), questPeriod('weekly', at)]) {
+      const c = this.counters(s, p.key)
+      c.calls_locked++
+      if (!c.markets.includes(e.asset)) c.markets.push(e.asset)
+    }
+    s.season(isoWeekOf(at).key).calls++
+    this.version++
+    return true
+  }
+
+  /** A graded or void call; null when already folded, else the streak before it. */
+  applyGraded(e: CallGraded): { streakBefore: number } | null {
+    if (this.gradedCalls.has(e.call_id)) return null
+    this.gradedCalls.add(e.call_id)
+    const s = this.payer(e.payer)
+    const at = Date.parse(e.graded_at)
+    const streakBefore = s.streak
+    const correct = e.status === 'void' ? null : e.correct === true
+    s.addGraded({ call_id: e.call_id, at, correct })
+    if (correct === null) s.voided++
+    else {
+      s.graded++
+      const season = s.season(isoWeekOf(at).key)
+      season.graded++
+      if (correct) {
+        s.correct++
+        season.correct++
+        if (houseLeanedAgainst(e.call, e.house_probability)) s.beatHouse++
+        for (const p of [questPeriod('daily', at), questPeriod('weekly', at)]) this.counters(s, p.key).correct_calls++
+      }
+    }
+    this.version++
+    return { streakBefore }
+  }
+
+  private counters(s: PayerState, key: string) {
+    let c = s.counters.get(key)
+    if (!c) {
+      c = emptyCounters()
+      s.counters.set(key, c)
+    }
+    return c
+  }
+
+  // ---- reads ------------------------------------------------------------------------------------------------------
+
+  /** The ladder contract (GET /v1/arena/levels). */
+  levels() {
+    return {
+      levels: LEVELS.map((l) => ({ ...l, credit_band: { ...l.credit_band } })),
+      ranks: RANKS.map((r, i) => ({ rank: r.name, order: i + 1, xp_threshold: r.xp, discount: r.discount, top: i === RANKS.length - 1 })),
+      judgment_floor_credits: JUDGMENT_FLOOR_CREDITS,
+      ask_xp_daily_cap: ASK_XP_DAILY_CAP,
+    }
+  }
+
+  /** Quests of the periods holding `now`, with progress measured in each. */
+  quests(payer: string, now: number) {
+    const s = this.peek(payer)
+    return QUESTS.map((q) => {
+      const p = questPeriod(q.cadence, now)
+      const progress = Math.min(q.target, measure(q.metric, s?.counters.get(p.key)))
+      const done = s?.completions.find((c) => c.quest === q.key && c.period_key === p.key)
+      return {
+        key: q.key, cadence: q.cadence, title: q.title, metric: q.metric, period_key: p.key, target: q.target, progress,
+        completed: done !== undefined, completed_at: done?.completed_at ?? null, xp_reward: q.xp, expires_at: iso(p.ends_at),
+      }
+    })
+  }
+
+  questBoard(payer: string, now: number) {
+    const s = this.peek(payer)
+    const recent = (s?.completions ?? []).slice(-RECENT_COMPLETIONS).reverse()
+    return { payer: lower(payer), quests: this.quests(payer, now), recent_completions: recent.map((c) => ({ ...c })) }
+  }
+
+  /** The single recommended next action: the open quest closest to done (then soonest expiry, then key). */
+  nextAction(payer: string, now: number) {
+    const open = this.quests(payer, now).filter((q) => !q.completed)
+    open.sort((a, b) => b.progress / b.target - a.progress / a.target || Date.parse(a.expires_at) - Date.parse(b.expires_at) || a.key.localeCompare(b.key))
+    const q = open[0]
+    if (!q) {
+      return {
+        payer: lower(payer),
+        action: { kind: 'lock_call' as const, quest: null, title: 'Every quest of this period is complete: lock a call on an open clock', remaining: 0, xp_reward: 0, expires_at: null, route: 'POST /v1/calls' },
+      }
+    }
+    return {
+      payer: lower(payer),
+      action: {
+        kind: 'quest' as const, quest: q.key, title: q.title, remaining: q.target - q.progress, xp_reward: q.xp_reward, expires_at: q.expires_at,
+        route: q.metric === 'correct_calls' || q.metric === 'calls_locked' || q.metric === 'markets_called' ? 'POST /v1/calls' : 'GET /v1/clocks/open',
+      },
+    }
+  }
+
+  /** Frozen profiles by payer: valid while nothing changed and the day (quests, season) is the same. */
+  private readonly profiles = new Map<string, { version: number; day: number; profile: ReturnType<ArenaProjection['buildProfile']> }>()
+
+  profile(payer: string, now: number) {
+    const key = lower(payer)
+    const day = Math.floor(now / 86_400_000)
+    const hit = this.profiles.get(key)
+    if (hit && hit.version === this.version && hit.day === day) return hit.profile
+    if (this.profiles.size >= 10_000) this.profiles.clear()
+    const profile = deepFreeze(this.buildProfile(payer, now))
+    this.profiles.set(key, { version: this.version, day, profile })
+    return profile
+  }
+
+  private buildProfile(payer: string, now: number) {
+    const s = this.peek(payer) ?? new PayerState(lower(payer))
+    const r = rankOf(s.xp)
+    const season = isoWeekOf(now)
+    const ss = s.seasons.get(season.key)
+    return {
+      payer: s.payer,
+      rank: r.rank,
+      xp: s.xp,
+      next_rank: r.next_rank,
+      remaining_xp: r.remaining_xp,
+      progress: r.progress,
+      discount: r.discount,
+      stats: {
+        calls: s.calls, graded: s.graded, correct: s.correct, void: s.voided, accuracy: s.accuracy, streak: s.streak,
+        longest_streak: s.longest, markets_covered: s.markets.length,
+      },
+      badges: [...s.badges],
+      board_opt_in: s.optedIn,
+      is_agent: s.isAgent,
+      public_id: publicIdOf(s.payer),
+      handle: handleOf(s.payer),
+      season: {
+        season_key: season.key, xp: ss?.xp ?? 0, calls: ss?.calls ?? 0, correct: ss?.correct ?? 0,
+        board_rank: this.seasonBoard(season, now).rankOf.get(s.payer) ?? null,
+      },
+      quests: this.quests(payer, now),
+    }
+  }
+
+  /** The card of an opted-in payer, without its address; null for an unknown or not-visible id (one 404 for both). */
+  card(publicId: string, now: number) {
+    const payer = this.byPublicId.get(publicId)
+    const s = payer ? this.payers.get(payer) : undefined
+    if (!s || !s.optedIn) return null
+    const r = rankOf(s.xp)
+    const season = isoWeekOf(now)
+    const ss = s.seasons.get(season.key)
+    return {
+      public_id: publicId, handle: handleOf(s.payer), rank: r.rank, xp: s.xp, is_agent: s.isAgent,
+      stats: { calls: s.calls, graded: s.graded, correct: s.correct, accuracy: s.accuracy, streak: s.streak, longest_streak: s.longest, markets_covered: s.markets.length },
+      badges: [...s.badges],
+      season: { season_key: season.key, xp: ss?.xp ?? 0, calls: ss?.calls ?? 0, correct: ss?.correct ?? 0, board_rank: this.seasonBoard(season, now).rankOf.get(s.payer) ?? null },
+    }
+  }
+
+  /**
+   * Board rows: visible entries are opted-in payers with measured activity (at least one graded call, so accuracy is
+   * measured; docs/decisions.md) on the asked track. Sorted once per change; the same frozen rows are served until
+   * the next change.
+   */
+  leaderboard(q: { sort: BoardSort; track: BoardTrack; scope: BoardScope; limit: number }, now: number) {
+    const season = q.scope === 'season' ? isoWeekOf(now).key : null
+    const key = `${q.sort}|${q.track}|${season ?? 'lifetime'}`
+    let hit = this.boards.get(key)
+    if (!hit || hit.version !== this.version) {
+      hit = { version: this.version, rows: this.buildBoard(q.sort, q.track, season), byLimit: new Map() }
+      this.boards.set(key, hit)
+    }
+    let answer = hit.byLimit.get(q.limit)
+    if (!answer) {
+      // The whole answer frozen: the envelope serializes a frozen value once and reuses the bytes.
+      answer = deepFreeze({ sort: q.sort, track: q.track, scope: q.scope, rows: hit.rows.slice(0, q.limit) })
+      hit.byLimit.set(q.limit, answer)
+    }
+    return answer
+  }
+
+  private buildBoard(sort: BoardSort, track: BoardTrack, season: string | null): BoardRow[] {
+    const entries: Array<{ s: PayerState; xp: number; calls: number; graded: number; correct: number }> = []
+    for (const s of this.payers.values()) {
+      if (!s.optedIn || s.isAgent !== (track === 'agent')) continue
+      const st: SeasonStats | undefined = season ? s.seasons.get(season) : undefined
+      const graded = season ? (st?.graded ?? 0) : s.graded
+      if (graded === 0) continue
+      entries.push({ s, xp: season ? (st?.xp ?? 0) : s.xp, calls: season ? (st?.calls ?? 0) : s.calls, graded, correct: season ? (st?.correct ?? 0) : s.correct })
+    }
+    const acc = (e: (typeof entries)[number]) => e.correct / e.graded
+    entries.sort((a, b) => {
+      const primary =
+        sort === 'xp' ? b.xp - a.xp
+        : sort === 'accuracy' ? acc(b) - acc(a) || b.graded - a.graded
+        : b.s.streak - a.s.streak || b.s.longest - a.s.longest
+      return primary || b.xp - a.xp || (a.s.payer < b.s.payer ? -1 : 1)
+    })
+    return entries.map((e, i) =>
+      Object.freeze({
+        rank: i + 1, handle: handleOf(e.s.payer), public_id: publicIdOf(e.s.payer), title: RANKS[rankIndexOf(e.s.xp)]!.name, xp: e.xp,
+        calls: e.calls, graded: e.graded, correct: e.correct, accuracy: e.correct / e.graded, streak: e.s.streak, longest_streak: e.s.longest,
+      }),
+    )
+  }
+
+  /**
+   * One season's boards, humans and agents ranked apart by season XP (then correct calls). A season that has ended is
+   * frozen: its rows count only records timed inside it, and visibility and track as they stood at its end.
+   */
+  seasonBoard(season: Period, now: number): { human: SeasonRow[]; agent: SeasonRow[]; rankOf: Map<string, number> } {
+    const ended = now >= season.ends_at
+    const key = `${season.key}|${ended ? 'frozen' : 'live'}`
+    const hit = this.seasonBoards.get(key)
+    if (hit && hit.version === this.version) return hit
+    const at = ended ? season.ends_at - 1 : Number.POSITIVE_INFINITY
+    const human: Array<{ s: PayerState; st: SeasonStats }> = []
+    const agent: Array<{ s: PayerState; st: SeasonStats }> = []
+    for (const s of this.payers.values()) {
+      const st = s.seasons.get(season.key)
+      if (!st || st.graded === 0) continue
+      const visible = ended ? flagAt(s.optIn, at) : s.optedIn
+      if (!visible) continue
+      const isAgent = ended ? flagAt(s.agent, at) : s.isAgent
+      ;(isAgent ? agent : human).push({ s, st })
+    }
+    const rankOf = new Map<string, number>()
+    const rows = (list: typeof human): SeasonRow[] => {
+      list.sort((a, b) => b.st.xp - a.st.xp || b.st.correct - a.st.correct || (a.s.payer < b.s.payer ? -1 : 1))
+      return list.map((e, i) => {
+        rankOf.set(e.s.payer, i + 1)
+        return Object.freeze({
+          rank: i + 1, handle: handleOf(e.s.payer), public_id: publicIdOf(e.s.payer), xp: e.st.xp, calls: e.st.calls, graded: e.st.graded,
+          correct: e.st.correct, accuracy: e.st.correct / e.st.graded,
+        })
+      })
+    }
+    const out = { version: this.version, human: rows(human), agent: rows(agent), rankOf }
+    this.seasonBoards.set(key, out)
+    return out
+  }
+
+  season(now: number, seasonKey?: string) {
+    const current = isoWeekOf(now)
+    const asked = seasonKey ? isoWeekByKey(seasonKey) : current
+    if (!asked) return null
+    const previous = isoWeekOf(asked.starts_at - 1)
+    const boardsOf = (p: Period) => {
+      const b = this.seasonBoard(p, now)
+      return { human: b.human.slice(0, SEASON_BOARD_LIMIT), agent: b.agent.slice(0, SEASON_BOARD_LIMIT) }
+    }
+    return {
+      season: {
+        season_key: asked.key, starts_at: iso(asked.starts_at), ends_at: iso(asked.ends_at),
+        seconds_remaining: Math.max(0, Math.ceil((asked.ends_at - now) / 1000)), frozen: now >= asked.ends_at,
+      },
+      boards: boardsOf(asked),
+      previous: { season_key: previous.key, starts_at: iso(previous.starts_at), ends_at: iso(previous.ends_at), frozen: now >= previous.ends_at, boards: boardsOf(previous) },
+    }
+  }
+
+  // ---- notifications ----------------------------------------------------------------------------------------------
+
+  private enabled(s: PayerState, kind: string): boolean {
+    return s.preferences[kind] !== false
+  }
+
+  /** Unread first, then newest first; at most 50; kinds switched off in the preferences are left out (and uncounted). */
+  notifications(payer: string) {
+    const s = this.peek(payer)
+    if (!s) return { payer: lower(payer), unread_count: 0, notifications: [] }
+    const unread: NotificationRow[] = []
+    const read: NotificationRow[] = []
+    for (let i = s.notifications.length - 1; i >= 0; i--) {
+      const n = s.notifications[i]!
+      if (!this.enabled(s, n.kind)) continue
+      ;(s.readAt.has(n.id) ? read : unread).push(n)
+    }
+    const rows = [...unread.slice(0, FEED_LIMIT), ...read.slice(0, Math.max(0, FEED_LIMIT - unread.length))]
+    return {
+      payer: s.payer,
+      unread_count: unread.length,
+      notifications: rows.map((n) => ({ id: n.id, kind: n.kind, ref: n.ref, payload: n.payload, created_at: n.created_at, read_at: s.readAt.get(n.id) ?? null })),
+    }
+  }
+
+  /** Every kind the Arena writes plus any the payer named, each true unless explicitly switched off. */
+  preferences(payer: string): Record<string, boolean> {
+    const s = this.peek(payer)
+    const out: Record<string, boolean> = {}
+    for (const k of NOTIFICATION_KINDS) out[k] = true
+    if (s) Object.assign(out, s.preferences)
+    return out
+  }
+
+  /** Ids a read mark would change: the given ones still unread, or every unread one. */
+  unreadIds(payer: string, ids: readonly number[] | null): number[] {
+    const s = this.peek(payer)
+    if (!s) return []
+    const wanted = ids ? new Set(ids) : null
+    return s.notifications.filter((n) => !s.readAt.has(n.id) && (!wanted || wanted.has(n.id))).map((n) => n.id)
+  }
+
+  /** Badge keys a payer's facts now satisfy and it does not hold yet. */
+  newBadges(s: PayerState, held: (key: string) => boolean): typeof BADGES {
+    const facts = { calls: s.calls, graded: s.graded, correct: s.correct, streak: s.streak, markets: s.markets.length, beat_house: s.beatHouse }
+    return BADGES.filter((b) => !held(b.key) && b.earned(facts))
+  }
+
+  /** Number of payers folded (bench and logs). */
+  get size(): number {
+    return this.payers.size
+  }
+}
+
+function splitQuestRef(ref: string): [string, string] {
+  const i = ref.lastIndexOf(':')
+  return i < 0 ? [ref, ''] : [ref.slice(0, i), ref.slice(i + 1)]
+}

@@ -1,0 +1,141 @@
+/**
+ * Everything the Arena knows about one payer, folded from its journals and the call events (ArenaProjection owns the
+ * folding; this is the state and the small derivations of it). Nothing here is stored: a restart rebuilds it.
+ */
+import type { NotificationRow } from '../../pipeline/records/notificationRecord.ts'
+import type { PeriodCounters } from './quests.ts'
+
+/** One graded (or void) call in grading order. */
+export interface GradedEntry {
+  call_id: string
+  /** graded_at, epoch ms. */
+  at: number
+  /** null: void (neither extends nor breaks a streak). */
+  correct: boolean | null
+}
+
+export interface SeasonStats {
+  xp: number
+  calls: number
+  graded: number
+  correct: number
+}
+
+export interface Completion {
+  quest: string
+  period_key: string
+  xp: number
+  completed_at: string
+}
+
+/** A flag's history: (instant, value) in journal order; the value at an instant is the last one set at or before it. */
+export type FlagHistory = Array<{ at: number; value: boolean }>
+
+export function flagAt(history: FlagHistory, at: number): boolean {
+  let v = false
+  for (const h of history) {
+    if (h.at > at) break
+    v = h.value
+  }
+  return v
+}
+
+export class PayerState {
+  xp = 0
+  /** Experience awarded but not yet durable (staged by the writer): counted when deciding a rank-up, never shown. */
+  xpStaged = 0
+  badges: string[] = []
+  completions: Completion[] = []
+  calls = 0
+  graded = 0
+  correct = 0
+  voided = 0
+  beatHouse = 0
+  markets: string[] = []
+  /** Graded calls ordered by (graded_at, call_id): the streak is read from its tail. */
+  gradedList: GradedEntry[] = []
+  streak = 0
+  longest = 0
+  /** Quest counters by period key (2026-03-02 or 2026-W10). */
+  counters = new Map<string, PeriodCounters>()
+  seasons = new Map<string, SeasonStats>()
+  optIn: FlagHistory = []
+  agent: FlagHistory = []
+  preferences: Record<string, boolean> = {}
+  notifications: NotificationRow[] = []
+  /** Notification id → read instant. */
+  readAt = new Map<number, string>()
+  /** Highest notification id allocated (durable or staged). */
+  seq = 0
+  /** Index (in RANKS) of the highest rank a rank_up notification was written or staged for; 0: none needed. */
+  rankNotified = 0
+  /** Asks that earned XP on askDay (durable or staged): the daily cap. */
+  askDay = ''
+  askCount = 0
+
+  constructor(readonly payer: string) {}
+
+  get optedIn(): boolean {
+    return this.optIn.length > 0 && this.optIn[this.optIn.length - 1]!.value
+  }
+
+  get isAgent(): boolean {
+    return this.agent.length > 0 && this.agent[this.agent.length - 1]!.value
+  }
+
+  season(key: string): SeasonStats {
+    let s = this.seasons.get(key)
+    if (!s) {
+      s = { xp: 0, calls: 0, graded: 0, correct: 0 }
+      this.seasons.set(key, s)
+    }
+    return s
+  }
+
+  /**
+   * Places a graded call in grading order and updates the streak: appended (the usual case) it extends or resets the
+   * current run; arriving out of order it recomputes both from the list.
+   */
+  addGraded(e: GradedEntry): void {
+    const list = this.gradedList
+    const last = list[list.length - 1]
+    if (!last || last.at < e.at || (last.at === e.at && last.call_id < e.call_id)) {
+      list.push(e)
+      if (e.correct === true) {
+        this.streak++
+        if (this.streak > this.longest) this.longest = this.streak
+      } else if (e.correct === false) {
+        this.streak = 0
+      }
+      return
+    }
+    let i = list.length
+    while (i > 0 && (list[i - 1]!.at > e.at || (list[i - 1]!.at === e.at && list[i - 1]!.call_id > e.call_id))) i--
+    list.splice(i, 0, e)
+    const s = streakOf(list.map((x) => x.correct))
+    this.streak = s.streak
+    this.longest = s.longest
+  }
+
+  get accuracy(): number | null {
+    return this.graded === 0 ? null : this.correct / this.graded
+  }
+}
+
+/**
+ * Consecutive correct graded calls at the end of the sequence, and the longest run anywhere. Void calls (null) neither
+ * extend nor break a run (docs/decisions.md).
+ */
+export function streakOf(results: ReadonlyArray<boolean | null>): { streak: number; longest: number } {
+  let streak = 0
+  let longest = 0
+  for (const r of results) {
+    if (r === true) {
+      streak++
+      if (streak > longest) longest = streak
+    } else if (r === false) {
+      streak = 0
+    }
+  }
+  return { streak, longest }
+}

@@ -1,0 +1,46 @@
+/**
+ * The Arena's calendar, all UTC and pure: quest days (UTC calendar day) and weeks, and seasons (ISO-8601 weeks,
+ * Monday 00:00Z to the next Monday). Spec (Arena resources): "season_key (ISO week)".
+ */
+export const DAY_MS = 86_400_000
+export const WEEK_MS = 7 * DAY_MS
+
+export interface Period {
+  /** 2026-03-02 for a day, 2026-W10 for an ISO week. */
+  key: string
+  starts_at: number
+  /** Exclusive end: the next period's start. */
+  ends_at: number
+}
+
+export function dayOf(ms: number): Period {
+  const start = Math.floor(ms / DAY_MS) * DAY_MS
+  return { key: new Date(start).toISOString().slice(0, 10), starts_at: start, ends_at: start + DAY_MS }
+}
+
+/** The ISO week holding `ms`: weeks start on Monday; week 1 holds the year's first Thursday. */
+export function isoWeekOf(ms: number): Period {
+  const day = Math.floor(ms / DAY_MS)
+  // 1970-01-01 was a Thursday: (day + 3) mod 7 is 0 on Mondays.
+  const weekday = (((day + 3) % 7) + 7) % 7
+  const monday = day - weekday
+  const thursday = monday + 3
+  const year = new Date(thursday * DAY_MS).getUTCFullYear()
+  const jan1 = Date.UTC(year, 0, 1) / DAY_MS
+  const week = Math.floor((thursday - jan1) / 7) + 1
+  return { key: `${year}-W${String(week).padStart(2, '0')}`, starts_at: monday * DAY_MS, ends_at: (monday + 7) * DAY_MS }
+}
+
+/** The ISO week a season key names (inverse of isoWeekOf); null for a malformed key. */
+export function isoWeekByKey(key: string): Period | null {
+  const m = /^(\d{4})-W(\d{2})$/.exec(key)
+  if (!m) return null
+  const year = Number(m[1])
+  const week = Number(m[2])
+  const jan4 = Date.UTC(year, 0, 4) / DAY_MS
+  const jan4Weekday = (((jan4 + 3) % 7) + 7) % 7
+  const p = isoWeekOf((jan4 - jan4Weekday + (week - 1) * 7) * DAY_MS)
+  return p.key === key ? p : null
+}
+
+export const seasonOf = isoWeekOf

@@ -1,0 +1,49 @@
+/**
+ * Real call-event channels for Arena tests (the engine's Channel, the duel's CallLocked/CallGraded types): what a test
+ * publishes is kept, so a subscriber that comes later (a restarted Arena) gets it all replayed, as the duel promises.
+ */
+import { Channel } from '../../engine/LedgerBus.ts'
+import type { CallEvents, CallGraded, CallLocked } from '../../product/duel/CallEvents.ts'
+
+export class TestCallEvents implements CallEvents {
+  readonly lockedLog: CallLocked[] = []
+  readonly gradedLog: CallGraded[] = []
+  readonly locked = new Channel<CallLocked>('call-locked', () => this.lockedLog, (e) => e.call_id)
+  readonly graded = new Channel<CallGraded>('call-graded', () => this.gradedLog, (e) => e.call_id)
+  #n = 0
+
+  lock(payer: string, at: number, o: Partial<CallLocked> = {}): CallLocked {
+    const n = ++this.#n
+    const e: CallLocked = {
+      call_id: `call-${String(n).padStart(7, '0')}`, payer, decision_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      question_id: 'S05_funding_flip', asset: 'BTC', call: 'obtains', call_probability: null, house_probability: 0.6,
+      locked_at: new Date(at).toISOString(), horizon_end: new Date(at + 3_600_000).toISOString(), ...o,
+    }
+    this.lockedLog.push(e)
+    this.locked.publish(e)
+    return e
+  }
+
+  grade(call: CallLocked, at: number, result: 'correct' | 'wrong' | 'void'): CallGraded {
+    const outcome = result === 'void' ? 'unresolvable' : (result === 'correct') === (call.call === 'obtains') ? 'obtains' : 'not'
+    const e: CallGraded = {
+      ...call, status: result === 'void' ? 'void' : 'graded', outcome, correct: result === 'void' ? null : result === 'correct',
+      player_brier: result === 'void' ? null : result === 'correct' ? 0 : 1, house_brier: null, graded_at: new Date(at).toISOString(),
+    }
+    this.gradedLog.push(e)
+    this.graded.publish(e)
+    return e
+  }
+
+  /** Publishes an already-published event again (at-least-once delivery). */
+  redeliver(e: CallGraded): void {
+    this.graded.publish(e)
+  }
+}
+
+export class TestClock {
+  constructor(public t: number) {}
+  now(): number {
+    return this.t
+  }
+}
