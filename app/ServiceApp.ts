@@ -3,11 +3,11 @@
  * opened in dependency order and closed in the reverse one.
  *
  *   open:  catalog DDL → event log → pipeline (sink idle) → market state and providers → engine runner → billing
- *          → payment rails → HTTP server
+ *          → duel (on the engine's outcome bus) → payment rails → record job → HTTP server
  *   run:   the venue's history at full speed, then live: by default the simulated venue generated up to now and then
  *          at 1x in the present; with SVC_TAPE a dated tape up to the first primed instant, then paced at
  *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
- *   close: server (drain) → record job (a run in progress finishes) → x402 nonces → billing → market → engine → pipeline (seal, commit) → event log
+ *   close: server (drain) → record job (a run in progress finishes) → x402 nonces → duel → billing → market → engine → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
@@ -30,6 +30,8 @@ import { openEventLog } from '../pipeline/log/openEventLog.ts'
 import { Pipeline } from '../pipeline/Pipeline.ts'
 import { newestReplayedTime, tapeIdOf } from '../pipeline/TapeProducer.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
+import { DuelService } from '../product/duel/DuelService.ts'
+import { QuestionCatalog } from '../engine/QuestionCatalog.ts'
 import { DataTimeline } from '../product/platform/DataTimeline.ts'
 import { MeasuredRecord } from '../record/MeasuredRecord.ts'
 import { RecordDb } from '../record/RecordDb.ts'
@@ -122,6 +124,8 @@ export class ServiceApp {
     private readonly runner: EngineRunner,
     private readonly market: MarketWiring,
     private readonly billing: BillingService,
+    /** The duel; the Arena subscribes to its events (duel.events, product/duel/CallEvents.ts). */
+    readonly duel: DuelService,
     private readonly x402: X402PaymentGate | null,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,
@@ -180,6 +184,21 @@ export class ServiceApp {
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions })
+    // The duel: calls and opt-ins on the event log, graded from the engine's outcome bus. Its clocks run in the engine's
+    // event time (the time horizon_end is measured in), as the open-clocks read does.
+    const questionCatalog = new QuestionCatalog()
+    const duel = await DuelService.open({
+      log: eventLog,
+      names,
+      partitions,
+      ledger: {
+        decision: (id) => runner.ledger.index.decision(id),
+        clockNow: (questionId) => questionCatalog.clockFor(questionId, runner.live),
+        resolutions: runner.ledger.bus.resolutions,
+      },
+      now: () => runner.live.now() ?? clock.now(),
+      wallNow: () => clock.now(),
+    })
     const payTo = config.SVC_PAY_TO ?? null
     // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
     const facilitator = payTo ? new FacilitatorClient(config.SVC_FACILITATOR_URL ? { url: config.SVC_FACILITATOR_URL } : {}) : null
@@ -231,7 +250,7 @@ export class ServiceApp {
       },
       services: {
         clock, dataTime: timeline,
-        billing, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
+        billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
         record, ladder: record, releases, ...wallet.services, metrics,
       },
     })
@@ -250,7 +269,7 @@ export class ServiceApp {
     ]) say(line)
     recordSchedule.start()
     compaction?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
   }
 
   /**
@@ -329,6 +348,7 @@ export class ServiceApp {
       this.record.releases.close()
       this.record.db.close()
       await this.x402?.close()
+      await this.duel.close()
       await this.billing.close()
       await this.market.close()
       await this.runner.close()

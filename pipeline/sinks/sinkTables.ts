@@ -4,14 +4,18 @@
  */
 import { DECISIONS } from '../records/decisionRecord.ts'
 import { DRAWS } from '../records/drawRecord.ts'
+import { CALL_OPT_INS, CALLS } from '../records/callRecord.ts'
 import { OUTCOMES_JOURNAL } from '../records/outcomeRecord.ts'
 import { topicNames, type TopicNames } from '../topics.ts'
 import { ticksTable } from './ticksTable.ts'
 import type { TopicTable } from './TopicTable.ts'
 
 /** The journals (append-only record types) the service keeps, each with its table and views. */
-export const JOURNALS = [DECISIONS, OUTCOMES_JOURNAL, DRAWS] as const
+export const JOURNALS = [DECISIONS, OUTCOMES_JOURNAL, DRAWS, CALLS, CALL_OPT_INS] as const
 
 export function sinkTables(names: TopicNames = topicNames()): TopicTable[] {
-  return [ticksTable(names.ticks), DECISIONS.topicTable(names.decisions), OUTCOMES_JOURNAL.topicTable(names.outcomes), DRAWS.topicTable(names.draws)]
+  return [
+    ticksTable(names.ticks), DECISIONS.topicTable(names.decisions), OUTCOMES_JOURNAL.topicTable(names.outcomes), DRAWS.topicTable(names.draws),
+    CALLS.topicTable(names.calls), CALL_OPT_INS.topicTable(names.callOptIns),
+  ]
 }
