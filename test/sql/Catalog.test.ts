@@ -37,6 +37,10 @@ const VIEWS = [
   'billing_draw_rows',
   'billing_draws',
   'billing_lots',
+  // the duel's journals (pipeline/records/callRecord.ts)
+  'call_rows',
+  'calls',
+  'call_opt_in_rows',
   // the measured record (sql/020_record.sql)
   'record_runs',
   'record_files',
