@@ -207,7 +207,8 @@ export class ServiceApp {
     // The measured record: batch tables over the sealed Parquet, read by the record routes and the price ladder.
     const recordDb = await RecordDb.open(dataDir)
     const releases = await ReleaseStore.open(dataDir, recordDb) // one DuckDB for the record and the releases
-    const recordJob = await RecordJob.open(recordDb, { releases })
+    // The crowd benchmark (benchmarks.crowd) comes from the duel's graded calls through this one narrow port.
+    const recordJob = await RecordJob.open(recordDb, { releases, crowd: () => duel.crowdBenchmark() })
     const record = new MeasuredRecord(recordDb, { releases })
     // The record build and compaction never run at once: a compaction deleting files a record run is reading would
     // fail that run (it would retry at the next tick, but for nothing).
