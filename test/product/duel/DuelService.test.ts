@@ -25,6 +25,7 @@ import { RailRouter } from '../../../serving/payments/RailRouter.ts'
 import { RateLimiter } from '../../../serving/RateLimiter.ts'
 import { Server } from '../../../serving/Server.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
+import { MCP_PATH } from '../../../serving/mcp/McpEndpoint.ts'
 import { PAY_TO } from '../../helpers/serving/server.ts'
 
 const T0 = Date.UTC(2026, 6, 1)
@@ -356,6 +357,28 @@ t.test('player call transitions, grading, boards, the crowd benchmark and a rest
     t.match(s, { calls: 1, graded: 1, correct: 1, player_accuracy: 1, house_accuracy: 1, player_brier: 0, open: 0 })
     t.ok(Math.abs(s.house_brier - 0.16) < 1e-9)
     t.equal(graded.filter((g) => g.payer === FRESH).length, 1, 'one CallGraded')
+  })
+
+  await t.test('the MCP tools svc_calls and svc_call are the REST routes', async (t) => {
+    const rpc = async (id: number, name: string, args: Record<string, unknown>, headers: Record<string, string> = {}) => {
+      const res = await fetch(w.server.url + MCP_PATH, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+      })
+      return ((await res.json()) as { result: { isError?: boolean; structuredContent: { data?: unknown; code?: string } } }).result
+    }
+    const board = await rpc(1, 'svc_calls', { payer: A })
+    t.notOk(board.isError)
+    t.same(board.structuredContent.data, (await w.call('GET', `/v1/calls?payer=${A}`)).body.data, 'same record as GET /v1/calls')
+    const d = decision({ createdAt: clock.now - HOUR })
+    await w.record([d])
+    const locked = await rpc(2, 'svc_call', { decision_id: d.decision_id, call: 'not' }, { 'x-svc-payer': A })
+    t.notOk(locked.isError, JSON.stringify(locked))
+    t.match(locked.structuredContent.data, { decision_id: d.decision_id, call: 'not', status: 'locked' })
+    const again = await rpc(3, 'svc_call', { decision_id: d.decision_id, call: 'obtains' }, { 'x-svc-payer': A })
+    t.equal(again.isError, true)
+    t.equal((again.structuredContent as { code?: string; error?: { code: string } }).error?.code ?? again.structuredContent.code, 'CALL_ALREADY_LOCKED')
   })
 })
 
