@@ -3,11 +3,11 @@
  * opened in dependency order and closed in the reverse one.
  *
  *   open:  catalog DDL → event log → pipeline (sink idle) → market state and providers → engine runner → billing
- *          → payment rails → HTTP server
+ *          → duel (on the engine's outcome bus) → Arena (on the duel's call events) → payment rails → record job → HTTP server
  *   run:   the venue's history at full speed, then live: by default the simulated venue generated up to now and then
  *          at 1x in the present; with SVC_TAPE a dated tape up to the first primed instant, then paced at
  *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
- *   close: server (drain) → record job (a run in progress finishes) → x402 nonces → billing → market → engine → pipeline (seal, commit) → event log
+ *   close: server (drain) → record job (a run in progress finishes) → x402 nonces → Arena → duel → billing → market → engine → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
@@ -31,6 +31,8 @@ import { Pipeline } from '../pipeline/Pipeline.ts'
 import { newestReplayedTime, tapeIdOf } from '../pipeline/TapeProducer.ts'
 import { Arena } from '../product/arena/Arena.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
+import { DuelService } from '../product/duel/DuelService.ts'
+import { QuestionCatalog } from '../engine/QuestionCatalog.ts'
 import { DataTimeline } from '../product/platform/DataTimeline.ts'
 import { MeasuredRecord } from '../record/MeasuredRecord.ts'
 import { RecordDb } from '../record/RecordDb.ts'
@@ -123,6 +125,8 @@ export class ServiceApp {
     private readonly runner: EngineRunner,
     private readonly market: MarketWiring,
     private readonly billing: BillingService,
+    /** The duel; the Arena subscribes to its events (duel.events, product/duel/CallEvents.ts). */
+    readonly duel: DuelService,
     private readonly arena: Arena,
     private readonly x402: X402PaymentGate | null,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
@@ -182,9 +186,23 @@ export class ServiceApp {
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions })
-    // The Arena: its journals rebuilt before serving. The duel's call events are attached where the duel is wired
-    // (Arena.attach); until then XP comes from paid asks only.
-    const arena = await Arena.open({ log: eventLog, clock, partitions })
+    // The duel: calls and opt-ins on the event log, graded from the engine's outcome bus. Its clocks run in the engine's
+    // event time (the time horizon_end is measured in), as the open-clocks read does.
+    const questionCatalog = new QuestionCatalog()
+    const duel = await DuelService.open({
+      log: eventLog,
+      names,
+      partitions,
+      ledger: {
+        decision: (id) => runner.ledger.index.decision(id),
+        clockNow: (questionId) => questionCatalog.clockFor(questionId, runner.live),
+        resolutions: runner.ledger.bus.resolutions,
+      },
+      now: () => runner.live.now() ?? clock.now(),
+      wallNow: () => clock.now(),
+    })
+    // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
+    const arena = await Arena.open({ log: eventLog, clock, partitions, events: duel.events })
     const payTo = config.SVC_PAY_TO ?? null
     // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
     const facilitator = payTo ? new FacilitatorClient(config.SVC_FACILITATOR_URL ? { url: config.SVC_FACILITATOR_URL } : {}) : null
@@ -193,7 +211,8 @@ export class ServiceApp {
     // The measured record: batch tables over the sealed Parquet, read by the record routes and the price ladder.
     const recordDb = await RecordDb.open(dataDir)
     const releases = await ReleaseStore.open(dataDir, recordDb) // one DuckDB for the record and the releases
-    const recordJob = await RecordJob.open(recordDb, { releases })
+    // The crowd benchmark (benchmarks.crowd) comes from the duel's graded calls through this one narrow port.
+    const recordJob = await RecordJob.open(recordDb, { releases, crowd: () => duel.crowdBenchmark() })
     const record = new MeasuredRecord(recordDb, { releases })
     // The record build and compaction never run at once: a compaction deleting files a record run is reading would
     // fail that run (it would retry at the next tick, but for nothing).
@@ -237,7 +256,7 @@ export class ServiceApp {
       },
       services: {
         clock, dataTime: timeline,
-        billing, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
+        billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
         record, ladder: record, releases, ...wallet.services, metrics, arena,
       },
     })
@@ -256,7 +275,7 @@ export class ServiceApp {
     ]) say(line)
     recordSchedule.start()
     compaction?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, arena, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
   }
 
   /**
@@ -336,6 +355,7 @@ export class ServiceApp {
       this.record.db.close()
       await this.x402?.close()
       await this.arena.close()
+      await this.duel.close()
       await this.billing.close()
       await this.market.close()
       await this.runner.close()

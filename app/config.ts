@@ -48,6 +48,8 @@ export const ENV_SCHEMA = Type.Object(
     SVC_TOPIC_DECISIONS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().decisions, description: 'topic of the decision ledger' }),
     SVC_TOPIC_OUTCOMES: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().outcomes, description: 'topic of resolved outcomes' }),
     SVC_TOPIC_DRAWS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().draws, description: 'topic of the credit draws journal' }),
+    SVC_TOPIC_CALLS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().calls, description: 'topic of the locked player calls (the duel)' }),
+    SVC_TOPIC_CALL_OPT_INS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().callOptIns, description: 'topic of the duel boards opt-in records' }),
     SVC_TAPE: Type.Optional(
       Type.String({
         minLength: 1,
@@ -186,7 +188,7 @@ export function accessLogShareOf(c: Pick<AppConfig, 'SVC_ACCESS_LOG'>): number {
 }
 
 export function topicNamesOf(c: AppConfig): TopicNames {
-  return { ticks: c.SVC_TOPIC_TICKS, decisions: c.SVC_TOPIC_DECISIONS, outcomes: c.SVC_TOPIC_OUTCOMES, draws: c.SVC_TOPIC_DRAWS }
+  return { ticks: c.SVC_TOPIC_TICKS, decisions: c.SVC_TOPIC_DECISIONS, outcomes: c.SVC_TOPIC_OUTCOMES, draws: c.SVC_TOPIC_DRAWS, calls: c.SVC_TOPIC_CALLS, callOptIns: c.SVC_TOPIC_CALL_OPT_INS }
 }
 
 /** The event log of this configuration: the embedded log under <data dir>/log, or Kafka. */

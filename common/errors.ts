@@ -114,6 +114,8 @@ const X402_REASONS = Object.fromEntries(
 export const REASONS = {
   REQUEST_VALIDATION_FAILED: { codes: ['VALIDATION'], meaning: 'a path parameter, query parameter, header or body field failed its schema or check; detail.field names it' },
   MALFORMED_JSON: { codes: ['VALIDATION'], meaning: 'the body is not valid JSON' },
+  NOT_A_CLAIM: { codes: ['VALIDATION'], meaning: 'the decision is a refusal: the house made no claim, so there is no clock to lock a call on; detail.field names the decision id' },
+  PAYER_MISMATCH: { codes: ['VALIDATION'], meaning: 'the payer named in the x-svc-payer header and the one in the query or body differ; name one payer' },
   AMBIGUOUS_PREFIX: { codes: ['VALIDATION'], meaning: 'the decision id prefix matches more than one decision; give more characters' },
   PAYMENT_REQUIRED: { codes: ['PAYMENT_REQUIRED'], meaning: 'no payment was offered: sign the PAYMENT-REQUIRED challenge or name an x-svc-payer holding credits' },
   INSUFFICIENT_BALANCE: { codes: ['PAYMENT_REQUIRED'], meaning: 'credits cannot cover the call; detail carries balance and required_credits' },

@@ -9,6 +9,10 @@ export interface TopicNames {
   decisions: string
   outcomes: string
   draws: string
+  /** The duel's locked player calls (product/duel/). */
+  calls: string
+  /** The duel's opt-in consent records. */
+  callOptIns: string
 }
 
 export const DEFAULT_TOPIC_NAMES: Readonly<TopicNames> = Object.freeze({
@@ -16,6 +20,8 @@ export const DEFAULT_TOPIC_NAMES: Readonly<TopicNames> = Object.freeze({
   decisions: 'decisions',
   outcomes: 'outcomes',
   draws: 'billing.draws',
+  calls: 'duel.calls',
+  callOptIns: 'duel.opt_ins',
 })
 
 /** Partitions per topic when the service creates one. */

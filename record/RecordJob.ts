@@ -52,6 +52,24 @@ export interface RecordJobOptions {
   releases?: ReleaseFacts | null
   /** Ladder notice window. Default LADDER_NOTICE_MS (7 days). */
   ladderNoticeMs?: number
+  /**
+   * The crowd benchmark when the snapshot is taken (the duel's graded player calls, a port the composition root fills
+   * from product/duel, above this layer); null or absent: the snapshot has no crowd line.
+   */
+  crowd?: () => CrowdLine | null
+}
+
+/** benchmarks.crowd of a snapshot (record/schemas.ts). */
+export interface CrowdLine {
+  brier: number
+  n: number
+  house_brier?: number
+}
+
+/** The snapshot's crowd line: present only when the source has one (spec: "below its floor the line is absent"). */
+function crowdLine(c: CrowdLine | null): { crowd?: CrowdLine } {
+  if (!c || !(c.n > 0)) return {}
+  return { crowd: { brier: c.brier, n: c.n, ...(c.house_brier === undefined ? {} : { house_brier: c.house_brier }) } }
 }
 
 export interface RecordRunSummary {
@@ -499,7 +517,7 @@ export class RecordJob {
         window_start: this.totals.window_start,
         window_end: this.totals.window_end,
       },
-      benchmarks: { reference_brier: scores?.uncertainty ?? null },
+      benchmarks: { reference_brier: scores?.uncertainty ?? null, ...crowdLine(this.options.crowd?.() ?? null) },
       active_release: active,
       release_delta: active?.delta_brier ?? null,
       published_bands: this.publishedBands(),
@@ -527,6 +545,8 @@ function snapshotSelect(s: IntelligenceSnapshot): string {
     ${v(s.components.resolution_rate)}::DOUBLE AS resolution_rate, ${i(s.evidence.n_decisions)} AS n_decisions, ${i(s.evidence.n_realized)} AS n_realized,
     ${i(s.evidence.n_unresolvable)} AS n_unresolvable, ${i(s.evidence.n_refused)} AS n_refused, ${v(s.evidence.window_start)}::VARCHAR AS window_start,
     ${v(s.evidence.window_end)}::VARCHAR AS window_end, ${v(s.benchmarks.reference_brier)}::DOUBLE AS reference_brier,
+    ${v(s.benchmarks.crowd?.brier ?? null)}::DOUBLE AS crowd_brier, ${s.benchmarks.crowd ? i(s.benchmarks.crowd.n) : 'NULL::BIGINT'} AS crowd_n,
+    ${v(s.benchmarks.crowd?.house_brier ?? null)}::DOUBLE AS crowd_house_brier,
     ${v(s.active_release === null ? null : JSON.stringify(s.active_release))}::VARCHAR AS active_release, ${v(s.release_delta)}::DOUBLE AS release_delta,
     ${i(s.published_bands)} AS published_bands, ${i(s.rung)} AS rung, ${v(s.taken_at)} AS taken_at, ${v(s.prev_hash)}::VARCHAR AS prev_hash, ${v(s.row_hash)} AS row_hash`
 }

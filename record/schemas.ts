@@ -88,8 +88,8 @@ export const ACTIVE_RELEASE = Type.Object(
  * components { brier, logloss, skill_vs_reference (may be negative), reliability, resolution, uncertainty, ece,
  * resolution_rate }; evidence { n_decisions, n_realized, n_unresolvable, n_refused, window_start, window_end };
  * benchmarks { reference_brier, crowd: { brier, n } }; active_release {…}; release_delta; published_bands; rung;
- * taken_at; prev_hash; row_hash". seq numbers the chain. crowd is absent until graded player calls exist (spec: "below
- * its floor the line is absent").
+ * taken_at; prev_hash; row_hash". seq numbers the chain. crowd is absent below its floor (spec: "below
+ * its floor the line is absent"): it comes from the duel through RecordJobOptions.crowd.
  */
 export const INTELLIGENCE_SNAPSHOT = Type.Object(
   {
@@ -124,7 +124,8 @@ export const INTELLIGENCE_SNAPSHOT = Type.Object(
     benchmarks: Type.Object(
       {
         reference_brier: NullableNumber,
-        crowd: Type.Optional(Type.Object({ brier: Type.Number(), n: Type.Integer({ minimum: 0 }) }, { additionalProperties: false })),
+        /** house_brier: the house's Brier on the same resolved pairs the crowd is scored on (docs/decisions.md). */
+        crowd: Type.Optional(Type.Object({ brier: Type.Number(), n: Type.Integer({ minimum: 0 }), house_brier: Type.Optional(Type.Number()) }, { additionalProperties: false })),
       },
       { additionalProperties: false },
     ),

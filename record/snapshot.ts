@@ -49,7 +49,12 @@ export function snapshotOfRow(r: Record<string, unknown>): IntelligenceSnapshot 
       window_start: strOrNull(r.window_start),
       window_end: strOrNull(r.window_end),
     },
-    benchmarks: { reference_brier: numOrNull(r.reference_brier) },
+    benchmarks: {
+      reference_brier: numOrNull(r.reference_brier),
+      ...(r.crowd_n === null || r.crowd_n === undefined
+        ? {}
+        : { crowd: { brier: Number(r.crowd_brier), n: Number(r.crowd_n), ...(r.crowd_house_brier === null || r.crowd_house_brier === undefined ? {} : { house_brier: Number(r.crowd_house_brier) }) } }),
+    },
     active_release: r.active_release === null || r.active_release === undefined ? null : JSON.parse(String(r.active_release)),
     release_delta: numOrNull(r.release_delta),
     published_bands: Number(r.published_bands),

@@ -54,6 +54,39 @@ FROM read_parquet(
 )
 WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/billing.draws/**/*.parquet'));
 
+-- call_rows: every record of the duel.calls journal as sealed (parquet/duel.calls/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW call_rows AS
+SELECT
+  call_id, payer, decision_id, question_id, asset, subject, call, call_probability, house_probability, choice_id, timezone('UTC', locked_at) AS locked_at, timezone('UTC', horizon_end) AS horizon_end, payment_id, payment_rail, record_version, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/duel.calls/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/duel.calls/**/*.parquet'));
+
+-- calls: one row per call_id, the first recorded (one id always sits on one partition, so "first" is the lowest
+-- offset). A later record with the same id can never replace it.
+CREATE OR REPLACE VIEW calls AS
+SELECT *
+FROM call_rows
+QUALIFY row_number() OVER (PARTITION BY call_id ORDER BY log_partition, log_offset) = 1;
+
+-- call_opt_in_rows: every record of the duel.opt_ins journal as sealed (parquet/duel.opt_ins/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW call_opt_in_rows AS
+SELECT
+  id, payer, opt_in, timezone('UTC', recorded_at) AS recorded_at, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/duel.opt_ins/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/duel.opt_ins/**/*.parquet'));
+
 -- arena_experience_rows: every record of the arena.experience journal as sealed (parquet/arena.experience/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW arena_experience_rows AS
 SELECT

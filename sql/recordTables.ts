@@ -131,6 +131,10 @@ export const INTELLIGENCE_SNAPSHOTS: RecordTable = {
     { name: 'window_start', type: 'VARCHAR' },
     { name: 'window_end', type: 'VARCHAR' },
     { name: 'reference_brier', type: 'DOUBLE' },
+    /** benchmarks.crowd, NULL when the line is absent (below its floor, or no duel wired). */
+    { name: 'crowd_brier', type: 'DOUBLE' },
+    { name: 'crowd_n', type: 'BIGINT' },
+    { name: 'crowd_house_brier', type: 'DOUBLE' },
     { name: 'active_release', type: 'VARCHAR' },
     { name: 'release_delta', type: 'DOUBLE' },
     { name: 'published_bands', type: 'BIGINT' },

@@ -26,6 +26,11 @@ export interface CallLocked {
   locked_at: string
   /** The clock's horizon end (ISO-8601 UTC, ms). */
   horizon_end: string
+  /**
+   * Distribution questions (S01): the house's chosen class, the event the call is about ("obtains" = this class is the
+   * realized one); null for binary questions. Optional: added by the duel beyond the first contract.
+   */
+  choice_id?: string | null
 }
 
 /** The clock of a locked call resolved: the call is graded, or void when the outcome was unresolvable. */
@@ -40,6 +45,10 @@ export interface CallGraded extends CallLocked {
   house_brier: number | null
   /** Instant of the resolution that graded it (ISO-8601 UTC, ms). */
   graded_at: string
+  /** The house's side of the same event (product/duel/grading.ts houseSide). Optional: added by the duel. */
+  house_call?: CallSide
+  /** Whether the house's side matched the outcome; null when void. Optional: added by the duel. */
+  house_correct?: boolean | null
 }
 
 export interface CallEvents {

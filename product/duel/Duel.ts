@@ -1,11 +1,37 @@
 /**
  * The duel (spec, What the service does 6): a player locks a personal call on an open clock; at resolution one
- * evaluator grades the house's frozen probability and the call. Not built yet on this deployment: the route answers
- * 503 SERVICE_UNWIRED naming 'duel' until a Duel is wired.
+ * evaluator grades the house's frozen probability and the call. What serving calls (DuelService implements it); a
+ * deployment without it answers the duel routes 503 SERVICE_UNWIRED naming 'duel'.
  */
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { CallEvents } from './CallEvents.ts'
+import type { AggregateBoard, BoardWindow, CrowdBenchmark, LockedCall, OptInView, PersonalScoreboard, PublicBoard } from './schemas.ts'
+
+export interface LockCallInput {
+  payer: string
+  decision_id: string
+  call: 'obtains' | 'not'
+  call_probability: number | null
+}
 
 export interface Duel {
-  /** CLOCK_CLOSED / CALL_ALREADY_LOCKED as ServiceErrors; unknown decision → null. */
-  lockCall(input: { payer: string; decision_id: string; call: 'obtains' | 'not'; call_probability: number | null }, payment: PaidCall): Promise<unknown | null>
+  /** What the duel tells other domains (the Arena, the funnel): calls locked and graded. */
+  readonly events: CallEvents
+  /**
+   * The lock's refusals without locking (a route precheck, before the payment challenge): unknown decision → null;
+   * a refusal decision → VALIDATION NOT_A_CLAIM; CLOCK_CLOSED; CALL_ALREADY_LOCKED (ServiceErrors).
+   */
+  checkCall(input: { payer: string; decision_id: string }): unknown | null
+  /** Stages the call in the paid call's unit of work. The same refusals as checkCall; unknown decision → null. */
+  lockCall(input: LockCallInput, payment: PaidCall): Promise<LockedCall | null>
+  /** GET /v1/calls: the payer's personal scoreboard (an unknown payer has an empty record, accuracies null). */
+  scoreboard(payer: string): PersonalScoreboard
+  /** GET /v1/calls/scoreboard: opted-in payers with at least 10 graded calls, and the asking payer's standing. */
+  aggregateBoard(payer: string): AggregateBoard
+  /** GET /v1/scoreboard: the public board by abbreviated handle. */
+  publicBoard(window: BoardWindow): PublicBoard
+  /** POST /v1/calls/opt-in: records consent (the last record wins). */
+  optIn(payer: string, optIn: boolean): Promise<OptInView>
+  /** The intelligence snapshot's benchmarks.crowd; null below its floor. */
+  crowdBenchmark(): CrowdBenchmark | null
 }

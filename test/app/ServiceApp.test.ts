@@ -116,6 +116,21 @@ t.test('present time under a controlled clock: wall-time instants, horizons afte
   t.ok(Date.parse(decision.created_at) <= askedAt && Date.parse(decision.created_at) > askedAt - 2 * MINUTE, `created_at ${decision.created_at} is now`)
   t.ok(Date.parse(decision.horizon_end) > askedAt, `horizon_end ${decision.horizon_end} is after now (${new Date(askedAt).toISOString()})`)
 
+  // The duel is wired over the engine's ledger: a call on the decision just asked is locked before its horizon (paid
+  // with credits) and survives the restart below; a refusal decision (an unfitted model on this short history) has
+  // no clock to call and is refused for nothing.
+  const askedRecord = decision as { decision_id?: string; action?: string }
+  const locked = await fetch(run.app.server.url + '/v1/calls', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-svc-payer': PAYER },
+    body: JSON.stringify({ decision_id: askedRecord.decision_id, call: 'obtains', call_probability: 0.6 }),
+  })
+  const lockedBody = (await locked.json()) as { data?: { status: string; horizon_end: string }; error?: { detail: { reason: string } } }
+  const claim = askedRecord.action !== 'refuse'
+  if (claim) t.match(lockedBody.data, { status: 'locked', horizon_end: decision.horizon_end }, 'a claim: the call is locked')
+  else t.equal(lockedBody.error?.detail.reason, 'NOT_A_CLAIM', 'a refusal decision: no clock to call')
+  t.equal(locked.status, claim ? 201 : 400)
+
   // Stop, let ten minutes pass, start again: the gap is simulated, and old prices are refused until it is in.
   await run.stop()
   clock.jump(10 * MINUTE)
@@ -129,6 +144,8 @@ t.test('present time under a controlled clock: wall-time instants, horizons afte
   t.equal(after.status, 200)
   const quotedAfter = Date.parse(after.body.data.provenance.timestamp)
   t.ok(quotedAfter > clock.now() - 2 * MINUTE, `after the restart the price is of the new present: ${after.body.data.provenance.timestamp}`)
+  const calls = (await get(run.app, `/v1/calls?payer=${PAYER}`)).body.data
+  t.equal(calls.calls, claim ? 1 : 0, 'the call book was rebuilt from the log')
   await run.stop()
 
   // The gap was generated once: no record twice in the log, none missing.

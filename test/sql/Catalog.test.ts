@@ -37,6 +37,16 @@ const VIEWS = [
   'billing_draw_rows',
   'billing_draws',
   'billing_lots',
+  // the duel's journals (pipeline/records/callRecord.ts)
+  'call_rows',
+  'calls',
+  'call_opt_in_rows',
+  // the Arena's journals (pipeline/records/experienceRecord.ts, notificationRecord.ts, arenaSettingRecord.ts)
+  'arena_experience_rows',
+  'arena_experience',
+  'arena_notification_rows',
+  'arena_notifications',
+  'arena_setting_rows',
   // the measured record (sql/020_record.sql)
   'record_runs',
   'record_files',

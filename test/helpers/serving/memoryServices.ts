@@ -19,6 +19,8 @@ import type { DecisionService } from '../../../engine/DecisionService.ts'
 import type { WalletData } from '../../../product/wallet/WalletData.ts'
 import type { RiskEngine } from '../../../product/risk/RiskEngine.ts'
 import type { Duel } from '../../../product/duel/Duel.ts'
+import { Channel } from '../../../engine/LedgerBus.ts'
+import type { CallGraded, CallLocked } from '../../../product/duel/CallEvents.ts'
 import type { Delivery } from '../../../product/delivery/Delivery.ts'
 import { wilsonInterval } from '../../../models/verification/wilson.ts'
 import { ServiceError } from '../../../common/ServiceError.ts'
@@ -313,7 +315,23 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
   ledger.add(record(PENDING_ID, nowMs - 600_000))
   const wallets: WalletData = { profile: unreachable, state: unreachable, positions: unreachable, events: unreachable }
   const risk: RiskEngine = { assess: unreachable }
-  const duel: Duel = { lockCall: unreachable }
+  // The duel's own behaviour is tested over a real DuelService (test/product/duel/); here its routes need valid shapes.
+  const duel: Duel = {
+    events: {
+      locked: new Channel<CallLocked>('call.locked', () => [], (e) => e.call_id),
+      graded: new Channel<CallGraded>('call.graded', () => [], (e) => e.call_id),
+    },
+    checkCall: () => ({}),
+    lockCall: unreachable,
+    scoreboard: (payer) => ({
+      payer: payer.toLowerCase(), opt_in: false, calls: 0, graded: 0, open: 0, void: 0, correct: 0, house_correct: 0,
+      player_accuracy: null, house_accuracy: null, player_brier: null, house_brier: null, recent: [],
+    }),
+    aggregateBoard: (payer) => ({ min_graded: 10, entries: [], you: { payer: payer.toLowerCase(), opt_in: false, calls_graded: 0, rank: null } }),
+    publicBoard: (window) => ({ window, since: null, min_graded: 10, entries: [] }),
+    optIn: async (payer, opt_in) => ({ payer: payer.toLowerCase(), opt_in, recorded_at: iso(nowMs) }),
+    crowdBenchmark: () => null,
+  }
   const delivery: Delivery = { armHook: unreachable }
   const parts: ServiceParts = {
     clock: { now },
