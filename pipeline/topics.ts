@@ -9,6 +9,8 @@ export interface TopicNames {
   decisions: string
   outcomes: string
   draws: string
+  /** The operator funnel's snapshots (pipeline/records/funnelRecord.ts). */
+  funnel: string
 }
 
 export const DEFAULT_TOPIC_NAMES: Readonly<TopicNames> = Object.freeze({
@@ -16,6 +18,7 @@ export const DEFAULT_TOPIC_NAMES: Readonly<TopicNames> = Object.freeze({
   decisions: 'decisions',
   outcomes: 'outcomes',
   draws: 'billing.draws',
+  funnel: 'ops.funnel',
 })
 
 /** Partitions per topic when the service creates one. */
