@@ -3,11 +3,11 @@
  * opened in dependency order and closed in the reverse one.
  *
  *   open:  catalog DDL → event log → pipeline (sink idle) → market state and providers → engine runner → billing
- *          → payment rails → HTTP server
+ *          → operator funnel (only with SVC_ADMIN_KEY) → payment rails → HTTP server
  *   run:   the venue's history at full speed, then live: by default the simulated venue generated up to now and then
  *          at 1x in the present; with SVC_TAPE a dated tape up to the first primed instant, then paced at
  *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
- *   close: server (drain) → record job (a run in progress finishes) → x402 nonces → billing → market → engine → pipeline (seal, commit) → event log
+ *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → billing → market → engine → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
@@ -30,6 +30,7 @@ import { openEventLog } from '../pipeline/log/openEventLog.ts'
 import { Pipeline } from '../pipeline/Pipeline.ts'
 import { newestReplayedTime, tapeIdOf } from '../pipeline/TapeProducer.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
+import { FunnelService } from '../product/funnel/FunnelService.ts'
 import { DataTimeline } from '../product/platform/DataTimeline.ts'
 import { MeasuredRecord } from '../record/MeasuredRecord.ts'
 import { RecordDb } from '../record/RecordDb.ts'
@@ -122,6 +123,7 @@ export class ServiceApp {
     private readonly runner: EngineRunner,
     private readonly market: MarketWiring,
     private readonly billing: BillingService,
+    private readonly funnel: FunnelService | null,
     private readonly x402: X402PaymentGate | null,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,
@@ -180,6 +182,15 @@ export class ServiceApp {
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions })
+    // The operator funnel exists only with an admin key (spec: otherwise its route does not exist): snapshots of the
+    // ledger bus and the credit rows on their own journal. The duel's call events (`calls`) and the Arena's counts
+    // (`arena`) join the sources when those domains are wired; until then their steps are null with a note.
+    const funnel = config.SVC_ADMIN_KEY
+      ? await FunnelService.open({
+          log: eventLog, clock, adminKey: config.SVC_ADMIN_KEY, intervalMs: config.SVC_FUNNEL_INTERVAL_S * 1000,
+          topic: names.funnel, partitions, sources: { ledger: runner.ledger.bus, draws: billing.ledger },
+        })
+      : null
     const payTo = config.SVC_PAY_TO ?? null
     // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
     const facilitator = payTo ? new FacilitatorClient(config.SVC_FACILITATOR_URL ? { url: config.SVC_FACILITATOR_URL } : {}) : null
@@ -233,7 +244,7 @@ export class ServiceApp {
       services: {
         clock, dataTime: timeline,
         billing, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
-        record, ladder: record, releases, ...wallet.services, metrics,
+        record, ladder: record, releases, ...wallet.services, metrics, ...(funnel ? { funnel } : {}),
       },
     })
     const logKind = config.SVC_LOG
@@ -251,7 +262,8 @@ export class ServiceApp {
     ]) say(line)
     recordSchedule.start()
     compaction?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
+    funnel?.start()
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, funnel, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
   }
 
   /**
@@ -323,6 +335,7 @@ export class ServiceApp {
     this.closing ??= (async () => {
       await this.server.close()
       this.server.services.metrics?.close()
+      await this.funnel?.close()
       await this.record.compaction?.stop()
       await this.record.compactor?.close()
       await this.record.schedule.stop()

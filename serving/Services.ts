@@ -19,6 +19,7 @@ import type { ReleaseReads } from '../record/releases/ReleaseStore.ts'
 import type { Billing, LadderSource } from '../product/billing/Billing.ts'
 import type { Delivery } from '../product/delivery/Delivery.ts'
 import type { Duel } from '../product/duel/Duel.ts'
+import type { FunnelReads } from '../product/funnel/FunnelService.ts'
 import type { MarketData } from '../product/market/MarketData.ts'
 import type { DataTimeSource, ProviderRegistry } from '../product/platform/schemas.ts'
 import type { RiskEngine } from '../product/risk/RiskEngine.ts'
@@ -48,9 +49,11 @@ export interface Services {
   duel?: Duel
   delivery?: Delivery
   ladder?: LadderSource
+  /** The operator funnel; wired only where an admin key is configured (its route exists only then). */
+  funnel?: FunnelReads
   /** The /metrics registry (serving/metrics/); when wired, the dispatcher counts every answer into it. */
   metrics?: ServiceMetrics
 }
 
 /** The optional parts, by the name detail.missing reports. */
-export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'ladder' | 'metrics'
+export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'ladder' | 'metrics' | 'funnel'

@@ -6,6 +6,7 @@
  * Spec (Versioning 6): "Free and paid classification is declared once in a route registry and enforced
  * identically on every route."
  */
+import { ADMIN_ROUTES } from './admin.ts'
 import { BILLING_ROUTES } from './billing.ts'
 import { DECISION_ROUTES } from './decisions.ts'
 import { DELIVERY_ROUTES } from './delivery.ts'
@@ -35,4 +36,5 @@ export const ROUTES: readonly RouteDef[] = Object.freeze([
   ...DELIVERY_ROUTES,
   ...BILLING_ROUTES,
   ...OPS_ROUTES,
+  ...ADMIN_ROUTES,
 ])
