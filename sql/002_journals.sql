@@ -57,7 +57,7 @@ WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/bil
 -- funnel_snapshot_rows: every record of the ops.funnel journal as sealed (parquet/ops.funnel/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW funnel_snapshot_rows AS
 SELECT
-  snapshot_id, timezone('UTC', at) AS at, window_calls, xp_by_kind::JSON AS xp_by_kind, steps::JSON AS steps, activation::JSON AS activation, sources, record_version, date, log_partition, log_offset
+  snapshot_id, timezone('UTC', taken_at) AS taken_at, window_calls, xp_by_kind::JSON AS xp_by_kind, steps::JSON AS steps, activation::JSON AS activation, sources, record_version, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/ops.funnel/**/*.parquet',
   hive_partitioning = true,

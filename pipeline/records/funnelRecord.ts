@@ -45,8 +45,8 @@ export const FUNNEL_SNAPSHOT_SCHEMA = Type.Object(
   {
     v: Type.Literal(FUNNEL_RECORD_VERSION),
     snapshot_id: Type.String({ minLength: 1 }),
-    /** When the snapshot was computed (the service clock). */
-    at: IsoMs,
+    /** When the snapshot was computed (the service clock); served as `at` (AT is a DuckDB keyword, so not a column name). */
+    taken_at: IsoMs,
     window_calls: Type.Integer({ minimum: 0 }),
     /** XP awards by kind from the Arena; null when the Arena is not wired. */
     xp_by_kind: Nullable(Type.Record(Type.String(), Type.Integer({ minimum: 0 }))),
@@ -67,7 +67,7 @@ export const FUNNEL_SNAPSHOTS = new JournalDef({
   schema: FUNNEL_SNAPSHOT_SCHEMA,
   key: () => 'funnel',
   id: (s) => s.snapshot_id,
-  time: (s) => Date.parse(s.at),
+  time: (s) => Date.parse(s.taken_at),
   table: {
     rows: 'funnel_snapshot_rows',
     first: 'funnel_snapshots',

@@ -76,7 +76,7 @@ const NO_ACTIVATION: FunnelActivation = {
   first_lock_to_first_grade: { median_ms: null, n: null, window_calls: null },
 }
 
-const viewOf = (s: FunnelSnapshot): FunnelView => ({ at: s.at, window_calls: s.window_calls, xp_by_kind: s.xp_by_kind, steps: s.steps })
+const viewOf = (s: FunnelSnapshot): FunnelView => ({ at: s.taken_at, window_calls: s.window_calls, xp_by_kind: s.xp_by_kind, steps: s.steps })
 
 export class FunnelService implements FunnelReads {
   private readonly adminDigest: Buffer
@@ -144,7 +144,7 @@ export class FunnelService implements FunnelReads {
     const snapshot: FunnelSnapshot = {
       v: FUNNEL_RECORD_VERSION,
       snapshot_id: `fs_${randomUUID()}`,
-      at: new Date(this.clock.now()).toISOString(),
+      taken_at: new Date(this.clock.now()).toISOString(),
       ...computed,
       sources: wired.length > 0 ? wired.join(',') : null,
     }
@@ -159,7 +159,7 @@ export class FunnelService implements FunnelReads {
    */
   async report(limit: number): Promise<FunnelReport> {
     const newest = this.recent.at(-1)
-    if (!newest || this.clock.now() - Date.parse(newest.at) >= this.intervalMs) await this.snapshot()
+    if (!newest || this.clock.now() - Date.parse(newest.taken_at) >= this.intervalMs) await this.snapshot()
     const trend = this.recent.slice(-limit).reverse()
     const head = trend[0] ?? null
     return {
@@ -167,7 +167,7 @@ export class FunnelService implements FunnelReads {
       activation: head ? head.activation : NO_ACTIVATION,
       trend: trend.map((s) => ({ ...viewOf(s), activation: s.activation })),
       // The window is what the trend covers: the limit asked, the snapshots returned, their newest and oldest instants.
-      window: { limit, snapshots: trend.length, newest_at: head?.at ?? null, oldest_at: trend.at(-1)?.at ?? null },
+      window: { limit, snapshots: trend.length, newest_at: head?.taken_at ?? null, oldest_at: trend.at(-1)?.taken_at ?? null },
     }
   }
 

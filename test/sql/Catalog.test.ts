@@ -37,6 +37,8 @@ const VIEWS = [
   'billing_draw_rows',
   'billing_draws',
   'billing_lots',
+  'funnel_snapshot_rows',
+  'funnel_snapshots',
   // the measured record (sql/020_record.sql)
   'record_runs',
   'record_files',
