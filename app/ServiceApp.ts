@@ -3,11 +3,11 @@
  * opened in dependency order and closed in the reverse one.
  *
  *   open:  catalog DDL → event log → pipeline (sink idle) → market state and providers → engine runner → billing
- *          → duel (on the engine's outcome bus) → Arena (on the duel's call events) → payment rails → record job → HTTP server
+ *          → duel (on the engine's outcome bus) → Arena (on the duel's call events) → operator funnel (only with SVC_ADMIN_KEY) → payment rails → record job → HTTP server
  *   run:   the venue's history at full speed, then live: by default the simulated venue generated up to now and then
  *          at 1x in the present; with SVC_TAPE a dated tape up to the first primed instant, then paced at
  *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
- *   close: server (drain) → record job (a run in progress finishes) → x402 nonces → Arena → duel → billing → market → engine → pipeline (seal, commit) → event log
+ *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → Arena → duel → billing → market → engine → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
@@ -33,6 +33,7 @@ import { Arena } from '../product/arena/Arena.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
 import { DuelService } from '../product/duel/DuelService.ts'
 import { QuestionCatalog } from '../engine/QuestionCatalog.ts'
+import { FunnelService } from '../product/funnel/FunnelService.ts'
 import { DataTimeline } from '../product/platform/DataTimeline.ts'
 import { MeasuredRecord } from '../record/MeasuredRecord.ts'
 import { RecordDb } from '../record/RecordDb.ts'
@@ -128,6 +129,7 @@ export class ServiceApp {
     /** The duel; the Arena subscribes to its events (duel.events, product/duel/CallEvents.ts). */
     readonly duel: DuelService,
     private readonly arena: Arena,
+    private readonly funnel: FunnelService | null,
     private readonly x402: X402PaymentGate | null,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,
@@ -203,6 +205,14 @@ export class ServiceApp {
     })
     // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
     const arena = await Arena.open({ log: eventLog, clock, partitions, events: duel.events })
+    // The operator funnel exists only with an admin key (spec: otherwise its route does not exist): snapshots of the
+    // ledger bus, the credit rows, the duel's call events and the Arena's award counts, on their own journal.
+    const funnel = config.SVC_ADMIN_KEY
+      ? await FunnelService.open({
+          log: eventLog, clock, adminKey: config.SVC_ADMIN_KEY, intervalMs: config.SVC_FUNNEL_INTERVAL_S * 1000,
+          topic: names.funnel, partitions, sources: { ledger: runner.ledger.bus, draws: billing.ledger, calls: duel.events, arena: { xpAwardsByKind: () => arena.xpAwardsByKind(), questCompletions: () => arena.questCompletions(), badgeAwards: () => arena.badgesAwarded() } },
+        })
+      : null
     const payTo = config.SVC_PAY_TO ?? null
     // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
     const facilitator = payTo ? new FacilitatorClient(config.SVC_FACILITATOR_URL ? { url: config.SVC_FACILITATOR_URL } : {}) : null
@@ -257,7 +267,7 @@ export class ServiceApp {
       services: {
         clock, dataTime: timeline,
         billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
-        record, ladder: record, releases, ...wallet.services, metrics, arena,
+        record, ladder: record, releases, ...wallet.services, metrics, arena, ...(funnel ? { funnel } : {}),
       },
     })
     const logKind = config.SVC_LOG
@@ -275,7 +285,8 @@ export class ServiceApp {
     ]) say(line)
     recordSchedule.start()
     compaction?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
+    funnel?.start()
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, funnel, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
   }
 
   /**
@@ -347,6 +358,7 @@ export class ServiceApp {
     this.closing ??= (async () => {
       await this.server.close()
       this.server.services.metrics?.close()
+      await this.funnel?.close()
       await this.record.compaction?.stop()
       await this.record.compactor?.close()
       await this.record.schedule.stop()

@@ -50,6 +50,7 @@ export const ENV_SCHEMA = Type.Object(
     SVC_TOPIC_DRAWS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().draws, description: 'topic of the credit draws journal' }),
     SVC_TOPIC_CALLS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().calls, description: 'topic of the locked player calls (the duel)' }),
     SVC_TOPIC_CALL_OPT_INS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().callOptIns, description: 'topic of the duel boards opt-in records' }),
+    SVC_TOPIC_FUNNEL: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().funnel, description: "topic of the operator funnel's snapshots" }),
     SVC_TAPE: Type.Optional(
       Type.String({
         minLength: 1,
@@ -80,6 +81,18 @@ export const ENV_SCHEMA = Type.Object(
       Type.String({ pattern: ADDRESS_SOURCE, 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),
     ),
     SVC_FACILITATOR_URL: Url('x402 facilitator that verifies and settles payments (default: the built-in one)'),
+    SVC_ADMIN_KEY: Type.Optional(
+      Type.String({
+        minLength: 1,
+        'x-unset': 'GET /v1/admin/economy-funnel does not exist (404)',
+        description: 'admin key for the operator funnel (`x-admin-key`); with it the funnel is computed and served',
+      }),
+    ),
+    SVC_FUNNEL_INTERVAL_S: Type.Number({
+      exclusiveMinimum: 0,
+      default: 300,
+      description: 'with SVC_ADMIN_KEY: seconds between funnel snapshots (a read older than this takes a fresh one first)',
+    }),
     SVC_OPS_TOKEN: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'operator routes answer OPS_UNSET', description: 'operator token for `x-svc-ops` routes (grants, reversals, surge, /metrics)' })),
     SVC_BASE_URL: Type.Optional(
       Type.String({ pattern: '^https?://[^/\\s]+$', 'x-unset': 'http://HOST:PORT', description: 'public base URL in discovery documents and x402 resource URLs' }),
@@ -188,7 +201,7 @@ export function accessLogShareOf(c: Pick<AppConfig, 'SVC_ACCESS_LOG'>): number {
 }
 
 export function topicNamesOf(c: AppConfig): TopicNames {
-  return { ticks: c.SVC_TOPIC_TICKS, decisions: c.SVC_TOPIC_DECISIONS, outcomes: c.SVC_TOPIC_OUTCOMES, draws: c.SVC_TOPIC_DRAWS, calls: c.SVC_TOPIC_CALLS, callOptIns: c.SVC_TOPIC_CALL_OPT_INS }
+  return { ticks: c.SVC_TOPIC_TICKS, decisions: c.SVC_TOPIC_DECISIONS, outcomes: c.SVC_TOPIC_OUTCOMES, draws: c.SVC_TOPIC_DRAWS, calls: c.SVC_TOPIC_CALLS, callOptIns: c.SVC_TOPIC_CALL_OPT_INS, funnel: c.SVC_TOPIC_FUNNEL }
 }
 
 /** The event log of this configuration: the embedded log under <data dir>/log, or Kafka. */

@@ -134,6 +134,7 @@ export const REASONS = {
   decision_id_recorded: { codes: ['INTERNAL'], meaning: 'a decision with this decision_id is already recorded with other content; the ledger keeps the first' },
   outcome_recorded: { codes: ['INTERNAL'], meaning: 'the decision already has an outcome; a clock is resolved once' },
   unknown_decision: { codes: ['INTERNAL'], meaning: 'an outcome names a decision the ledger does not hold' },
+  ADMIN_KEY_REJECTED: { codes: ['OPS_FORBIDDEN'], meaning: 'x-admin-key is missing or is not the admin key configured for the operator funnel' },
   PROVIDER_DOWN: { codes: ['PROVIDER_DOWN'], meaning: 'a venue or provider could not be read and no earlier answer exists; detail.provider names it' },
   SERVICE_UNWIRED: { codes: ['PROVIDER_DOWN'], meaning: 'a service part this route needs is not wired on this deployment; detail.missing names it' },
   NOT_READY: { codes: ['PROVIDER_DOWN'], meaning: 'the service is not ready; detail carries the health rollup' },

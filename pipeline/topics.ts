@@ -13,6 +13,8 @@ export interface TopicNames {
   calls: string
   /** The duel's opt-in consent records. */
   callOptIns: string
+  /** The operator funnel's snapshots (pipeline/records/funnelRecord.ts). */
+  funnel: string
 }
 
 export const DEFAULT_TOPIC_NAMES: Readonly<TopicNames> = Object.freeze({
@@ -22,6 +24,7 @@ export const DEFAULT_TOPIC_NAMES: Readonly<TopicNames> = Object.freeze({
   draws: 'billing.draws',
   calls: 'duel.calls',
   callOptIns: 'duel.opt_ins',
+  funnel: 'ops.funnel',
 })
 
 /** Partitions per topic when the service creates one. */

@@ -67,7 +67,8 @@ export class Server {
       rateLimiter: parts.rateLimiter ?? new RateLimiter(),
       paymentGate: parts.paymentGate ?? new ChallengePaymentGate(config.payTo),
     }
-    const routes = opts.routes ?? ROUTES
+    // A conditional route (onlyWhenWired) is not registered at all where its part is absent: 404 like any unknown path.
+    const routes = (opts.routes ?? ROUTES).filter((r) => r.onlyWhenWired === undefined || services[r.onlyWhenWired] !== undefined)
     // Documents need the bound port when no public base URL is configured, so the dispatcher is bound after listen.
     let dispatcher: Dispatcher | null = null
     let mcp: McpEndpoint | null = null

@@ -20,6 +20,7 @@ import type { Arena } from '../product/arena/Arena.ts'
 import type { Billing, LadderSource } from '../product/billing/Billing.ts'
 import type { Delivery } from '../product/delivery/Delivery.ts'
 import type { Duel } from '../product/duel/Duel.ts'
+import type { FunnelReads } from '../product/funnel/FunnelService.ts'
 import type { MarketData } from '../product/market/MarketData.ts'
 import type { DataTimeSource, ProviderRegistry } from '../product/platform/schemas.ts'
 import type { RiskEngine } from '../product/risk/RiskEngine.ts'
@@ -51,9 +52,11 @@ export interface Services {
   /** XP, ranks, quests, badges, seasons, boards and notifications (product/arena). */
   arena?: Arena
   ladder?: LadderSource
+  /** The operator funnel; wired only where an admin key is configured (its route exists only then). */
+  funnel?: FunnelReads
   /** The /metrics registry (serving/metrics/); when wired, the dispatcher counts every answer into it. */
   metrics?: ServiceMetrics
 }
 
 /** The optional parts, by the name detail.missing reports. */
-export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'arena' | 'ladder' | 'metrics'
+export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'arena' | 'ladder' | 'metrics' | 'funnel'

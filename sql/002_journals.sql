@@ -139,3 +139,23 @@ FROM read_parquet(
   filename = true
 )
 WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/arena.settings/**/*.parquet'));
+
+-- funnel_snapshot_rows: every record of the ops.funnel journal as sealed (parquet/ops.funnel/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW funnel_snapshot_rows AS
+SELECT
+  snapshot_id, timezone('UTC', taken_at) AS taken_at, window_calls, xp_by_kind::JSON AS xp_by_kind, steps::JSON AS steps, activation::JSON AS activation, sources, record_version, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/ops.funnel/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/ops.funnel/**/*.parquet'));
+
+-- funnel_snapshots: one row per snapshot_id, the first recorded (one id always sits on one partition, so "first" is the lowest
+-- offset). A later record with the same id can never replace it.
+CREATE OR REPLACE VIEW funnel_snapshots AS
+SELECT *
+FROM funnel_snapshot_rows
+QUALIFY row_number() OVER (PARTITION BY snapshot_id ORDER BY log_partition, log_offset) = 1;

@@ -8,13 +8,14 @@ import { DRAWS } from '../records/drawRecord.ts'
 import { EXPERIENCE } from '../records/experienceRecord.ts'
 import { NOTIFICATIONS } from '../records/notificationRecord.ts'
 import { CALL_OPT_INS, CALLS } from '../records/callRecord.ts'
+import { FUNNEL_SNAPSHOTS } from '../records/funnelRecord.ts'
 import { OUTCOMES_JOURNAL } from '../records/outcomeRecord.ts'
 import { topicNames, type TopicNames } from '../topics.ts'
 import { ticksTable } from './ticksTable.ts'
 import type { TopicTable } from './TopicTable.ts'
 
 /** The journals (append-only record types) the service keeps, each with its table and views. */
-export const JOURNALS = [DECISIONS, OUTCOMES_JOURNAL, DRAWS, CALLS, CALL_OPT_INS, EXPERIENCE, NOTIFICATIONS, ARENA_SETTINGS] as const
+export const JOURNALS = [DECISIONS, OUTCOMES_JOURNAL, DRAWS, CALLS, CALL_OPT_INS, EXPERIENCE, NOTIFICATIONS, ARENA_SETTINGS, FUNNEL_SNAPSHOTS] as const
 
 export function sinkTables(names: TopicNames = topicNames()): TopicTable[] {
   return [
@@ -22,5 +23,6 @@ export function sinkTables(names: TopicNames = topicNames()): TopicTable[] {
     CALLS.topicTable(names.calls), CALL_OPT_INS.topicTable(names.callOptIns),
     // The Arena's journals keep their definition's topic name (not configurable): product/arena opens them so.
     EXPERIENCE.topicTable(), NOTIFICATIONS.topicTable(), ARENA_SETTINGS.topicTable(),
+    FUNNEL_SNAPSHOTS.topicTable(names.funnel),
   ]
 }

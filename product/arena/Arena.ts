@@ -317,6 +317,21 @@ export class Arena {
 
   // ---- reads ------------------------------------------------------------------------------------------------------
 
+  // ---- counts for the operator funnel (app/ServiceApp.ts adapts them to its ArenaFunnelSource) ---------------
+
+  /** Experience awards recorded, by kind (rows of the journal, not XP points). */
+  xpAwardsByKind(): Record<string, number> {
+    return { ...this.projection.awardsByKind }
+  }
+
+  questCompletions(): number {
+    return this.projection.awardsByKind.quest ?? 0
+  }
+
+  badgesAwarded(): number {
+    return this.projection.awardsByKind.badge ?? 0
+  }
+
   levels() {
     return this.projection.levels()
   }

@@ -69,6 +69,8 @@ export class ArenaProjection {
   readonly payers = new Map<string, PayerState>()
   /** Experience ids held (the first record per id counts; a later duplicate is ignored). */
   private readonly experienceIds = new Set<string>()
+  /** Experience rows (awards, not XP points) by kind: what the operator funnel counts as xp_award, quest and badge steps. */
+  readonly awardsByKind: Record<string, number> = {}
   private readonly notificationKeys = new Set<string>()
   private readonly lockedCalls = new Set<string>()
   private readonly gradedCalls = new Set<string>()
@@ -106,6 +108,7 @@ export class ArenaProjection {
   applyExperience(row: ExperienceRow): void {
     if (this.experienceIds.has(row.id)) return
     this.experienceIds.add(row.id)
+    this.awardsByKind[row.kind] = (this.awardsByKind[row.kind] ?? 0) + 1
     const s = this.payer(row.payer)
     const at = Date.parse(row.created_at)
     s.xp += row.xp

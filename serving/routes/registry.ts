@@ -7,6 +7,7 @@
  * identically on every route."
  */
 import { ARENA_ROUTES } from './arena.ts'
+import { ADMIN_ROUTES } from './admin.ts'
 import { BILLING_ROUTES } from './billing.ts'
 import { DECISION_ROUTES } from './decisions.ts'
 import { DELIVERY_ROUTES } from './delivery.ts'
@@ -37,4 +38,5 @@ export const ROUTES: readonly RouteDef[] = Object.freeze([
   ...DELIVERY_ROUTES,
   ...BILLING_ROUTES,
   ...OPS_ROUTES,
+  ...ADMIN_ROUTES,
 ])

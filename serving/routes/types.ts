@@ -87,6 +87,13 @@ export interface RouteDef {
   pay: PayDecl
   /** Operator routes are left out of discovery documents and the MCP catalog. */
   operator?: boolean
+  /**
+   * The route exists only on a deployment where this service part is wired: the server leaves it out of the router
+   * (and so of every document) otherwise, and its path answers 404 ROUTE_NOT_FOUND like any unknown path. Unlike
+   * `needs` (503 SERVICE_UNWIRED), for routes whose very existence is configuration (spec: the funnel route "does not
+   * exist when no admin key is configured").
+   */
+  onlyWhenWired?: ServicePart
   /** The route as an MCP tool; absent: REST only. */
   mcp?: McpTool
   /** The catalog question a paid call asks, when known before the handler (free-allowance eligibility). */

@@ -26,7 +26,7 @@ t.test('defaults to the embedded log under $SVC_DATA_DIR/log', async (t) => {
     SVC_PARTITIONS: 3,
     SVC_TRUST_PROXY: false,
   })
-  t.same(topicNamesOf(c), { ticks: 'venue.ticks', decisions: 'decisions', outcomes: 'outcomes', draws: 'billing.draws', calls: 'duel.calls', callOptIns: 'duel.opt_ins' })
+  t.same(topicNamesOf(c), { ticks: 'venue.ticks', decisions: 'decisions', outcomes: 'outcomes', draws: 'billing.draws', calls: 'duel.calls', callOptIns: 'duel.opt_ins', funnel: 'ops.funnel' })
   const log = await openEventLog(eventLogOf(loadConfig({ SVC_DATA_DIR: dir })))
   t.teardown(() => log.close())
   t.equal(log.kind, 'embedded')

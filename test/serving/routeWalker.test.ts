@@ -17,6 +17,27 @@ import { makeAjv, PAY_TO, withServer } from '../helpers/serving/server.ts'
 import { OPS_TOKEN, withBilling } from '../helpers/serving/billing.ts'
 import { withArena } from '../helpers/serving/arena.ts'
 import { publicIdOf } from '../../product/arena/handles.ts'
+import { ServiceError } from '../../common/ServiceError.ts'
+import { computeFunnel } from '../../product/funnel/computeFunnel.ts'
+import type { FunnelReads } from '../../product/funnel/FunnelService.ts'
+
+const ADMIN_KEY = 'walker-admin-key'
+
+/** The funnel part in memory: one snapshot of an empty history, the admin key checked like the real one. */
+function memoryFunnel(at: string): FunnelReads {
+  const { steps, window_calls, xp_by_kind, activation } = computeFunnel({ ledger: null, draws: null, calls: null, arena: null })
+  return {
+    requireAdmin: (key) => {
+      if (key !== ADMIN_KEY) throw new ServiceError('OPS_FORBIDDEN', { detail: { reason: 'ADMIN_KEY_REJECTED' } })
+    },
+    report: async (limit) => ({
+      funnel: { at, window_calls, xp_by_kind, steps },
+      activation,
+      trend: [{ at, window_calls, xp_by_kind, steps, activation }],
+      window: { limit, snapshots: 1, newest_at: at, oldest_at: at },
+    }),
+  }
+}
 
 const ajv = makeAjv()
 const errorEnvelope = ajv.compile(ERROR_ENVELOPE_SCHEMA)
@@ -71,6 +92,7 @@ const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<s
   'billing.rate_lock.purchase': { body: { credits: 10_000, ref: 'walker-lock' }, headers: { 'x-svc-payer': PAYER, 'x-svc-ops': OPS_TOKEN } },
   'ops.surge': { headers: { 'x-svc-ops': OPS_TOKEN } },
   'ops.metrics': { headers: { 'x-svc-ops': OPS_TOKEN } },
+  'admin.funnel': { headers: { 'x-admin-key': ADMIN_KEY } },
   verify: { body: { poj_id: decisionIdOf(RECEIPT_BODY), body: RECEIPT_BODY } },
   'arena.profile': { headers: { payer: PAYER } },
   'arena.quests': { query: `payer=${PAYER}` },
@@ -108,6 +130,7 @@ t.test('walks every route with every part wired', async (t) => {
   const { parts } = memoryServices()
   parts.billing = await withBilling(t, { clock: parts.clock! })
   parts.arena = await withArena(t, parts.clock!, { optIn: [PAYER] })
+  parts.funnel = memoryFunnel(new Date(parts.clock!.now()).toISOString())
   const server = await withServer(t, { services: parts })
   for (const route of ROUTES) {
     await t.test(`${route.method} ${route.path}`, async (t) => {
@@ -179,7 +202,11 @@ t.test('with no parts wired, routes that need one answer 503 PROVIDER_DOWN namin
     const { url, init } = requestFor(route)
     const res = await fetch(server.url + url, init)
     const text = await res.text()
-    if (route.needs?.length) {
+    if (route.onlyWhenWired) {
+      // A conditional route does not exist without its part: the same 404 as any unknown path.
+      t.equal(res.status, 404, `${route.id}: ${text}`)
+      t.equal(JSON.parse(text).error.code, 'ROUTE_NOT_FOUND')
+    } else if (route.needs?.length) {
       t.equal(res.status, 503, `${route.id}: ${text}`)
       const body = JSON.parse(text)
       t.ok(errorEnvelope(body))

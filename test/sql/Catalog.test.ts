@@ -47,6 +47,8 @@ const VIEWS = [
   'arena_notification_rows',
   'arena_notifications',
   'arena_setting_rows',
+  'funnel_snapshot_rows',
+  'funnel_snapshots',
   // the measured record (sql/020_record.sql)
   'record_runs',
   'record_files',
