@@ -80,6 +80,7 @@ t.test('the SDK client pays svc_decision over MCP with x402 and with credits, ag
   const { tools } = await agent.listTools()
   const registry = ROUTES.filter((r) => r.mcp && isPublic(r)).map((r) => r.mcp!.name).sort()
   t.same(tools.map((x) => x.name).sort(), registry, 'the catalog is the registry')
+  t.equal(tools.length, 28, 'exactly 28 tools')
 
   const pricing = await agent.callTool({ name: 'svc_pricing', arguments: {} })
   t.notOk(pricing.isError, 'svc_pricing')
@@ -152,6 +153,13 @@ t.test('the SDK client pays svc_decision over MCP with x402 and with credits, ag
   t.equal(structured(creditBack).data.decision_id, creditDecision.decision_id, 'read back')
   const creditLineage = await credits.callTool({ name: 'svc_lineage', arguments: { decision_id: creditDecision.decision_id } })
   t.equal(structured(creditLineage).data.decision.decision_id, creditDecision.decision_id, 'and its lineage')
+
+  // The Arena and the duel answer over MCP from the whole service too.
+  const levels = await agent.callTool({ name: 'svc_arena_levels', arguments: {} })
+  t.notOk(levels.isError, 'svc_arena_levels')
+  t.ok(Array.isArray(structured(levels).data.ranks) && structured(levels).data.ranks.length > 0, 'the rank ladder')
+  const board = await credits.callTool({ name: 'svc_calls', arguments: { payer: CREDITS_PAYER } })
+  t.notOk(board.isError, 'svc_calls')
 
   // The MCP Inspector CLI, as README tells an operator to run it (`npm run mcp-inspect`: the CLI finds its own
   // package.json through a path relative to the working directory, so the script runs it from its build directory).

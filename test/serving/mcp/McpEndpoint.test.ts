@@ -24,6 +24,15 @@ async function connect(t: { teardown(fn: () => unknown): void }, url: string, he
 
 type Structured = Record<string, any>
 
+/** The 25 tools the spec's MCP table names. */
+const SPEC_TOOLS = [
+  'svc_market_state', 'svc_liquidation_risk', 'svc_funding_opportunities', 'svc_wallet_intelligence', 'svc_wallet_state',
+  'svc_transaction_risk', 'svc_token_risk', 'svc_decision', 'svc_get_decision', 'svc_get_resolution', 'svc_calibration',
+  'svc_lineage', 'svc_feed', 'svc_universe', 'svc_pricing', 'svc_get_intelligence', 'svc_list_releases',
+  'svc_arena_profile', 'svc_arena_next_action', 'svc_arena_quests', 'svc_arena_season', 'svc_arena_leaderboard', 'svc_arena_levels',
+  'svc_call', 'svc_calls',
+]
+
 t.test('the SDK client lists the registry tools and calls them through the REST path', async (t) => {
   const billing = await withBilling(t)
   const { parts } = memoryServices(Date.now())
@@ -36,6 +45,9 @@ t.test('the SDK client lists the registry tools and calls them through the REST 
   const { tools } = await anon.listTools()
   const registry = ROUTES.filter((r) => r.mcp && isPublic(r)).map((r) => r.mcp!.name).sort()
   t.same(tools.map((x) => x.name).sort(), registry, 'tools/list = the registry routes with an mcp field')
+  // Spec, MCP tool server: "The catalog is stated to hold 28 tools": the 25 it names and three of ours (docs/decisions.md).
+  t.equal(tools.length, 28, 'exactly 28 tools')
+  t.same(tools.map((x) => x.name).filter((n) => !SPEC_TOOLS.includes(n)).sort(), ['svc_market_regime', 'svc_open_clocks', 'svc_verify'], 'the spec tools and our three')
   const market = tools.find((x) => x.name === 'svc_market_state')!
   t.same(market.inputSchema.required, ['asset'], 'input schema from the route params')
 
