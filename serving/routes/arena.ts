@@ -11,34 +11,14 @@ import {
   AGENT_RESULT, CARD, LEADERBOARD, LEVELS_DOC, NEXT_ACTION, NOTIFICATION_FEED, NotificationKind, OPT_IN_RESULT, PREFERENCES, PROFILE, QUEST_BOARD,
   READ_RESULT, SEASON,
 } from '../../product/arena/schemas.ts'
-import { FREE, env } from './define.ts'
-import type { HandlerContext, RouteDef } from './types.ts'
+import { FREE, callerPayer, env } from './define.ts'
+import type { RouteDef } from './types.ts'
 
 const PAYER_EITHER = {
   headers: Open({ payer: Type.Optional(Address) }),
   query: Open({ payer: Type.Optional(Address) }),
 }
 const PAYER_REQUIRED_HEADER = Open({ payer: Address })
-
-/** The payer of a caller-scoped read: header or query; neither, or two different ones, is a 400. */
-function payerOf(ctx: HandlerContext): string {
-  const h = ctx.headers.payer
-  const q = typeof ctx.query.payer === 'string' ? ctx.query.payer : undefined
-  if (h !== undefined && q !== undefined && h.toLowerCase() !== q.toLowerCase()) {
-    throw new ServiceError('VALIDATION', {
-      message: 'The payer header and the payer query parameter name different addresses.',
-      detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/query/payer' },
-    })
-  }
-  const payer = h ?? q
-  if (payer === undefined) {
-    throw new ServiceError('VALIDATION', {
-      message: 'Name the payer: header payer or query parameter payer (a 0x-prefixed 20-byte hex address).',
-      detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/headers/payer' },
-    })
-  }
-  return payer
-}
 
 export const ARENA_ROUTES: readonly RouteDef[] = [
   {
@@ -57,7 +37,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     request: PAYER_EITHER,
     response: env(PROFILE),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('arena').profile(payerOf(ctx)) }),
+    handler: (ctx) => ({ data: ctx.need('arena').profile(callerPayer(ctx, 'payer', 'query')) }),
   },
   {
     id: 'arena.quests',
@@ -75,7 +55,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     request: PAYER_EITHER,
     response: env(QUEST_BOARD),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('arena').quests(payerOf(ctx)) }),
+    handler: (ctx) => ({ data: ctx.need('arena').quests(callerPayer(ctx, 'payer', 'query')) }),
   },
   {
     id: 'arena.season',
@@ -136,7 +116,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     request: PAYER_EITHER,
     response: env(NEXT_ACTION),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('arena').nextAction(payerOf(ctx)) }),
+    handler: (ctx) => ({ data: ctx.need('arena').nextAction(callerPayer(ctx, 'payer', 'query')) }),
   },
   {
     id: 'arena.leaderboard',
@@ -225,7 +205,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     request: PAYER_EITHER,
     response: env(NOTIFICATION_FEED),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('arena').notifications(payerOf(ctx)) }),
+    handler: (ctx) => ({ data: ctx.need('arena').notifications(callerPayer(ctx, 'payer', 'query')) }),
   },
   {
     id: 'arena.notifications.read',
@@ -253,7 +233,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     request: PAYER_EITHER,
     response: env(PREFERENCES),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('arena').preferences(payerOf(ctx)) }),
+    handler: (ctx) => ({ data: ctx.need('arena').preferences(callerPayer(ctx, 'payer', 'query')) }),
   },
   {
     id: 'arena.notifications.preferences.set',

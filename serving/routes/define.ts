@@ -2,7 +2,7 @@
 import { ServiceError } from '../../common/ServiceError.ts'
 import { Address, CanonicalAsset, Chain, Type, Uuid } from '../../common/schema.ts'
 import type { EndpointPricingKey } from '../../product/billing/pricing.ts'
-import type { JsonSchema, PayDecl, ResponseDecl } from './types.ts'
+import type { HandlerContext, JsonSchema, PayDecl, ResponseDecl } from './types.ts'
 
 export const FREE = { kind: 'free' } as const satisfies PayDecl
 export const fee = (note: string) => ({ kind: 'fee', note }) as const satisfies PayDecl
@@ -23,3 +23,26 @@ export function notFound(code: 'DECISION_NOT_FOUND' | 'ASSET_NOT_FOUND', field: 
   throw new ServiceError(code, { detail: { field, value } })
 }
 
+/**
+ * The payer a caller-scoped free route is about (spec, Authentication 1: header x-svc-payer on duel routes, header
+ * payer and query payer on Arena routes; a payer field in some bodies): the field in `part` or the header, one of them
+ * required; two naming different addresses is a 400 PAYER_MISMATCH, never a guess.
+ */
+export function callerPayer(ctx: HandlerContext, header: 'payer' | 'x-svc-payer', part: 'query' | 'body'): string {
+  const fromHeader = ctx.headers[header]
+  const given = (part === 'query' ? ctx.query.payer : ctx.body.payer) as string | undefined
+  if (given !== undefined && fromHeader !== undefined && given.toLowerCase() !== fromHeader.toLowerCase()) {
+    throw new ServiceError('VALIDATION', {
+      message: `The ${part} payer and the ${header} header name different payers.`,
+      detail: { reason: 'PAYER_MISMATCH', field: `/${part}/payer` },
+    })
+  }
+  const payer = given ?? fromHeader
+  if (payer === undefined) {
+    throw new ServiceError('VALIDATION', {
+      message: `Name the payer: the ${part} field payer or the ${header} header (a 0x-prefixed 20-byte hex address).`,
+      detail: { reason: 'REQUEST_VALIDATION_FAILED', field: `/${part}/payer` },
+    })
+  }
+  return payer
+}

@@ -7,33 +7,12 @@
  * parameter payer or the x-svc-payer header, the opt-in the body's payer or the header; one of them is required, and
  * two that differ are refused (docs/decisions.md).
  */
-import { ServiceError } from '../../common/ServiceError.ts'
 import { Address, Open, Probability, Strict, StringEnum, Type, Uuid } from '../../common/schema.ts'
 import { AGGREGATE_BOARD, BOARD_WINDOWS, LOCKED_CALL, OPT_IN, PERSONAL_SCOREBOARD, PUBLIC_BOARD, type BoardWindow } from '../../product/duel/schemas.ts'
-import { FREE, PAYER_HEADER, env, notFound, paid } from './define.ts'
-import type { HandlerContext, RouteDef } from './types.ts'
+import { FREE, PAYER_HEADER, callerPayer, env, notFound, paid } from './define.ts'
+import type { RouteDef } from './types.ts'
 
 const OPTIONAL_PAYER_HEADER = Type.Object({ 'x-svc-payer': Type.Optional(Address) })
-
-/** The payer a caller-scoped duel route is about: the query/body field or the header, one required, never two. */
-function payerOf(ctx: HandlerContext, part: 'query' | 'body'): string {
-  const header = ctx.headers['x-svc-payer']
-  const given = (part === 'query' ? ctx.query.payer : ctx.body.payer) as string | undefined
-  if (given !== undefined && header !== undefined && given.toLowerCase() !== header.toLowerCase()) {
-    throw new ServiceError('VALIDATION', {
-      message: `The ${part} payer and the x-svc-payer header name different payers.`,
-      detail: { reason: 'PAYER_MISMATCH', field: `/${part}/payer` },
-    })
-  }
-  const payer = given ?? header
-  if (payer === undefined) {
-    throw new ServiceError('VALIDATION', {
-      message: `Name the payer: the ${part} field payer or the x-svc-payer header.`,
-      detail: { reason: 'REQUEST_VALIDATION_FAILED', field: `/${part}/payer` },
-    })
-  }
-  return payer
-}
 
 export const DUEL_ROUTES: readonly RouteDef[] = [
   {
@@ -93,7 +72,7 @@ export const DUEL_ROUTES: readonly RouteDef[] = [
     request: { headers: OPTIONAL_PAYER_HEADER, query: Open({ payer: Type.Optional(Address) }) },
     response: env(PERSONAL_SCOREBOARD),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('duel').scoreboard(payerOf(ctx, 'query')) }),
+    handler: (ctx) => ({ data: ctx.need('duel').scoreboard(callerPayer(ctx, 'x-svc-payer', 'query')) }),
   },
   {
     id: 'calls.scoreboard.aggregate',
@@ -108,7 +87,7 @@ export const DUEL_ROUTES: readonly RouteDef[] = [
     request: { headers: OPTIONAL_PAYER_HEADER, query: Open({ payer: Type.Optional(Address) }) },
     response: env(AGGREGATE_BOARD),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('duel').aggregateBoard(payerOf(ctx, 'query')) }),
+    handler: (ctx) => ({ data: ctx.need('duel').aggregateBoard(callerPayer(ctx, 'x-svc-payer', 'query')) }),
   },
   {
     id: 'scoreboard.public',
@@ -136,6 +115,6 @@ export const DUEL_ROUTES: readonly RouteDef[] = [
     request: { headers: OPTIONAL_PAYER_HEADER, body: Strict({ payer: Type.Optional(Address), opt_in: Type.Boolean() }) },
     response: env(OPT_IN),
     errors: [],
-    handler: async (ctx) => ({ data: await ctx.need('duel').optIn(payerOf(ctx, 'body'), ctx.body.opt_in === true) }),
+    handler: async (ctx) => ({ data: await ctx.need('duel').optIn(callerPayer(ctx, 'x-svc-payer', 'body'), ctx.body.opt_in === true) }),
   },
 ]
