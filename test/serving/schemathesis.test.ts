@@ -20,6 +20,7 @@ import { coingeckoStub, CONSTRUCTED_MARKETS } from '../helpers/coingecko.ts'
 import { marketFixture, TICKS_TOPIC } from '../helpers/marketTape.ts'
 import { memoryServices } from '../helpers/serving/memoryServices.ts'
 import { withServer } from '../helpers/serving/server.ts'
+import { withArena } from '../helpers/serving/arena.ts'
 import { withBilling } from '../helpers/serving/billing.ts'
 import { pythonModuleMissing, skipUnlessTool } from '../helpers/requiredTool.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
@@ -36,8 +37,9 @@ t.test('schemathesis: no server errors and no schema violations', { skip, timeou
   await wiring.state.caughtUp()
   const { parts } = memoryServices(Date.now())
   const billing = await withBilling(t)
+  const arena = await withArena(t, parts.clock!)
   const server = await withServer(t, {
-    services: { ...parts, billing, market: wiring.market, providers: wiring.providers },
+    services: { ...parts, billing, arena, market: wiring.market, providers: wiring.providers },
   })
   const reportDir = await makeTempDir(t, 'svc-schemathesis-')
   const junit = join(reportDir, 'junit.xml')
@@ -55,7 +57,8 @@ t.test('schemathesis: no server errors and no schema violations', { skip, timeou
     ...CLI, '--config-file', config, 'run', `${server.url}/openapi.json`,
     '--checks', 'not_a_server_error,response_schema_conformance',
     '--max-examples', process.env.SVC_SCHEMATHESIS_EXAMPLES ?? '15',
-    '--max-time', process.env.SVC_SCHEMATHESIS_MAX_TIME ?? '240',
+    // 150 s covers every operation's examples and coverage phase with fuzzing time to spare; CI time is shared.
+    '--max-time', process.env.SVC_SCHEMATHESIS_MAX_TIME ?? '150',
     '--seed', '1',
     '--generation-database', 'none',
     '--workers', '2',
