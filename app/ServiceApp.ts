@@ -210,7 +210,7 @@ export class ServiceApp {
     const funnel = config.SVC_ADMIN_KEY
       ? await FunnelService.open({
           log: eventLog, clock, adminKey: config.SVC_ADMIN_KEY, intervalMs: config.SVC_FUNNEL_INTERVAL_S * 1000,
-          topic: names.funnel, partitions, sources: { ledger: runner.ledger.bus, draws: billing.ledger, calls: duel.events, arena: { xpAwardsByKind: () => arena.xpAwardsByKind(), questCompletions: () => arena.questCompletions(), badgeAwards: () => arena.badgesAwarded() } },
+          topic: names.funnel, partitions, sources: { ledger: runner.ledger.bus, draws: billing.ledger, calls: duel.events, arena },
         })
       : null
     const payTo = config.SVC_PAY_TO ?? null

@@ -117,7 +117,7 @@ export class Arena {
       const at = Date.parse(e.locked_at)
       const awards: Awards = { experience: [], notifications: [] }
       this.questAwards(s, at, ['calls_locked', 'markets_called'], awards)
-      this.badgeAwards(s, at, awards)
+      this.awardBadges(s, at, awards)
       this.rankUp(s, at, awards)
       this.push(awards)
     }
@@ -145,7 +145,7 @@ export class Arena {
       if (s.streak > folded.streakBefore && s.streak >= 2) this.notify(s, 'streak_extended', e.call_id, { streak: s.streak }, at, awards)
       else if (folded.streakBefore >= 2 && s.streak < folded.streakBefore) this.notify(s, 'streak_ended', e.call_id, { ended_streak: folded.streakBefore, streak: s.streak }, at, awards)
       if (e.status === 'graded' && e.correct === true) this.questAwards(s, at, ['correct_calls'], awards)
-      this.badgeAwards(s, at, awards)
+      this.awardBadges(s, at, awards)
       this.rankUp(s, at, awards)
       this.push(awards)
     }
@@ -242,7 +242,7 @@ export class Arena {
     }
   }
 
-  private badgeAwards(s: PayerState, at: number, awards: Awards): void {
+  private awardBadges(s: PayerState, at: number, awards: Awards): void {
     for (const b of this.projection.newBadges(s, (key) => this.held(badgeAwardId(key, s.payer)))) {
       const iso = new Date(at).toISOString()
       if (this.award(s, { id: badgeAwardId(b.key, s.payer), kind: 'badge', xp: b.xp, ref: b.key, level: null, created_at: iso }, awards)) {
@@ -315,9 +315,7 @@ export class Arena {
     return s ? discountedCredits(credits, rankOf(s.xp).discount) : credits
   }
 
-  // ---- reads ------------------------------------------------------------------------------------------------------
-
-  // ---- counts for the operator funnel (app/ServiceApp.ts adapts them to its ArenaFunnelSource) ---------------
+  // ---- counts for the operator funnel (it is the funnel's ArenaFunnelSource) ---------------
 
   /** Experience awards recorded, by kind (rows of the journal, not XP points). */
   xpAwardsByKind(): Record<string, number> {
@@ -328,9 +326,11 @@ export class Arena {
     return this.projection.awardsByKind.quest ?? 0
   }
 
-  badgesAwarded(): number {
+  badgeAwards(): number {
     return this.projection.awardsByKind.badge ?? 0
   }
+
+  // ---- reads ------------------------------------------------------------------------------------------------------
 
   levels() {
     return this.projection.levels()

@@ -68,6 +68,15 @@ const iso = (ms: number) => new Date(ms).toISOString()
 /** Means as published: sums accumulate in arrival order, so the last bits could differ between two rebuilds. */
 const mean = (sum: number, n: number): number | null => (n === 0 ? null : Math.round((sum / n) * 1e9) / 1e9)
 
+/** One opted-in payer's row on the call boards. */
+interface Standing {
+  payer: string
+  handle: string
+  calls_graded: number
+  calls_correct: number
+  accuracy: number
+}
+
 /** Best accuracy first, then more graded calls, then the handle (a stable order for equal records). */
 function byStanding<E extends { accuracy: number; calls_graded: number; handle: string }>(a: E, b: E): number {
   return b.accuracy - a.accuracy || b.calls_graded - a.calls_graded || (a.handle < b.handle ? -1 : a.handle > b.handle ? 1 : 0)
@@ -251,8 +260,8 @@ export class DuelService implements Duel {
   }
 
   /** Opted-in payers' graded/correct counts, all time or graded since `since`. */
-  private standings(since: number | null): Array<{ payer: string; handle: string; calls_graded: number; calls_correct: number; accuracy: number }> {
-    const out: Array<{ payer: string; handle: string; calls_graded: number; calls_correct: number; accuracy: number }> = []
+  private standings(since: number | null): Standing[] {
+    const out: Standing[] = []
     for (const payer of this.book.optedInPayers()) {
       const t = this.book.payer(payer)
       if (!t) continue
@@ -274,12 +283,12 @@ export class DuelService implements Duel {
     return out.sort(byStanding)
   }
 
-  private cachedStandings(window: BoardWindow): { since: number | null; rows: ReturnType<DuelService['standings']> } {
+  private cachedStandings(window: BoardWindow): { since: number | null; rows: Standing[] } {
     // A windowed board moves with time as well as with the book: kept at most a minute of the clocks' time.
     const now = window === 'all' ? 0 : this.options.now()
     const at = Math.floor(now / 60_000)
     const hit = this.boards.get(window)
-    if (hit && hit.version === this.book.version && hit.at === at) return hit.board as { since: number | null; rows: ReturnType<DuelService['standings']> }
+    if (hit && hit.version === this.book.version && hit.at === at) return hit.board as { since: number | null; rows: Standing[] }
     const since = window === 'all' ? null : now - WINDOW_MS[window]
     const board = { since, rows: this.standings(since) }
     this.boards.set(window, { version: this.book.version, at, board })
