@@ -43,6 +43,12 @@ export const ENV_SCHEMA = Type.Object(
         description: "this instance's transactional identity: a restart with the same id fences and aborts its predecessor's open unit; give each concurrent instance its own",
       }),
     ),
+    KAFKA_SESSION_TIMEOUT_MS: Type.Integer({
+      minimum: 6000,
+      maximum: 1_800_000,
+      default: 30_000,
+      description: "how long the broker waits for a silent consumer before reassigning its partitions (a killed process's successor waits up to this long); at least the broker's group.min.session.timeout.ms",
+    }),
     SVC_PARTITIONS: Type.Integer({ minimum: 1, maximum: 1024, default: DEFAULT_PARTITIONS, description: 'partitions per topic the service creates' }),
     SVC_TOPIC_TICKS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().ticks, description: 'topic of venue ticks' }),
     SVC_TOPIC_DECISIONS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().decisions, description: 'topic of the decision ledger' }),
@@ -214,6 +220,7 @@ export function eventLogOf(c: AppConfig): OpenEventLogOptions {
         clientId: c.KAFKA_CLIENT_ID,
         topicPrefix: c.KAFKA_TOPIC_PREFIX,
         replicationFactor: c.KAFKA_REPLICATION_FACTOR,
+        sessionTimeoutMs: c.KAFKA_SESSION_TIMEOUT_MS,
         ...(c.KAFKA_INSTANCE_ID ? { instanceId: c.KAFKA_INSTANCE_ID } : {}),
       },
     }

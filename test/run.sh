@@ -2,6 +2,9 @@
 # The test command: typecheck, start a real single-node Kafka broker (unless KAFKA_BROKERS is already set), run every
 # tap test with KAFKA_BROKERS exported, and always stop the broker.
 #   KAFKA_BROKERS=host:port  use that broker; nothing is started
+#   TAP_JOBS=n               test files run in parallel (default 2: tap's own default leaves one CPU free, which on a
+#                            2-core machine runs every file serially while most of them wait on fsync, sockets and
+#                            child processes)
 #   SVC_SKIP_KAFKA=1         start no broker; Kafka tests skip with a message (never allowed under CI=true:
 #                            test/helpers/logs.ts fails them instead)
 set -euo pipefail
@@ -19,4 +22,4 @@ if [ -z "${KAFKA_BROKERS:-}" ] && [ "${SVC_SKIP_KAFKA:-}" != "1" ]; then
   export KAFKA_BROKERS
 fi
 
-NODE_ENV=test npx tap "$@"
+NODE_ENV=test npx tap --jobs="${TAP_JOBS:-2}" "$@"

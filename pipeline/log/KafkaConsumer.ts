@@ -18,6 +18,8 @@ export interface KafkaLogInternals {
   logicalTopic(physical: string): string
   physicalGroup(groupId: string): string
   forget(consumer: KafkaConsumer): void
+  /** See KafkaLogOptions.sessionTimeoutMs. */
+  readonly sessionTimeoutMs: number
 }
 
 const JOIN_TIMEOUT_MS = 60_000
@@ -76,6 +78,9 @@ export class KafkaConsumer implements LogConsumer {
       readUncommitted: false,
       // Idle fetches return after this long; it bounds how long stop() waits for a fetch in flight.
       maxWaitTimeInMs: 500,
+      sessionTimeout: this.log.sessionTimeoutMs,
+      // Heartbeats well inside the session: a tenth of it, the ratio of kafkajs' own 30 s / 3 s defaults.
+      heartbeatInterval: Math.max(500, Math.floor(this.log.sessionTimeoutMs / 10)),
       retry: { retries: 10 },
     })
     this.consumer = consumer

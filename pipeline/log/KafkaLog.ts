@@ -63,6 +63,12 @@ export interface KafkaLogOptions {
   replicationFactor?: number
   connectionTimeoutMs?: number
   requestTimeoutMs?: number
+  /**
+   * How long the group coordinator waits for a silent consumer before handing its partitions to another. A consumer
+   * that died without leaving (SIGKILL, power loss) holds its partitions this long, so a restart waits up to this long
+   * before it consumes. Default 30 s (kafkajs'); the broker's floor is group.min.session.timeout.ms (6 s by default).
+   */
+  sessionTimeoutMs?: number
 }
 
 const validateOptions = optionsValidator<KafkaLogOptions>(
@@ -78,6 +84,7 @@ const validateOptions = optionsValidator<KafkaLogOptions>(
       replicationFactor: { type: 'integer', minimum: 1, maximum: 32, nullable: true, default: 1 },
       connectionTimeoutMs: { type: 'integer', minimum: 100, nullable: true, default: 10_000 },
       requestTimeoutMs: { type: 'integer', minimum: 100, nullable: true, default: 30_000 },
+      sessionTimeoutMs: { type: 'integer', minimum: 1_000, maximum: 1_800_000, nullable: true, default: 30_000 },
     },
   } as JSONSchemaType<KafkaLogOptions>,
   'KafkaLog options',
@@ -127,6 +134,10 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
   ) {
     this.logger = logger
     this.transactionalId = `${options.topicPrefix}${options.instanceId}.atomic`
+  }
+
+  get sessionTimeoutMs(): number {
+    return this.options.sessionTimeoutMs
   }
 
   static async connect(options: KafkaLogOptions): Promise<KafkaLog> {

@@ -55,10 +55,11 @@ t.test('invalid configuration names the variable, every one of them, in one line
   t.throws(() => loadConfig({ SVC_LOG: 'kafka' }), { code: 'OPTIONS_INVALID', message: /environment\/KAFKA_BROKERS/ })
   t.throws(() => loadConfig({ SVC_LOG: 'kafka', KAFKA_BROKERS: 'localhost' }), { message: /environment\/KAFKA_BROKERS/ })
   t.throws(() => loadConfig({ KAFKA_REPLICATION_FACTOR: '0' }), { message: /environment\/KAFKA_REPLICATION_FACTOR/ })
+  t.throws(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '1000' }), { message: /environment\/KAFKA_SESSION_TIMEOUT_MS/ }, 'below the broker floor')
   t.throws(() => loadConfig({ SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:9092,' }), { message: /environment\/KAFKA_BROKERS/ })
   t.same(eventLogOf(loadConfig({ SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:9092, 10.0.0.2:9093' })), {
     kind: 'kafka',
-    kafka: { brokers: ['127.0.0.1:9092', '10.0.0.2:9093'], clientId: 'decision-intelligence-service', topicPrefix: '', replicationFactor: 1 },
+    kafka: { brokers: ['127.0.0.1:9092', '10.0.0.2:9093'], clientId: 'decision-intelligence-service', topicPrefix: '', replicationFactor: 1, sessionTimeoutMs: 30_000 },
   })
   let err: unknown
   try {

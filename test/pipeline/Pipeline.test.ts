@@ -25,6 +25,7 @@ interface RunEnv {
   SVC_LOG: 'embedded' | 'kafka'
   KAFKA_BROKERS?: string
   KAFKA_TOPIC_PREFIX?: string
+  KAFKA_SESSION_TIMEOUT_MS?: string
 }
 
 function startRun(tape: string, dataDir: string, env: RunEnv): ChildProcess {
@@ -126,7 +127,9 @@ async function runToEnd(dataDir: string, env: RunEnv) {
 
 function envFor(kind: 'embedded' | 'kafka'): RunEnv {
   if (kind === 'embedded') return { SVC_LOG: 'embedded' }
-  return { SVC_LOG: 'kafka', KAFKA_BROKERS: kafkaBrokers()!.join(','), KAFKA_TOPIC_PREFIX: `t${randomBytes(5).toString('hex')}.` }
+  return { SVC_LOG: 'kafka', KAFKA_BROKERS: kafkaBrokers()!.join(','), KAFKA_TOPIC_PREFIX: `t${randomBytes(5).toString('hex')}.`,
+    // The broker's floor: a SIGKILLed run's successor waits for the dead member's session to lapse before it consumes.
+    KAFKA_SESSION_TIMEOUT_MS: '6000' }
 }
 
 let skipKafka: string | false
