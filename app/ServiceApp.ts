@@ -3,11 +3,11 @@
  * opened in dependency order and closed in the reverse one.
  *
  *   open:  catalog DDL → event log → pipeline (sink idle) → market state and providers → engine runner → billing
- *          → duel (on the engine's outcome bus) → Arena (on the duel's call events) → operator funnel (only with SVC_ADMIN_KEY) → payment rails → record job → HTTP server
+ *          → duel (on the engine's outcome bus) → Arena (on the duel's call events) → delivery (on the outcome bus) → operator funnel (only with SVC_ADMIN_KEY) → payment rails → record job → HTTP server
  *   run:   the venue's history at full speed, then live: by default the simulated venue generated up to now and then
  *          at 1x in the present; with SVC_TAPE a dated tape up to the first primed instant, then paced at
  *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
- *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → Arena → duel → billing → market → engine → pipeline (seal, commit) → event log
+ *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → delivery → Arena → duel → billing → market → engine → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
@@ -32,6 +32,8 @@ import { newestReplayedTime, tapeIdOf } from '../pipeline/TapeProducer.ts'
 import { Arena } from '../product/arena/Arena.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
 import { DuelService } from '../product/duel/DuelService.ts'
+import type { DeliveryService } from '../product/delivery/DeliveryService.ts'
+import { openDelivery } from './openDelivery.ts'
 import { QuestionCatalog } from '../engine/QuestionCatalog.ts'
 import { FunnelService } from '../product/funnel/FunnelService.ts'
 import { DataTimeline } from '../product/platform/DataTimeline.ts'
@@ -129,6 +131,7 @@ export class ServiceApp {
     /** The duel; the Arena subscribes to its events (duel.events, product/duel/CallEvents.ts). */
     readonly duel: DuelService,
     private readonly arena: Arena,
+    private readonly delivery: DeliveryService,
     private readonly funnel: FunnelService | null,
     private readonly x402: X402PaymentGate | null,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
@@ -205,6 +208,17 @@ export class ServiceApp {
     })
     // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
     const arena = await Arena.open({ log: eventLog, clock, partitions, events: duel.events })
+    // Delivery: its journals rebuilt, then the outcome bus (replayed from the beginning, so a resolution written while
+    // the service was down is delivered now) and the decisions channel (alert watches), in the engine's event time.
+    const delivery = await openDelivery({
+      config, dataDir, log: eventLog, clock, partitions,
+      ledger: {
+        decision: (id) => runner.ledger.index.decision(id),
+        clockNow: () => runner.live.now() ?? clock.now(),
+        resolutions: runner.ledger.bus.resolutions,
+        decisions: runner.ledger.bus.decisions,
+      },
+    })
     // The operator funnel exists only with an admin key (spec: otherwise its route does not exist): snapshots of the
     // ledger bus, the credit rows, the duel's call events and the Arena's award counts, on their own journal.
     const funnel = config.SVC_ADMIN_KEY
@@ -267,7 +281,7 @@ export class ServiceApp {
       services: {
         clock, dataTime: timeline,
         billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
-        record, ladder: record, releases, ...wallet.services, metrics, arena, ...(funnel ? { funnel } : {}),
+        record, ladder: record, releases, ...wallet.services, metrics, arena, delivery, ...(funnel ? { funnel } : {}),
       },
     })
     const logKind = config.SVC_LOG
@@ -286,7 +300,7 @@ export class ServiceApp {
     recordSchedule.start()
     compaction?.start()
     funnel?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, funnel, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
   }
 
   /**
@@ -366,6 +380,7 @@ export class ServiceApp {
       this.record.releases.close()
       this.record.db.close()
       await this.x402?.close()
+      await this.delivery.close()
       await this.arena.close()
       await this.duel.close()
       await this.billing.close()

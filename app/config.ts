@@ -99,6 +99,38 @@ export const ENV_SCHEMA = Type.Object(
       default: 300,
       description: 'with SVC_ADMIN_KEY: seconds between funnel snapshots (a read older than this takes a fresh one first)',
     }),
+    SVC_SIGNING_SECRET: Type.Optional(
+      Type.String({
+        minLength: 32,
+        'x-unset': 'made once and kept in $SVC_DATA_DIR/delivery/signing-secret',
+        description: 'deployment-wide hook signing secret (32 bytes: 64 hex digits, base64 or whsec_<base64>); without SVC_DELIVERY_KEY each hook secret is derived from it',
+      }),
+    ),
+    SVC_DELIVERY_KEY: Type.Optional(
+      Type.String({
+        minLength: 32,
+        'x-unset': 'hook secrets are derived from the signing secret (nothing secret stored)',
+        description: 'AES-256-GCM key (64 hex digits or base64) that encrypts each hook and endpoint secret at rest',
+      }),
+    ),
+    SVC_PUSH_SUBJECT: Type.Optional(
+      Type.String({
+        pattern: '^(mailto:|https://)\\S+$',
+        'x-unset': 'push is not configured: /v1/push/config says so and the push channel fails visibly',
+        description: 'VAPID contact (mailto: or https:) that turns browser push on',
+      }),
+    ),
+    SVC_VAPID_PUBLIC_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{86,88}$', 'x-unset': 'made once and kept in $SVC_DATA_DIR/delivery/vapid.json', description: 'VAPID public key (base64url, with SVC_VAPID_PRIVATE_KEY)' })),
+    SVC_VAPID_PRIVATE_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{42,44}$', 'x-unset': 'made once with the public key', description: 'VAPID private key (base64url)' })),
+    SVC_DELIVERY_ALLOW: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*$',
+        'x-unset': 'none: every loopback, private, link-local and metadata address is refused',
+        description: 'TEST ONLY: comma-separated CIDRs the URL guard lets through (local receivers in tests); never set in production',
+      }),
+    ),
+    SVC_HOOK_RETRY_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 2000, description: 'wait before the one retry of a failed hook delivery' }),
+    SVC_CONTACTS: StringEnum(['record', 'off'], { default: 'record', description: 'POST /v1/contacts records captures on the event log, or answers 503 CONTACTS_UNWIRED' }),
     SVC_OPS_TOKEN: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'operator routes answer OPS_UNSET', description: 'operator token for `x-svc-ops` routes (grants, reversals, surge, /metrics)' })),
     SVC_BASE_URL: Type.Optional(
       Type.String({ pattern: '^https?://[^/\\s]+$', 'x-unset': 'http://HOST:PORT', description: 'public base URL in discovery documents and x402 resource URLs' }),

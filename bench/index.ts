@@ -10,6 +10,7 @@ import { benchEngine } from './engine.ts'
 import { benchPayments } from './payments.ts'
 import { benchRecord } from './record.ts'
 import { benchArena } from './arena.ts'
+import { benchDelivery } from './delivery.ts'
 
 const print = (line: string) => process.stdout.write(line + '\n')
 const brokers = process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(',') : null
@@ -49,3 +50,6 @@ await benchRecord({ decisions: Number(process.env.RECORD_BENCH_DECISIONS ?? 10_0
 print('\n== arena: rebuild of a population (payers, calls) and the profile and leaderboard reads beside the decision read, same server, same run (goal ≥ 0.5)')
 // A failure here is printed, not thrown: the figures above are already out.
 await benchArena({ payers: Number(process.env.ARENA_BENCH_PAYERS ?? 100_000), calls: Number(process.env.ARENA_BENCH_CALLS ?? 1_000_000), print }).catch((err: unknown) => print(`arena bench failed: ${String(err)}`))
+
+print('\n== delivery: resolutions fanned out to 1,000 registered outcome hook endpoints on a local receiver (guard, signature, pinned client, durable attempt row each) vs the same signed POSTs from the same client alone, same run')
+await benchDelivery({ resolutions: Number(process.env.DELIVERY_BENCH_RESOLUTIONS ?? 500), print }).catch((err: unknown) => print(`delivery bench failed: ${String(err)}`))

@@ -165,6 +165,7 @@ export class Dispatcher {
         route_id: route.id,
         route_summary: route.summary,
         question_id: route.questionOf ? route.questionOf(ctx) : null,
+        ...(route.paymentRef ? { payment_ref: (ctx.paymentRef = route.paymentRef(ctx)) } : {}),
       },
       price,
     )

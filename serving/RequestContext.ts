@@ -11,6 +11,7 @@ import { ServiceError } from '../common/ServiceError.ts'
 export class RequestContext implements HandlerContext {
   payment: PaidCall | null = null
   price: Price | null = null
+  paymentRef?: string
 
   constructor(
     readonly request_id: string,

@@ -159,3 +159,76 @@ CREATE OR REPLACE VIEW funnel_snapshots AS
 SELECT *
 FROM funnel_snapshot_rows
 QUALIFY row_number() OVER (PARTITION BY snapshot_id ORDER BY log_partition, log_offset) = 1;
+
+-- delivery_registration_rows: every record of the delivery.registrations journal as sealed (parquet/delivery.registrations/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW delivery_registration_rows AS
+SELECT
+  id, target_kind, target_id, payer, event, url, spec::JSON AS spec, payment_id, timezone('UTC', recorded_at) AS recorded_at, timezone('UTC', clock_at) AS clock_at, record_version, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/delivery.registrations/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/delivery.registrations/**/*.parquet'));
+
+-- delivery_ask_rows: every record of the delivery.asks journal as sealed (parquet/delivery.asks/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW delivery_ask_rows AS
+SELECT
+  decision_id, payer, payment_id, timezone('UTC', recorded_at) AS recorded_at, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/delivery.asks/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/delivery.asks/**/*.parquet'));
+
+-- delivery_asks: one row per decision_id, the first recorded (one id always sits on one partition, so "first" is the lowest
+-- offset). A later record with the same id can never replace it.
+CREATE OR REPLACE VIEW delivery_asks AS
+SELECT *
+FROM delivery_ask_rows
+QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY log_partition, log_offset) = 1;
+
+-- delivery_attempt_rows: every record of the delivery.attempts journal as sealed (parquet/delivery.attempts/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW delivery_attempt_rows AS
+SELECT
+  id, delivery_id, attempt, target_kind, target_id, payer, channel, decision_id, status, final, http_status, latency_ms, error_class, timezone('UTC', event_at) AS event_at, timezone('UTC', attempted_at) AS attempted_at, record_version, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/delivery.attempts/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/delivery.attempts/**/*.parquet'));
+
+-- delivery_attempts: one row per id, the first recorded (one id always sits on one partition, so "first" is the lowest
+-- offset). A later record with the same id can never replace it.
+CREATE OR REPLACE VIEW delivery_attempts AS
+SELECT *
+FROM delivery_attempt_rows
+QUALIFY row_number() OVER (PARTITION BY id ORDER BY log_partition, log_offset) = 1;
+
+-- delivery_contact_rows: every record of the delivery.contacts journal as sealed (parquet/delivery.contacts/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW delivery_contact_rows AS
+SELECT
+  contact_id, contact, contact_kind, consent, source, seat, timezone('UTC', recorded_at) AS recorded_at, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/delivery.contacts/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/delivery.contacts/**/*.parquet'));
+
+-- delivery_contacts: one row per contact_id, the first recorded (one id always sits on one partition, so "first" is the lowest
+-- offset). A later record with the same id can never replace it.
+CREATE OR REPLACE VIEW delivery_contacts AS
+SELECT *
+FROM delivery_contact_rows
+QUALIFY row_number() OVER (PARTITION BY contact_id ORDER BY log_partition, log_offset) = 1;

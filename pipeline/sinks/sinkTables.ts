@@ -4,6 +4,7 @@
  */
 import { ARENA_SETTINGS } from '../records/arenaSettingRecord.ts'
 import { DECISIONS } from '../records/decisionRecord.ts'
+import { DELIVERY_ASKS, DELIVERY_ATTEMPTS, DELIVERY_CONTACTS, DELIVERY_REGISTRATIONS } from '../records/deliveryRecord.ts'
 import { DRAWS } from '../records/drawRecord.ts'
 import { EXPERIENCE } from '../records/experienceRecord.ts'
 import { NOTIFICATIONS } from '../records/notificationRecord.ts'
@@ -15,7 +16,8 @@ import { ticksTable } from './ticksTable.ts'
 import type { TopicTable } from './TopicTable.ts'
 
 /** The journals (append-only record types) the service keeps, each with its table and views. */
-export const JOURNALS = [DECISIONS, OUTCOMES_JOURNAL, DRAWS, CALLS, CALL_OPT_INS, EXPERIENCE, NOTIFICATIONS, ARENA_SETTINGS, FUNNEL_SNAPSHOTS] as const
+export const JOURNALS = [DECISIONS, OUTCOMES_JOURNAL, DRAWS, CALLS, CALL_OPT_INS, EXPERIENCE, NOTIFICATIONS, ARENA_SETTINGS, FUNNEL_SNAPSHOTS,
+  DELIVERY_REGISTRATIONS, DELIVERY_ASKS, DELIVERY_ATTEMPTS, DELIVERY_CONTACTS] as const
 
 export function sinkTables(names: TopicNames = topicNames()): TopicTable[] {
   return [
@@ -24,5 +26,7 @@ export function sinkTables(names: TopicNames = topicNames()): TopicTable[] {
     // The Arena's journals keep their definition's topic name (not configurable): product/arena opens them so.
     EXPERIENCE.topicTable(), NOTIFICATIONS.topicTable(), ARENA_SETTINGS.topicTable(),
     FUNNEL_SNAPSHOTS.topicTable(names.funnel),
+    // Delivery's journals, like the Arena's, keep their definition's topic name.
+    DELIVERY_REGISTRATIONS.topicTable(), DELIVERY_ASKS.topicTable(), DELIVERY_ATTEMPTS.topicTable(), DELIVERY_CONTACTS.topicTable(),
   ]
 }

@@ -226,13 +226,13 @@ export class CreditLedger {
    * the call at any rung); otherwise paid lots soonest-expiry-first. Synchronous: the reservation is in place before
    * any other call of this payer is looked at.
    */
-  hold(payer: string, credits: number, opts: { key: string; entryTier: boolean; at?: number }): Hold | Shortfall {
+  hold(payer: string, credits: number, opts: { key: string; entryTier: boolean; at?: number; paymentId?: string }): Hold | Shortfall {
     const at = opts.at ?? this.clock.now()
     const s = this.state(payer)
     const scout = s.scoutLot ? s.lots.get(s.scoutLot) : undefined
     if (opts.entryTier && scout && this.available(scout, at) >= SCOUT_CREDITS_PER_QUESTION) {
       scout.reserved += SCOUT_CREDITS_PER_QUESTION
-      return this.newHold(payer, opts.key, at, true, [{ lot_id: scout.lot_id, credits: SCOUT_CREDITS_PER_QUESTION }])
+      return this.newHold(payer, opts.key, at, true, [{ lot_id: scout.lot_id, credits: SCOUT_CREDITS_PER_QUESTION }], opts.paymentId)
     }
     const lots = [...s.lots.values()]
       .filter((l) => l.lot_id !== s.scoutLot && this.available(l, at) > 0)
@@ -251,11 +251,11 @@ export class CreditLedger {
       parts.push({ lot_id: lot.lot_id, credits: take })
       left -= take
     }
-    return this.newHold(payer, opts.key, at, false, parts)
+    return this.newHold(payer, opts.key, at, false, parts, opts.paymentId)
   }
 
-  private newHold(payer: string, key: string, at: number, scout: boolean, parts: Hold['parts']): Hold {
-    return { kind: 'hold', payment_id: `cr_${randomUUID()}`, payer: CreditLedger.payerKey(payer), key, at, scout, parts, state: 'held' }
+  private newHold(payer: string, key: string, at: number, scout: boolean, parts: Hold['parts'], paymentId?: string): Hold {
+    return { kind: 'hold', payment_id: paymentId ?? `cr_${randomUUID()}`, payer: CreditLedger.payerKey(payer), key, at, scout, parts, state: 'held' }
   }
 
   private unreserve(hold: Hold): void {
@@ -279,13 +279,13 @@ export class CreditLedger {
    * an entry-tier question (S01, S05, S06) takes a free-allowance question first; otherwise the price is reserved on
    * paid lots, or the shortfall is returned for the caller's challenge.
    */
-  reserve(payer: string, price: { key: string; credits: number }, questionId: string | null | undefined): Hold | Shortfall {
+  reserve(payer: string, price: { key: string; credits: number }, questionId: string | null | undefined, paymentId?: string): Hold | Shortfall {
     if (price.key.startsWith('billing.')) {
       throw new ServiceError('PLAN_NOT_RECHARGEABLE', {
         detail: { pricing_key: price.key, rail: 'credits', settlement_note: 'credit purchases are paid by x402, never from credits' },
       })
     }
-    return this.hold(payer, price.credits, { key: price.key, entryTier: isEntryTier(questionId) })
+    return this.hold(payer, price.credits, { key: price.key, entryTier: isEntryTier(questionId), ...(paymentId ? { paymentId } : {}) })
   }
 
   /**

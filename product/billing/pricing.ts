@@ -30,6 +30,7 @@ export const ENDPOINT_PRICES = {
   'wallet.state': { credits: 250, summary: 'wallet state machine position and balances' },
   'wallet.events': { credits: 250, summary: 'one page of wallet transfer events' },
   'risk.assess': { credits: 1000, summary: 'S11 risk assessment of a transaction, token, wallet or protocol subject' },
+  'delivery.hook_endpoint': { credits: 49_000, summary: 'one outcome hook endpoint for its 30-day window (the hook add-on: one debit, ref = the endpoint id)' },
 } as const
 
 export const PACKS = {

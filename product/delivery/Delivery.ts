@@ -1,11 +1,16 @@
 /**
- * Delivery (spec, What the service does 8): per-decision resolution hooks, outcome hook endpoints, push, follows and
- * alert watches. Not built yet on this deployment: POST /v1/hooks answers 503 SERVICE_UNWIRED naming 'delivery' until
- * a Delivery is wired.
+ * Delivery (spec, What the service does 8): per-decision resolution hooks, outcome hook endpoints, push, follows,
+ * alert watches and contact capture. What the routes see of it: the DeliveryService's public operations (its events
+ * come from the outcome bus, never from a route).
  */
-import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { DeliveryService } from './DeliveryService.ts'
 
-export interface Delivery {
-  /** Terminal clock → HOOK_CLOCK_TERMINAL; unsafe url → UNSAFE_URL; unknown decision → null. */
-  armHook(input: { decision_id: string; url: string }, payment: PaidCall): Promise<unknown | null>
-}
+export type Delivery = Pick<
+  DeliveryService,
+  | 'checkHook' | 'armHook'
+  | 'newEndpointId' | 'checkEndpoint' | 'registerEndpoint' | 'listEndpoints' | 'pauseEndpoint'
+  | 'pushConfig' | 'registerDevice' | 'listDevices' | 'disableDevice'
+  | 'setFollow' | 'listFollows' | 'removeFollow'
+  | 'createAlert' | 'listAlerts' | 'deleteAlert'
+  | 'recordAskIn' | 'recordContact'
+>

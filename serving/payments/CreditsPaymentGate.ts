@@ -48,7 +48,7 @@ export class CreditsPaymentGate implements PaymentGate {
     }
     const credits = this.discount && !price.key.startsWith('billing.') ? this.discount.creditsFor(payer, price.credits) : price.credits
     const payable = credits === price.credits ? price : { ...price, credits }
-    const hold = this.ledger.reserve(payer, payable, req.question_id)
+    const hold = this.ledger.reserve(payer, payable, req.question_id, req.payment_ref)
     if (hold.kind === 'short') return this.insufficient(req, payable, hold)
     const ledger = this.ledger
     return {

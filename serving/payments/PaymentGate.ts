@@ -49,6 +49,11 @@ export interface PaymentRequest {
   route_summary: string
   /** The catalog question the call asks when the route knows it before the handler (free-allowance eligibility). */
   question_id?: string | null
+  /**
+   * The id the payment should carry when the rail lets the route name it: a credits debit takes it as its ref (an
+   * outcome hook endpoint's debit has ref = the endpoint id). x402 payments keep the facilitator's id.
+   */
+  payment_ref?: string
 }
 
 export type SettleOutcome =

@@ -17,8 +17,9 @@ import type { HandlerContext, RouteDef } from './types.ts'
  * is the payment's, since the decision record names none. A re-served decision is not charged and earns nothing.
  */
 function askedIn(ctx: HandlerContext, read: DecisionRead): void {
-  if (read.reserved || !ctx.payment || !ctx.services.arena) return
-  ctx.services.arena.recordAskIn(ctx.payment, { decision_id: read.record.decision_id, question_id: read.record.question_id, asset: read.record.asset ?? '' })
+  if (read.reserved || !ctx.payment) return
+  ctx.services.arena?.recordAskIn(ctx.payment, { decision_id: read.record.decision_id, question_id: read.record.question_id, asset: read.record.asset ?? '' })
+  ctx.services.delivery?.recordAskIn(ctx.payment, read.record.decision_id)
 }
 
 export const DECISION_ROUTES: readonly RouteDef[] = [

@@ -1,7 +1,36 @@
-/** Delivery routes (spec, POST /v1/hooks). Transport only; the delivery domain is product/delivery/. */
-import { HttpsUrl, Strict, Uuid } from '../../common/schema.ts'
-import { ANY_OBJECT, env, notFound, paid } from './define.ts'
-import type { RouteDef } from './types.ts'
+/**
+ * Delivery routes (spec, Delivery endpoint table; POST /v1/hooks; POST /v1/contacts). Transport only; the delivery
+ * domain is product/delivery/. Identity-keyed deletes (a gap of the spec, docs/decisions.md): DELETE
+ * /v1/hook-endpoints/{endpoint_id}, /v1/push/endpoints/{device_id}, /v1/follows/{follow_id}, /v1/alerts/{alert_id},
+ * each with the owner's x-svc-payer.
+ */
+import { ServiceError } from '../../common/ServiceError.ts'
+import { ADDRESS_PATTERN, CANONICAL_ASSETS, HttpsUrl, Probability, QuestionId, Strict, StringEnum, Type, Uuid } from '../../common/schema.ts'
+import { ALERT_KINDS, SUBJECT_KINDS, type AlertKind, type SubjectKind } from '../../product/delivery/DeliveryBook.ts'
+import { DEFAULT_ALERT_COOLDOWN_S } from '../../product/delivery/DeliveryService.ts'
+import { QUESTION_IDS } from '../../models/QuestionModel.ts'
+import { ANY_OBJECT, FREE, PAYER_HEADER, env, notFound, paid } from './define.ts'
+import type { HandlerContext, RouteDef } from './types.ts'
+
+const payerOf = (ctx: HandlerContext) => (ctx.headers['x-svc-payer'] as string).toLowerCase()
+const LIST = Type.Object({ items: Type.Array(Type.Object({}, { additionalProperties: true })), count: Type.Integer({ minimum: 0 }) })
+const list = (items: unknown[]) => ({ data: { items, count: items.length } })
+const Question = StringEnum(QUESTION_IDS as unknown as readonly string[], { description: 'a catalog question id' })
+const Subject = Type.String({ minLength: 1, maxLength: 42, description: "an asset (BTC, ETH, SOL) when subject_kind is 'asset'; a 0x address when 'wallet'" })
+
+/** subject must fit subject_kind (one rule for follows and alerts). */
+function subjectOf(ctx: HandlerContext): { subject_kind: SubjectKind; subject: string } {
+  const kind = ctx.body.subject_kind as SubjectKind
+  const subject = String(ctx.body.subject)
+  const ok = kind === 'asset' ? (CANONICAL_ASSETS as readonly string[]).includes(subject) : ADDRESS_PATTERN.test(subject)
+  if (!ok) {
+    throw new ServiceError('VALIDATION', {
+      message: kind === 'asset' ? `subject must be one of ${CANONICAL_ASSETS.join(', ')} when subject_kind is 'asset'.` : "subject must be a 0x-prefixed 20-byte hex address when subject_kind is 'wallet'.",
+      detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/body/subject', value: subject },
+    })
+  }
+  return { subject_kind: kind, subject }
+}
 
 export const DELIVERY_ROUTES: readonly RouteDef[] = [
   {
@@ -9,15 +38,284 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     method: 'POST',
     path: '/v1/hooks',
     summary: 'Arm a signed resolution hook for one decision',
+    description:
+      'On resolution the service POSTs the resolution record to the url, signed (Standard Webhooks: X-Svc-Signature = v1,base64(HMAC-SHA256(secret, "<delivery id>.<timestamp>.<body>")), with X-Svc-Delivery-Id and X-Svc-Timestamp), 5 s timeout, one retry. The secret is returned once. The url is checked against loopback, private, link-local and metadata addresses now and before each delivery. A terminal clock is 409 pointing at the resolution route.',
     tags: ['delivery'],
     pay: paid('decision.deep'),
     needs: ['delivery'],
     request: { body: Strict({ decision_id: Uuid, url: HttpsUrl }) },
-    response: env(ANY_OBJECT),
+    response: env(ANY_OBJECT, 201),
     errors: ['DECISION_NOT_FOUND', 'HOOK_CLOCK_TERMINAL', 'UNSAFE_URL'],
+    precheck: async (ctx) => {
+      const d = await ctx.need('delivery').checkHook({ decision_id: String(ctx.body.decision_id), url: String(ctx.body.url) })
+      if (!d) notFound('DECISION_NOT_FOUND', '/body/decision_id', ctx.body.decision_id)
+    },
     handler: async (ctx) => {
       const r = await ctx.need('delivery').armHook({ decision_id: String(ctx.body.decision_id), url: String(ctx.body.url) }, ctx.payment!)
       return r ? { data: r, status: 201 } : notFound('DECISION_NOT_FOUND', '/body/decision_id', ctx.body.decision_id)
+    },
+  },
+  {
+    id: 'hook_endpoints.create',
+    method: 'POST',
+    path: '/v1/hook-endpoints',
+    summary: 'Register an outcome hook endpoint (49,000-credit add-on, 30-day window)',
+    description:
+      "Every resolution of a decision this payer paid for is POSTed to the url, signed with the endpoint's own secret (shown once). One debit of the add-on price with ref = the endpoint id; at most 10 active endpoints per payer (409 HOOK_ENDPOINT_CAP); re-registering an active URL within its 30-day window replays it without a charge and without the secret.",
+    tags: ['delivery'],
+    pay: paid('delivery.hook_endpoint'),
+    needs: ['delivery'],
+    request: { headers: PAYER_HEADER, body: Strict({ url: HttpsUrl }) },
+    response: env(ANY_OBJECT, 201),
+    errors: ['HOOK_ENDPOINT_CAP', 'UNSAFE_URL'],
+    paymentRef: (ctx) => ctx.need('delivery').newEndpointId(),
+    precheck: async (ctx) => {
+      await ctx.need('delivery').checkEndpoint(payerOf(ctx), String(ctx.body.url))
+    },
+    handler: async (ctx) => {
+      const r = await ctx.need('delivery').registerEndpoint(payerOf(ctx), String(ctx.body.url), ctx.paymentRef ?? ctx.need('delivery').newEndpointId(), ctx.payment!)
+      return r.replayed ? { data: r.endpoint, status: 200, charge: false } : { data: r.endpoint, status: 201 }
+    },
+  },
+  {
+    id: 'hook_endpoints.list',
+    method: 'GET',
+    path: '/v1/hook-endpoints',
+    summary: "This payer's outcome hook endpoints with delivery counts",
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: { headers: PAYER_HEADER },
+    response: env(LIST),
+    errors: [],
+    handler: (ctx) => list(ctx.need('delivery').listEndpoints(payerOf(ctx))),
+  },
+  {
+    id: 'hook_endpoints.delete',
+    method: 'DELETE',
+    path: '/v1/hook-endpoints/{endpoint_id}',
+    summary: 'Pause an outcome hook endpoint (owner only; history kept)',
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: { headers: PAYER_HEADER, params: Strict({ endpoint_id: Type.String({ pattern: '^he_[0-9a-f]{32}$' }) }) },
+    response: env(ANY_OBJECT),
+    errors: ['HOOK_ENDPOINT_NOT_FOUND'],
+    handler: async (ctx) => {
+      const r = await ctx.need('delivery').pauseEndpoint(payerOf(ctx), String(ctx.params.endpoint_id))
+      if (!r) throw new ServiceError('HOOK_ENDPOINT_NOT_FOUND', { detail: { field: '/params/endpoint_id', value: ctx.params.endpoint_id } })
+      return { data: r }
+    },
+  },
+  {
+    id: 'push.config',
+    method: 'GET',
+    path: '/v1/push/config',
+    summary: 'Whether browser push is configured, and its VAPID public key',
+    tags: ['delivery'],
+    pay: FREE,
+    request: {},
+    response: env(Type.Object({ configured: Type.Boolean(), vapid_public_key: Type.Union([Type.String(), Type.Null()]) })),
+    errors: [],
+    handler: (ctx) => ({ data: ctx.services.delivery?.pushConfig() ?? { configured: false, vapid_public_key: null } }),
+  },
+  {
+    id: 'push.register',
+    method: 'POST',
+    path: '/v1/push/endpoints',
+    summary: 'Register or refresh a push device (a Web Push subscription)',
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: {
+      headers: PAYER_HEADER,
+      body: Strict({
+        subscription: Type.Object(
+          {
+            endpoint: Type.String({ format: 'uri', maxLength: 2048, pattern: '^https://' }),
+            keys: Strict({
+              p256dh: Type.String({ pattern: '^[A-Za-z0-9_-]{87}=?$', description: 'the P-256 public key, base64url (65 bytes)' }),
+              auth: Type.String({ pattern: '^[A-Za-z0-9_-]{22}(==)?$', description: 'the auth secret, base64url (16 bytes)' }),
+            }),
+            expirationTime: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+          },
+          { additionalProperties: false },
+        ),
+      }),
+    },
+    response: env(ANY_OBJECT, 201),
+    errors: ['UNSAFE_URL'],
+    handler: async (ctx) => {
+      const sub = ctx.body.subscription as { endpoint: string; keys: { p256dh: string; auth: string } }
+      const r = await ctx.need('delivery').registerDevice(payerOf(ctx), sub)
+      return { data: r.device, status: r.created ? 201 : 200 }
+    },
+  },
+  {
+    id: 'push.list',
+    method: 'GET',
+    path: '/v1/push/endpoints',
+    summary: "This payer's push devices (host, timestamps, active flag; never keys)",
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: { headers: PAYER_HEADER },
+    response: env(LIST),
+    errors: [],
+    handler: (ctx) => list(ctx.need('delivery').listDevices(payerOf(ctx))),
+  },
+  {
+    id: 'push.delete',
+    method: 'DELETE',
+    path: '/v1/push/endpoints/{device_id}',
+    summary: 'Disable a push device (disabled_at set; the row survives)',
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: { headers: PAYER_HEADER, params: Strict({ device_id: Type.String({ pattern: '^pd_[0-9a-f]{24}$' }) }) },
+    response: env(ANY_OBJECT),
+    errors: [],
+    handler: async (ctx) => ({ data: await ctx.need('delivery').disableDevice(payerOf(ctx), String(ctx.params.device_id)) }),
+  },
+  {
+    id: 'follows.set',
+    method: 'POST',
+    path: '/v1/follows',
+    summary: 'Follow a question on a subject (idempotent; updates channels)',
+    description: 'channels is a bitmask: 1 push, 2 email, 4 telegram. A channel this deployment has not configured fails visibly in the delivery record (channels_unconfigured names it now).',
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: {
+      headers: PAYER_HEADER,
+      body: Strict({ question_id: Question, subject_kind: StringEnum(SUBJECT_KINDS), subject: Subject, channels: Type.Integer({ minimum: 1, maximum: 7 }) }),
+    },
+    response: env(ANY_OBJECT, 201),
+    errors: [],
+    handler: async (ctx) => {
+      const r = await ctx.need('delivery').setFollow(payerOf(ctx), { question_id: String(ctx.body.question_id), ...subjectOf(ctx), channels: Number(ctx.body.channels) })
+      return { data: r.follow, status: r.created ? 201 : 200 }
+    },
+  },
+  {
+    id: 'follows.list',
+    method: 'GET',
+    path: '/v1/follows',
+    summary: "This payer's follows",
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: { headers: PAYER_HEADER },
+    response: env(LIST),
+    errors: [],
+    handler: (ctx) => list(ctx.need('delivery').listFollows(payerOf(ctx))),
+  },
+  {
+    id: 'follows.delete',
+    method: 'DELETE',
+    path: '/v1/follows/{follow_id}',
+    summary: 'Unfollow (an absent follow is data: removed false)',
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: { headers: PAYER_HEADER, params: Strict({ follow_id: Type.String({ pattern: '^fl_[0-9a-f]{24}$' }) }) },
+    response: env(ANY_OBJECT),
+    errors: [],
+    handler: async (ctx) => ({ data: await ctx.need('delivery').removeFollow(payerOf(ctx), String(ctx.params.follow_id)) }),
+  },
+  {
+    id: 'alerts.create',
+    method: 'POST',
+    path: '/v1/alerts',
+    summary: 'Create an alert watch (push; dedupe and cooldown; 50 active per payer)',
+    description:
+      "kind probability: a new decision on the subject whose probability is at or above threshold (required); refusal: a new refusal decision on the subject; resolution: a clock on the subject resolved. threshold gates notifications only. One notification per watch per decision; none within cooldown_s (default 900) of the watch's last, in the service's event time.",
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: {
+      headers: PAYER_HEADER,
+      body: Strict({
+        kind: StringEnum(ALERT_KINDS),
+        question_id: Type.Optional(Question),
+        subject_kind: StringEnum(SUBJECT_KINDS),
+        subject: Subject,
+        threshold: Type.Optional(Probability),
+        cooldown_s: Type.Optional(Type.Integer({ minimum: 60, maximum: 604_800 })),
+      }),
+    },
+    response: env(ANY_OBJECT, 201),
+    errors: ['ALERT_CAP'],
+    handler: async (ctx) => {
+      const kind = ctx.body.kind as AlertKind
+      const threshold = typeof ctx.body.threshold === 'number' ? ctx.body.threshold : null
+      if ((kind === 'probability') !== (threshold !== null)) {
+        throw new ServiceError('VALIDATION', {
+          message: kind === 'probability' ? 'A probability watch needs a threshold.' : 'threshold applies to probability watches only.',
+          detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/body/threshold' },
+        })
+      }
+      const r = await ctx.need('delivery').createAlert(payerOf(ctx), {
+        kind, question_id: typeof ctx.body.question_id === 'string' ? ctx.body.question_id : null, ...subjectOf(ctx), threshold,
+        cooldown_s: typeof ctx.body.cooldown_s === 'number' ? ctx.body.cooldown_s : DEFAULT_ALERT_COOLDOWN_S,
+      })
+      return { data: r.alert, status: r.created ? 201 : 200 }
+    },
+  },
+  {
+    id: 'alerts.list',
+    method: 'GET',
+    path: '/v1/alerts',
+    summary: "This payer's alert watches",
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: { headers: PAYER_HEADER },
+    response: env(LIST),
+    errors: [],
+    handler: (ctx) => list(ctx.need('delivery').listAlerts(payerOf(ctx))),
+  },
+  {
+    id: 'alerts.delete',
+    method: 'DELETE',
+    path: '/v1/alerts/{alert_id}',
+    summary: 'Delete an alert watch (an absent one is data: deleted false)',
+    tags: ['delivery'],
+    pay: FREE,
+    needs: ['delivery'],
+    request: { headers: PAYER_HEADER, params: Strict({ alert_id: Type.String({ pattern: '^al_[0-9a-f]{24}$' }) }) },
+    response: env(ANY_OBJECT),
+    errors: [],
+    handler: async (ctx) => ({ data: await ctx.need('delivery').deleteAlert(payerOf(ctx), String(ctx.params.alert_id)) }),
+  },
+  {
+    id: 'contacts.create',
+    method: 'POST',
+    path: '/v1/contacts',
+    summary: 'Record a contact (201 recorded, 200 already recorded; never sends a message)',
+    tags: ['delivery'],
+    pay: FREE,
+    request: {
+      body: Strict({
+        contact: Type.Union([
+          Type.String({ format: 'email', maxLength: 254 }),
+          Type.String({ pattern: '^@[A-Za-z0-9_]{5,32}$', description: 'a Telegram @handle' }),
+        ]),
+        consent: Type.Literal(true, { description: 'the person agreed to be contacted; nothing is recorded without it' }),
+        source: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$' })),
+        seat: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$' })),
+      }),
+    },
+    response: env(ANY_OBJECT, 201),
+    errors: ['CONTACTS_UNWIRED'],
+    handler: async (ctx) => {
+      const delivery = ctx.services.delivery
+      if (!delivery) throw new ServiceError('CONTACTS_UNWIRED')
+      const r = await delivery.recordContact({
+        contact: String(ctx.body.contact), consent: true,
+        source: typeof ctx.body.source === 'string' ? ctx.body.source : null, seat: typeof ctx.body.seat === 'string' ? ctx.body.seat : null,
+      })
+      return { data: r.contact, status: r.created ? 201 : 200 }
     },
   },
 ]

@@ -58,6 +58,8 @@ export interface HandlerContext {
   /** Set on paid routes once the gate authorized the call. */
   payment: PaidCall | null
   price: Price | null
+  /** The id route.paymentRef gave this call's payment (the handler names what it bought with it). */
+  paymentRef?: string
   /** Returns a wired service part, or throws 503 PROVIDER_DOWN naming the missing part. */
   need<K extends ServicePart>(part: K): NonNullable<Services[K]>
 }
@@ -98,6 +100,8 @@ export interface RouteDef {
   mcp?: McpTool
   /** The catalog question a paid call asks, when known before the handler (free-allowance eligibility). */
   questionOf?: (ctx: HandlerContext) => string | null
+  /** Paid routes: the id the payment carries when the rail lets the route name it (PaymentRequest.payment_ref). */
+  paymentRef?: (ctx: HandlerContext) => string
   /**
    * Paid routes: the refusals that cost nothing (an unknown question, a clock still open, an unknown decision), thrown
    * before the payment challenge, so a caller is never asked to pay for a typed refusal.

@@ -6,13 +6,16 @@
  */
 import { decisionIdOf } from '../../engine/identity.ts'
 import t from 'tap'
+import { createECDH, randomBytes } from 'node:crypto'
 import { ROUTES } from '../../serving/routes/registry.ts'
 import { concretePaidPaths, pricingKeyFor, routeErrors } from '../../serving/routes/derive.ts'
 import type { RouteDef } from '../../serving/routes/types.ts'
 import { ERROR_ENVELOPE_SCHEMA, envelopeSchema } from '../../serving/envelope.ts'
 import { priceOf } from '../../product/billing/pricing.ts'
 import { decodeHeader, type PaymentRequired, USDC_BASE } from '../../serving/payments/x402.ts'
-import { memoryServices, PAYER, RELEASE_VERSION, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
+import { memoryServices, PAYER, PENDING_ID, RELEASE_VERSION, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
+import { withDelivery } from '../helpers/serving/delivery.ts'
+import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { makeAjv, PAY_TO, withServer } from '../helpers/serving/server.ts'
 import { OPS_TOKEN, withBilling } from '../helpers/serving/billing.ts'
 import { withArena } from '../helpers/serving/arena.ts'
@@ -38,6 +41,9 @@ function memoryFunnel(at: string): FunnelReads {
     }),
   }
 }
+
+/** An endpoint registered before the walk, so its owner-only DELETE has something to pause. */
+const WALKER_ENDPOINT = 'he_' + 'ab'.repeat(16)
 
 const ajv = makeAjv()
 const errorEnvelope = ajv.compile(ERROR_ENVELOPE_SCHEMA)
@@ -71,7 +77,20 @@ const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<s
   universe: { query: 'limit=2' },
   'decisions.create': { body: { asset: 'BTC', question_id: 'S01_market_regime' } },
   'decisions.next': { body: { previous_decision_id: RESOLVED_ID } },
-  'hooks.create': { body: { decision_id: RESOLVED_ID, url: 'https://hooks.example.com/x' } },
+  'hooks.create': { body: { decision_id: PENDING_ID, url: 'https://hooks.example.com/x' } },
+  'hook_endpoints.create': { body: { url: 'https://hooks.example.com/new' }, headers: { 'x-svc-payer': PAYER } },
+  'hook_endpoints.list': { headers: { 'x-svc-payer': PAYER } },
+  'hook_endpoints.delete': { headers: { 'x-svc-payer': PAYER }, params: { endpoint_id: WALKER_ENDPOINT } },
+  'push.register': { body: { subscription: { endpoint: 'https://push.example.com/send/abc', keys: { p256dh: createECDH('prime256v1').generateKeys('base64url'), auth: randomBytes(16).toString('base64url') } } }, headers: { 'x-svc-payer': PAYER } },
+  'push.list': { headers: { 'x-svc-payer': PAYER } },
+  'push.delete': { headers: { 'x-svc-payer': PAYER }, params: { device_id: 'pd_' + '0'.repeat(24) } },
+  'follows.set': { body: { question_id: 'S05_volatility_expansion', subject_kind: 'asset', subject: 'BTC', channels: 1 }, headers: { 'x-svc-payer': PAYER } },
+  'follows.list': { headers: { 'x-svc-payer': PAYER } },
+  'follows.delete': { headers: { 'x-svc-payer': PAYER }, params: { follow_id: 'fl_' + '0'.repeat(24) } },
+  'alerts.create': { body: { kind: 'probability', subject_kind: 'asset', subject: 'BTC', threshold: 0.6 }, headers: { 'x-svc-payer': PAYER } },
+  'alerts.list': { headers: { 'x-svc-payer': PAYER } },
+  'alerts.delete': { headers: { 'x-svc-payer': PAYER }, params: { alert_id: 'al_' + '0'.repeat(24) } },
+  'contacts.create': { body: { contact: 'walker@example.com', consent: true, source: 'walker' } },
   'calls.lock': { body: { decision_id: RESOLVED_ID, call: 'obtains' }, headers: { 'x-svc-payer': PAYER } },
   'calls.scoreboard.personal': { query: `payer=${PAYER}` },
   'calls.scoreboard.aggregate': { headers: { 'x-svc-payer': PAYER } },
@@ -131,6 +150,12 @@ t.test('walks every route with every part wired', async (t) => {
   parts.billing = await withBilling(t, { clock: parts.clock! })
   parts.arena = await withArena(t, parts.clock!, { optIn: [PAYER] })
   parts.funnel = memoryFunnel(new Date(parts.clock!.now()).toISOString())
+  const { delivery, ledger } = await withDelivery(t, parts.clock!)
+  ledger.addDecision({ decision_id: PENDING_ID })
+  const unit = new UnitOfWork()
+  await delivery.registerEndpoint(PAYER, 'https://hooks.example.com/walker', WALKER_ENDPOINT, { kind: 'paid', payment_id: WALKER_ENDPOINT, rail: 'credits', payer: PAYER, unit })
+  await unit.commit()
+  parts.delivery = delivery
   const server = await withServer(t, { services: parts })
   for (const route of ROUTES) {
     await t.test(`${route.method} ${route.path}`, async (t) => {
@@ -202,7 +227,11 @@ t.test('with no parts wired, routes that need one answer 503 PROVIDER_DOWN namin
     const { url, init } = requestFor(route)
     const res = await fetch(server.url + url, init)
     const text = await res.text()
-    if (route.onlyWhenWired) {
+    if (route.id === 'contacts.create') {
+      // Spec: "503 CONTACTS_UNWIRED when this deployment does not record contacts".
+      t.equal(res.status, 503, text)
+      t.equal(JSON.parse(text).error.code, 'CONTACTS_UNWIRED')
+    } else if (route.onlyWhenWired) {
       // A conditional route does not exist without its part: the same 404 as any unknown path.
       t.equal(res.status, 404, `${route.id}: ${text}`)
       t.equal(JSON.parse(text).error.code, 'ROUTE_NOT_FOUND')

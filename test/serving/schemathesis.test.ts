@@ -21,6 +21,7 @@ import { marketFixture, TICKS_TOPIC } from '../helpers/marketTape.ts'
 import { memoryServices } from '../helpers/serving/memoryServices.ts'
 import { withServer } from '../helpers/serving/server.ts'
 import { withArena } from '../helpers/serving/arena.ts'
+import { withDelivery } from '../helpers/serving/delivery.ts'
 import { withBilling } from '../helpers/serving/billing.ts'
 import { pythonModuleMissing, skipUnlessTool } from '../helpers/requiredTool.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
@@ -38,8 +39,9 @@ t.test('schemathesis: no server errors and no schema violations', { skip, timeou
   const { parts } = memoryServices(Date.now())
   const billing = await withBilling(t)
   const arena = await withArena(t, parts.clock!)
+  const { delivery } = await withDelivery(t, parts.clock!)
   const server = await withServer(t, {
-    services: { ...parts, billing, arena, market: wiring.market, providers: wiring.providers },
+    services: { ...parts, billing, arena, delivery, market: wiring.market, providers: wiring.providers },
   })
   const reportDir = await makeTempDir(t, 'svc-schemathesis-')
   const junit = join(reportDir, 'junit.xml')

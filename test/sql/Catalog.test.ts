@@ -40,6 +40,13 @@ const VIEWS = [
   // the duel's journals (pipeline/records/callRecord.ts)
   'call_rows',
   'calls',
+  'delivery_ask_rows',
+  'delivery_asks',
+  'delivery_attempt_rows',
+  'delivery_attempts',
+  'delivery_contact_rows',
+  'delivery_contacts',
+  'delivery_registration_rows',
   'call_opt_in_rows',
   // the Arena's journals (pipeline/records/experienceRecord.ts, notificationRecord.ts, arenaSettingRecord.ts)
   'arena_experience_rows',

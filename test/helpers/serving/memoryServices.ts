@@ -21,7 +21,6 @@ import type { RiskEngine } from '../../../product/risk/RiskEngine.ts'
 import type { Duel } from '../../../product/duel/Duel.ts'
 import { Channel } from '../../../engine/LedgerBus.ts'
 import type { CallGraded, CallLocked } from '../../../product/duel/CallEvents.ts'
-import type { Delivery } from '../../../product/delivery/Delivery.ts'
 import { wilsonInterval } from '../../../models/verification/wilson.ts'
 import { ServiceError } from '../../../common/ServiceError.ts'
 import type { ServiceParts } from '../../../serving/Server.ts'
@@ -332,7 +331,6 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
     optIn: async (payer, opt_in) => ({ payer: payer.toLowerCase(), opt_in, recorded_at: iso(nowMs) }),
     crowdBenchmark: () => null,
   }
-  const delivery: Delivery = { armHook: unreachable }
   const parts: ServiceParts = {
     clock: { now },
     ledger,
@@ -344,7 +342,7 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
     risk,
     // billing is real (test/helpers/serving/billing.ts withBilling): it needs an event log.
     duel,
-    delivery,
+    // delivery is real (test/helpers/serving/delivery.ts withDelivery): it needs an event log and receivers.
     metrics: new ServiceMetrics(new Registry()),
     providers: new StaticProviders([
       { slug: 'hyperliquid', kind: 'venue', status: 'ok', last_success_at: iso(nowMs - 1000), latency_ms: 42, error_class: null, critical: true },
@@ -353,4 +351,4 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
   return { parts, ledger }
 }
 
-export const ALL_PARTS: ServicePart[] = ['providers', 'ledger', 'engine', 'record', 'releases', 'market', 'wallets', 'risk', 'billing', 'duel', 'delivery', 'ladder', 'metrics']
+export const ALL_PARTS: ServicePart[] = ['providers', 'ledger', 'engine', 'record', 'releases', 'market', 'wallets', 'risk', 'billing', 'duel', 'ladder', 'metrics']

@@ -1,0 +1,72 @@
+/**
+ * Delivery's wiring from the configuration (SVC_SIGNING_SECRET, SVC_DELIVERY_KEY, SVC_PUSH_SUBJECT, SVC_VAPID_*,
+ * SVC_DELIVERY_ALLOW, SVC_HOOK_RETRY_MS, SVC_CONTACTS): one URL guard, used at registration and before every attempt;
+ * one pinned HTTP client (hooks and push alike connect to the address the guard checked); the push sender only when
+ * a VAPID subject is configured; secrets and state under <data dir>/delivery.
+ */
+import { join } from 'node:path'
+import type { Clock } from '../common/Clock.ts'
+import { ServiceError } from '../common/ServiceError.ts'
+import type { EventLog } from '../pipeline/log/EventLog.ts'
+import { DeliveryService } from '../product/delivery/DeliveryService.ts'
+import { HookSigner } from '../product/delivery/HookSigner.ts'
+import { PinnedHttpClient } from '../product/delivery/PinnedHttpClient.ts'
+import type { DeliveryLedger, PushSender } from '../product/delivery/ports.ts'
+import { UrlGuard } from '../product/delivery/UrlGuard.ts'
+import { WebPushSender } from '../product/delivery/WebPushSender.ts'
+import type { AppConfig } from './config.ts'
+
+export type DeliveryConfig = Pick<
+  AppConfig,
+  'SVC_SIGNING_SECRET' | 'SVC_DELIVERY_KEY' | 'SVC_PUSH_SUBJECT' | 'SVC_VAPID_PUBLIC_KEY' | 'SVC_VAPID_PRIVATE_KEY' | 'SVC_DELIVERY_ALLOW' | 'SVC_HOOK_RETRY_MS' | 'SVC_CONTACTS'
+>
+
+export async function openDelivery(options: {
+  config: DeliveryConfig
+  dataDir: string
+  log: EventLog
+  ledger: DeliveryLedger
+  clock: Clock
+  partitions?: number
+  /** Tests: a resolver for the guard (a local DNS server) and a CA the receivers' certificates chain to. */
+  resolve?: Parameters<typeof UrlGuard.create>[0] extends infer O ? (O extends { resolve?: infer R } ? R : never) : never
+  ca?: string | Buffer
+}): Promise<DeliveryService> {
+  const { config } = options
+  const dir = join(options.dataDir, 'delivery')
+  const allow = config.SVC_DELIVERY_ALLOW ? config.SVC_DELIVERY_ALLOW.split(',').map((c) => c.trim()) : []
+  const guard = UrlGuard.create({ allow, ...(options.resolve ? { resolve: options.resolve } : {}) })
+  const http = PinnedHttpClient.create({ timeoutMs: 5000, ...(options.ca ? { ca: options.ca } : {}) })
+  const signer = await HookSigner.open({ dir, signingSecret: config.SVC_SIGNING_SECRET ?? null, key: config.SVC_DELIVERY_KEY ?? null })
+  let push: PushSender | null = null
+  if (config.SVC_PUSH_SUBJECT) {
+    push = await WebPushSender.open({
+      dir,
+      subject: config.SVC_PUSH_SUBJECT,
+      ...(config.SVC_VAPID_PUBLIC_KEY && config.SVC_VAPID_PRIVATE_KEY ? { vapid: { publicKey: config.SVC_VAPID_PUBLIC_KEY, privateKey: config.SVC_VAPID_PRIVATE_KEY } } : {}),
+      // Push services are delivered to like hooks: the guard (https only) before each send, the checked address only.
+      transport: {
+        post: async (url, body, headers) => {
+          try {
+            return await http.post(await guard.check(url, 'push'), body, headers)
+          } catch (err) {
+            if (err instanceof ServiceError && err.code === 'UNSAFE_URL') return { status: null, latency_ms: 0, error_class: 'unsafe_url' }
+            throw err
+          }
+        },
+      },
+    })
+  }
+  return DeliveryService.open({
+    log: options.log,
+    ledger: options.ledger,
+    guard,
+    http,
+    push,
+    signer,
+    clock: options.clock,
+    recordContacts: config.SVC_CONTACTS === 'record',
+    retryDelayMs: config.SVC_HOOK_RETRY_MS,
+    ...(options.partitions ? { partitions: options.partitions } : {}),
+  })
+}

@@ -1,0 +1,242 @@
+/**
+ * Delivery's projection: the current state of every target (the fold of its registration records in log order), who
+ * paid for which decision, and what the delivery record says of each delivery. Rebuilt from the journals at every
+ * start; nothing here is stored anywhere else.
+ */
+import type { AskRow, AttemptRow, RegistrationRow } from '../../pipeline/records/deliveryRecord.ts'
+import type { StoredSecret } from './HookSigner.ts'
+
+export const ENDPOINT_WINDOW_MS = 30 * 86_400_000
+
+export interface HookState {
+  hook_id: string
+  payer: string | null
+  decision_id: string
+  url: string
+  secret: StoredSecret
+  armed_at: string
+  payment_id: string | null
+}
+
+export interface EndpointState {
+  endpoint_id: string
+  payer: string
+  url: string
+  secret: StoredSecret
+  registered_at: string
+  expires_at: string
+  paused_at: string | null
+  clock_at: number
+  payment_id: string | null
+}
+
+export interface DeviceState {
+  device_id: string
+  payer: string
+  endpoint: string
+  keys: { p256dh: string; auth: string }
+  created_at: string
+  updated_at: string
+  disabled_at: string | null
+}
+
+export const SUBJECT_KINDS = ['asset', 'wallet'] as const
+export type SubjectKind = (typeof SUBJECT_KINDS)[number]
+
+export interface FollowState {
+  follow_id: string
+  payer: string
+  question_id: string
+  subject_kind: SubjectKind
+  subject: string
+  channels: number
+  created_at: string
+  updated_at: string
+  removed_at: string | null
+  clock_at: number
+}
+
+export const ALERT_KINDS = ['probability', 'refusal', 'resolution'] as const
+export type AlertKind = (typeof ALERT_KINDS)[number]
+
+export interface AlertState {
+  alert_id: string
+  payer: string
+  kind: AlertKind
+  question_id: string | null
+  subject_kind: SubjectKind
+  subject: string
+  threshold: number | null
+  cooldown_s: number
+  created_at: string
+  deleted_at: string | null
+  clock_at: number
+}
+
+/** What the record says of one delivery so far. */
+export interface DeliveryProgress {
+  target_kind: AttemptRow['target_kind']
+  target_id: string
+  attempts: number
+  final: boolean
+  status: AttemptRow['status']
+}
+
+export interface TargetCounts {
+  registered: number
+  delivered: number
+  failing: number
+}
+
+function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const a = m.get(k)
+  if (a) a.push(v)
+  else m.set(k, [v])
+}
+
+export class DeliveryBook {
+  readonly hooks = new Map<string, HookState>()
+  readonly hooksByDecision = new Map<string, HookState[]>()
+  readonly endpoints = new Map<string, EndpointState>()
+  readonly endpointsByPayer = new Map<string, EndpointState[]>()
+  readonly devices = new Map<string, DeviceState>()
+  readonly devicesByPayer = new Map<string, DeviceState[]>()
+  readonly follows = new Map<string, FollowState>()
+  readonly followsByPayer = new Map<string, FollowState[]>()
+  readonly alerts = new Map<string, AlertState>()
+  readonly alertsByPayer = new Map<string, AlertState[]>()
+  readonly asks = new Map<string, string>()
+  readonly deliveries = new Map<string, DeliveryProgress>()
+  /** Per target: deliveries recorded, delivered, and those whose latest attempt failed. */
+  private readonly counts = new Map<string, TargetCounts>()
+  /** Per alert: the event time (ms) of its last notification, for the cooldown. */
+  readonly alertLastSent = new Map<string, number>()
+  private readonly seenRegistrations = new Set<string>()
+  private readonly seenAttempts = new Set<string>()
+
+  applyRegistration(r: RegistrationRow): void {
+    if (this.seenRegistrations.has(r.id)) return
+    this.seenRegistrations.add(r.id)
+    const s = r.spec as Record<string, unknown>
+    const clockAt = Date.parse(r.clock_at)
+    switch (r.target_kind) {
+      case 'hook': {
+        if (this.hooks.has(r.target_id)) return
+        const h: HookState = {
+          hook_id: r.target_id, payer: r.payer, decision_id: String(s.decision_id), url: r.url!, secret: s.secret as StoredSecret,
+          armed_at: r.recorded_at, payment_id: r.payment_id,
+        }
+        this.hooks.set(h.hook_id, h)
+        push(this.hooksByDecision, h.decision_id, h)
+        return
+      }
+      case 'endpoint': {
+        const have = this.endpoints.get(r.target_id)
+        if (r.event === 'registered' && !have) {
+          const e: EndpointState = {
+            endpoint_id: r.target_id, payer: r.payer!, url: r.url!, secret: s.secret as StoredSecret, registered_at: r.recorded_at,
+            expires_at: String(s.expires_at), paused_at: null, clock_at: clockAt, payment_id: r.payment_id,
+          }
+          this.endpoints.set(e.endpoint_id, e)
+          push(this.endpointsByPayer, e.payer, e)
+        } else if (r.event === 'paused' && have && have.paused_at === null) {
+          have.paused_at = r.recorded_at
+        }
+        return
+      }
+      case 'device': {
+        const have = this.devices.get(r.target_id)
+        if (r.event === 'registered') {
+          const keys = s.keys as DeviceState['keys']
+          if (have) {
+            have.keys = keys
+            have.updated_at = r.recorded_at
+            have.disabled_at = null
+          } else {
+            const d: DeviceState = { device_id: r.target_id, payer: r.payer!, endpoint: r.url!, keys, created_at: r.recorded_at, updated_at: r.recorded_at, disabled_at: null }
+            this.devices.set(d.device_id, d)
+            push(this.devicesByPayer, d.payer, d)
+          }
+        } else if (r.event === 'disabled' && have && have.disabled_at === null) {
+          have.disabled_at = r.recorded_at
+          have.updated_at = r.recorded_at
+        }
+        return
+      }
+      case 'follow': {
+        const have = this.follows.get(r.target_id)
+        if (r.event === 'set') {
+          if (have) {
+            have.channels = Number(s.channels)
+            have.updated_at = r.recorded_at
+            if (have.removed_at !== null) {
+              have.removed_at = null
+              have.clock_at = clockAt
+            }
+          } else {
+            const f: FollowState = {
+              follow_id: r.target_id, payer: r.payer!, question_id: String(s.question_id), subject_kind: s.subject_kind as SubjectKind,
+              subject: String(s.subject), channels: Number(s.channels), created_at: r.recorded_at, updated_at: r.recorded_at, removed_at: null, clock_at: clockAt,
+            }
+            this.follows.set(f.follow_id, f)
+            push(this.followsByPayer, f.payer, f)
+          }
+        } else if (r.event === 'removed' && have && have.removed_at === null) {
+          have.removed_at = r.recorded_at
+          have.updated_at = r.recorded_at
+        }
+        return
+      }
+      case 'alert': {
+        const have = this.alerts.get(r.target_id)
+        if (r.event === 'created') {
+          if (have) {
+            if (have.deleted_at !== null) {
+              have.deleted_at = null
+              have.created_at = r.recorded_at
+              have.clock_at = clockAt
+            }
+          } else {
+            const a: AlertState = {
+              alert_id: r.target_id, payer: r.payer!, kind: s.kind as AlertKind, question_id: (s.question_id as string | null) ?? null,
+              subject_kind: s.subject_kind as SubjectKind, subject: String(s.subject), threshold: (s.threshold as number | null) ?? null,
+              cooldown_s: Number(s.cooldown_s), created_at: r.recorded_at, deleted_at: null, clock_at: clockAt,
+            }
+            this.alerts.set(a.alert_id, a)
+            push(this.alertsByPayer, a.payer, a)
+          }
+        } else if (r.event === 'deleted' && have && have.deleted_at === null) {
+          have.deleted_at = r.recorded_at
+        }
+        return
+      }
+    }
+  }
+
+  applyAsk(r: AskRow): void {
+    if (!this.asks.has(r.decision_id)) this.asks.set(r.decision_id, r.payer)
+  }
+
+  applyAttempt(r: AttemptRow): void {
+    if (this.seenAttempts.has(r.id)) return
+    this.seenAttempts.add(r.id)
+    const have = this.deliveries.get(r.delivery_id)
+    const c = this.counts.get(r.target_id) ?? { registered: 0, delivered: 0, failing: 0 }
+    this.counts.set(r.target_id, c)
+    if (!have) c.registered++
+    else if (have.status === 'failed') c.failing--
+    if (r.status === 'delivered') c.delivered++
+    else c.failing++
+    if (!have || r.attempt >= have.attempts) {
+      this.deliveries.set(r.delivery_id, { target_kind: r.target_kind, target_id: r.target_id, attempts: r.attempt, final: r.final, status: r.status })
+    }
+    if (r.target_kind === 'alert' && r.attempt === 1) {
+      const at = Date.parse(r.event_at)
+      if (at > (this.alertLastSent.get(r.target_id) ?? -Infinity)) this.alertLastSent.set(r.target_id, at)
+    }
+  }
+
+  countsOf(targetId: string): TargetCounts {
+    return { ...(this.counts.get(targetId) ?? { registered: 0, delivered: 0, failing: 0 }) }
+  }
+}
