@@ -13,9 +13,10 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+/** `mode`: the file's permissions from its first byte (0o600 for secrets: never readable by others, not even briefly). */
+export async function writeFileAtomic(path: string, data: string | Buffer, options: { mode?: number } = {}): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}-${++counter}`
-  const fh = await open(tmp, 'w')
+  const fh = await open(tmp, 'w', options.mode ?? 0o666)
   try {
     await fh.writeFile(data)
     await fh.sync()

@@ -22,8 +22,9 @@
  * - without one: HMAC-SHA256(deployment signing secret, target id): derived on demand, nothing secret is stored.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { writeFileAtomic } from '../../pipeline/log/atomicFile.ts'
 
 export type StoredSecret = { alg: 'A256GCM'; iv: string; ct: string; tag: string } | { alg: 'derived' }
 
@@ -75,11 +76,8 @@ export class HookSigner {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
         secret = randomBytes(32)
-        await mkdir(options.dir, { recursive: true })
-        const tmp = `${file}.${process.pid}.tmp`
-        await writeFile(tmp, secret.toString('base64'), { mode: 0o600, flush: true })
-        await rename(tmp, file)
-        await chmod(file, 0o600)
+        await mkdir(options.dir, { recursive: true, mode: 0o700 })
+        await writeFileAtomic(file, secret.toString('base64'), { mode: 0o600 })
       }
     }
     return new HookSigner(secret, key)

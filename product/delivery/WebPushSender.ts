@@ -23,15 +23,15 @@
  *   answers { status, latency_ms, error_class }, one delivery-record row per attempt, and the caller decides (404/410
  *   'gone' disables the device). It throws only for a caller's mistake (bad send options) or after close.
  */
-import { ECDH, createECDH, randomUUID } from 'node:crypto'
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { ECDH, createECDH } from 'node:crypto'
+import { mkdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import webpush from 'web-push'
 import { childLogger } from '../../common/logger.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { ReasonCode } from '../../common/errors.ts'
 import { OptionsError, validateOptions, type FieldError } from '../../common/validation.ts'
-import { fsyncDir } from '../../pipeline/log/atomicFile.ts'
+import { writeFileAtomic } from '../../pipeline/log/atomicFile.ts'
 
 const log = childLogger('push')
 
@@ -394,20 +394,8 @@ async function loadOrCreateKeys(dir: string): Promise<VapidKeys> {
   return keys
 }
 
-/** Created 0600 from the first byte (the private key is never readable by others), then fsync, rename, fsync the dir. */
+/** Created 0600 from the first byte (the private key is never readable by others), replaced atomically. */
 async function writeKeyFile(dir: string, path: string, keys: VapidKeys): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 })
-  const tmp = `${path}.tmp-${process.pid}-${randomUUID()}`
-  const fh = await open(tmp, 'wx', 0o600)
-  try {
-    await fh.writeFile(JSON.stringify({ ...keys, created_at: new Date().toISOString() }, null, 2) + '\n')
-    await fh.sync()
-  } catch (err) {
-    await fh.close()
-    await unlink(tmp).catch(() => {})
-    throw err
-  }
-  await fh.close()
-  await rename(tmp, path)
-  await fsyncDir(dir)
+  await writeFileAtomic(path, JSON.stringify({ ...keys, created_at: new Date().toISOString() }, null, 2) + '\n', { mode: 0o600 })
 }

@@ -6,14 +6,10 @@
 import type { Channel, ResolutionEvent } from '../../engine/LedgerBus.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 
+import type { CheckedUrl } from './UrlGuard.ts'
+
 /** A URL that passed the guard, with the address it resolved to: deliveries connect to that address and no other. */
-export interface CheckedUrl {
-  url: URL
-  host: string
-  address: string
-  family: 4 | 6
-  port: number
-}
+export type { CheckedUrl }
 
 export interface UrlChecker {
   /** Throws ServiceError UNSAFE_URL naming the reason; `push` requires https. */
