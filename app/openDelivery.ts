@@ -28,15 +28,13 @@ export async function openDelivery(options: {
   ledger: DeliveryLedger
   clock: Clock
   partitions?: number
-  /** Tests: a resolver for the guard (a local DNS server) and a CA the receivers' certificates chain to. */
-  resolve?: Parameters<typeof UrlGuard.create>[0] extends infer O ? (O extends { resolve?: infer R } ? R : never) : never
-  ca?: string | Buffer
 }): Promise<DeliveryService> {
   const { config } = options
   const dir = join(options.dataDir, 'delivery')
   const allow = config.SVC_DELIVERY_ALLOW ? config.SVC_DELIVERY_ALLOW.split(',').map((c) => c.trim()) : []
-  const guard = UrlGuard.create({ allow, ...(options.resolve ? { resolve: options.resolve } : {}) })
-  const http = PinnedHttpClient.create({ timeoutMs: 5000, ...(options.ca ? { ca: options.ca } : {}) })
+  const guard = UrlGuard.create({ allow })
+  // NODE_EXTRA_CA_CERTS adds a private CA to the roots the client verifies receivers against.
+  const http = PinnedHttpClient.create({ timeoutMs: 5000 })
   const signer = await HookSigner.open({ dir, signingSecret: config.SVC_SIGNING_SECRET ?? null, key: config.SVC_DELIVERY_KEY ?? null })
   let push: PushSender | null = null
   if (config.SVC_PUSH_SUBJECT) {

@@ -88,6 +88,9 @@ export interface TargetCounts {
   failing: number
 }
 
+/** Wallet subjects are stored lower case (the routes lower them), assets as the canonical symbol. */
+const subjectKey = (kind: SubjectKind, subject: string) => `${kind}|${subject}`
+
 function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
   const a = m.get(k)
   if (a) a.push(v)
@@ -105,6 +108,9 @@ export class DeliveryBook {
   readonly followsByPayer = new Map<string, FollowState[]>()
   readonly alerts = new Map<string, AlertState>()
   readonly alertsByPayer = new Map<string, AlertState[]>()
+  /** Follows and alert watches by what they watch (subjectKey), so a decision or resolution looks only at its own. */
+  readonly followsBySubject = new Map<string, FollowState[]>()
+  readonly alertsBySubject = new Map<string, AlertState[]>()
   readonly asks = new Map<string, string>()
   readonly deliveries = new Map<string, DeliveryProgress>()
   /** Per target: deliveries recorded, delivered, and those whose latest attempt failed. */
@@ -180,6 +186,7 @@ export class DeliveryBook {
             }
             this.follows.set(f.follow_id, f)
             push(this.followsByPayer, f.payer, f)
+            push(this.followsBySubject, subjectKey(f.subject_kind, f.subject), f)
           }
         } else if (r.event === 'removed' && have && have.removed_at === null) {
           have.removed_at = r.recorded_at
@@ -204,6 +211,7 @@ export class DeliveryBook {
             }
             this.alerts.set(a.alert_id, a)
             push(this.alertsByPayer, a.payer, a)
+            push(this.alertsBySubject, subjectKey(a.subject_kind, a.subject), a)
           }
         } else if (r.event === 'deleted' && have && have.deleted_at === null) {
           have.deleted_at = r.recorded_at
@@ -234,6 +242,13 @@ export class DeliveryBook {
       const at = Date.parse(r.event_at)
       if (at > (this.alertLastSent.get(r.target_id) ?? -Infinity)) this.alertLastSent.set(r.target_id, at)
     }
+  }
+
+  /** The follows or watches on a decision's asset, and on its subject wallet (account-scoped questions). */
+  watchersOf<W>(index: Map<string, W[]>, d: { asset: string; subject: string | null }): W[] {
+    const byAsset = index.get(subjectKey('asset', d.asset)) ?? []
+    const byWallet = d.subject ? (index.get(subjectKey('wallet', d.subject.toLowerCase())) ?? []) : []
+    return byWallet.length === 0 ? byAsset : [...byAsset, ...byWallet]
   }
 
   countsOf(targetId: string): TargetCounts {

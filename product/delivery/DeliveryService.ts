@@ -32,12 +32,12 @@ import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import {
-  DELIVERY_ASKS, DELIVERY_ATTEMPTS, DELIVERY_CONTACTS, DELIVERY_REGISTRATIONS, contactId, deliveryId,
+  ATTEMPT_ERROR_CLASSES, DELIVERY_ASKS, DELIVERY_ATTEMPTS, DELIVERY_CONTACTS, DELIVERY_REGISTRATIONS, contactId, deliveryId,
   type AttemptChannel, type AttemptErrorClass, type AttemptRow, type ContactRow, type RegistrationEvent, type RegistrationRow, type TargetKind,
 } from '../../pipeline/records/deliveryRecord.ts'
 import { DEFAULT_PARTITIONS } from '../../pipeline/topics.ts'
 import {
-  DeliveryBook, ENDPOINT_WINDOW_MS, type AlertKind, type AlertState, type DeviceState, type EndpointState, type FollowState, type HookState, type SubjectKind,
+  DeliveryBook, ENDPOINT_WINDOW_MS, type AlertKind, type AlertState, type DeviceState, type EndpointState, type FollowState, type SubjectKind,
 } from './DeliveryBook.ts'
 import { HookSigner, type StoredSecret } from './HookSigner.ts'
 import { WebPushSender } from './WebPushSender.ts'
@@ -52,7 +52,7 @@ export const CHANNEL_PUSH = 1
 export const CHANNEL_EMAIL = 2
 export const CHANNEL_TELEGRAM = 4
 export const DEFAULT_ALERT_COOLDOWN_S = 900
-const ERROR_CLASSES = new Set<string>(['timeout', 'connect', 'tls', 'reset', 'redirect', 'http_status', 'gone', 'unsafe_url', 'channel_unconfigured', 'no_device', 'target_inactive'])
+const ERROR_CLASSES = new Set<string>(ATTEMPT_ERROR_CLASSES)
 
 export interface DeliveryOptions {
   log: EventLog
@@ -88,7 +88,6 @@ interface Job {
   run: () => Promise<{ status: 'delivered' | 'failed'; http_status: number | null; latency_ms: number | null; error_class: AttemptErrorClass | null; retry: boolean }>
 }
 
-const lower = (s: string | null | undefined) => (s ?? '').toLowerCase()
 const hash = (parts: string[]) => createHash('sha256').update(parts.join('|')).digest('hex').slice(0, 24)
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -106,7 +105,7 @@ export class DeliveryService {
   private readonly resolved = new Set<string>()
   private readonly retryDelayMs: number
   private readonly concurrency: number
-  /** Hooks, endpoints and devices staged in a paid unit and not durable yet (a concurrent twin waits its turn). */
+  /** Endpoints (payer|url) staged in a paid unit and not durable yet: they count toward the cap, and a concurrent twin is refused. */
   private readonly pendingUrls = new Set<string>()
 
   private constructor(
@@ -188,8 +187,8 @@ export class DeliveryService {
     // (d) a resolution sentence to each follow, on the channels of its bitmask; and resolution alerts
     const sentence = `${d.question_id} on ${d.subject ?? d.asset} resolved ${o.outcome} (the house said ${d.probability}).`
     const payload = { type: 'resolution', decision_id: d.decision_id, question_id: d.question_id, asset: d.asset, subject: d.subject, outcome: o.outcome, resolved_at: o.resolved_at, text: sentence }
-    for (const f of this.book.follows.values()) {
-      if (f.removed_at !== null || f.clock_at > at || f.question_id !== d.question_id || !this.subjectMatches(f.subject_kind, f.subject, d)) continue
+    for (const f of this.book.watchersOf(this.book.followsBySubject, d)) {
+      if (f.removed_at !== null || f.clock_at > at || f.question_id !== d.question_id) continue
       if (f.channels & CHANNEL_PUSH) this.planPush('follow', f.follow_id, f.payer, d.decision_id, o.resolved_at, payload)
       if (f.channels & CHANNEL_EMAIL) this.planUnconfigured('follow', f.follow_id, f.payer, 'email', d.decision_id, o.resolved_at)
       if (f.channels & CHANNEL_TELEGRAM) this.planUnconfigured('follow', f.follow_id, f.payer, 'telegram', d.decision_id, o.resolved_at)
@@ -215,8 +214,8 @@ export class DeliveryService {
    * decides exactly as the live run did: the last-sent times come from the delivery record).
    */
   private alertsFor(kind: AlertKind, d: LedgerDecision, at: number, payload: Record<string, unknown>): void {
-    for (const a of this.book.alerts.values()) {
-      if (a.kind !== kind || a.deleted_at !== null || a.clock_at > at || !this.subjectMatches(a.subject_kind, a.subject, d)) continue
+    for (const a of this.book.watchersOf(this.book.alertsBySubject, d)) {
+      if (a.kind !== kind || a.deleted_at !== null || a.clock_at > at) continue
       if (a.question_id !== null && a.question_id !== d.question_id) continue
       if (kind === 'probability' && (a.threshold === null || d.probability < a.threshold)) continue
       const first = deliveryId('alert', a.alert_id, d.decision_id)
@@ -227,10 +226,6 @@ export class DeliveryService {
       }
       this.planPush('alert', a.alert_id, a.payer, d.decision_id, iso(at), { ...payload, alert_id: a.alert_id, kind: a.kind, threshold: a.threshold })
     }
-  }
-
-  private subjectMatches(kind: SubjectKind, subject: string, d: LedgerDecision): boolean {
-    return kind === 'asset' ? d.asset === subject : lower(d.subject) === subject
   }
 
   private endpointActive(ep: EndpointState): boolean {
@@ -530,13 +525,8 @@ export class DeliveryService {
   }
 
   private deviceView(d: DeviceState): Record<string, unknown> {
-    let host = ''
-    try {
-      host = new URL(d.endpoint).host
-    } catch {
-      host = ''
-    }
-    return { device_id: d.device_id, host, created_at: d.created_at, updated_at: d.updated_at, disabled_at: d.disabled_at, active: d.disabled_at === null }
+    // The endpoint passed the guard at registration, so it parses.
+    return { device_id: d.device_id, host: new URL(d.endpoint).host, created_at: d.created_at, updated_at: d.updated_at, disabled_at: d.disabled_at, active: d.disabled_at === null }
   }
 
   listDevices(payer: string): Record<string, unknown>[] {
@@ -691,4 +681,3 @@ export const SIGNATURE_DOC = {
   replay: 'refuse a timestamp more than 5 minutes from your clock; dedupe on X-Svc-Delivery-Id (a retry or re-delivery keeps it)',
 } as const
 
-export type { HookState }

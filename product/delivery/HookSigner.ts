@@ -21,7 +21,7 @@
  *   target id as additional data (a ciphertext moved to another target does not decrypt);
  * - without one: HMAC-SHA256(deployment signing secret, target id): derived on demand, nothing secret is stored.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto'
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { writeFileAtomic } from '../../pipeline/log/atomicFile.ts'
@@ -83,10 +83,6 @@ export class HookSigner {
     return new HookSigner(secret, key)
   }
 
-  get encryptsAtRest(): boolean {
-    return this.key !== null
-  }
-
   /** A new target's secret: the whsec_ text shown once, and what its registration record stores. */
   newSecret(targetId: string): { secret: string; stored: StoredSecret } {
     if (!this.key) return { secret: this.derived(targetId), stored: { alg: 'derived' } }
@@ -130,16 +126,5 @@ export class HookSigner {
       'webhook-timestamp': ts,
       'webhook-signature': signature,
     }
-  }
-
-  /** A receiver's check, as documented (tests and the docs' example use it): signature and a tolerance on the time. */
-  static verify(secret: string, headers: Record<string, string | undefined>, body: string | Buffer, nowS: number, toleranceS = 300): boolean {
-    const id = headers['x-svc-delivery-id']
-    const ts = Number(headers['x-svc-timestamp'])
-    const given = headers['x-svc-signature']
-    const key = keyBytes(secret)
-    if (!id || !given || !Number.isInteger(ts) || !key || Math.abs(nowS - ts) > toleranceS) return false
-    const expected = Buffer.from(`v1,${createHmac('sha256', key).update(signedContent(id, ts, body)).digest('base64')}`)
-    return given.split(' ').some((sig) => sig.length === expected.length && timingSafeEqual(Buffer.from(sig), expected))
   }
 }

@@ -73,7 +73,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
       await ctx.need('delivery').checkEndpoint(payerOf(ctx), String(ctx.body.url))
     },
     handler: async (ctx) => {
-      const r = await ctx.need('delivery').registerEndpoint(payerOf(ctx), String(ctx.body.url), ctx.paymentRef ?? ctx.need('delivery').newEndpointId(), ctx.payment!)
+      const r = await ctx.need('delivery').registerEndpoint(payerOf(ctx), String(ctx.body.url), ctx.paymentRef!, ctx.payment!)
       return r.replayed ? { data: r.endpoint, status: 200, charge: false } : { data: r.endpoint, status: 201 }
     },
   },
