@@ -2,3 +2,4 @@
  * The duel's public face for other domains (test/layers.test.ts): the call events the Arena and the funnel react to.
  */
 export type { CallEvents, CallGraded, CallLocked, CallSide } from './CallEvents.ts'
+export { handleOf } from './handles.ts'

@@ -1,7 +1,8 @@
 /** The Arena's pure rules with known answers: levels, ranks, the discount, periods and seasons, quests, badges, streaks, handles. */
 import t from 'tap'
 import { BADGES, houseLeanedAgainst } from '../../../product/arena/badges.ts'
-import { handleOf, publicIdOf } from '../../../product/arena/handles.ts'
+import { publicIdOf } from '../../../product/arena/handles.ts'
+import { handleOf } from '../../../product/duel/index.ts'
 import { LEVELS, RANKS, discountedCredits, levelForCredits, rankOf } from '../../../product/arena/levels.ts'
 import { dayOf, isoWeekByKey, isoWeekOf } from '../../../product/arena/periods.ts'
 import { QUESTS, measure, questPeriod } from '../../../product/arena/quests.ts'

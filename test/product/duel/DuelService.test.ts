@@ -20,6 +20,7 @@ import type { LedgerOutcome } from '../../../pipeline/records/outcomeRecord.ts'
 import { BillingService } from '../../../product/billing/BillingService.ts'
 import type { CallGraded, CallLocked } from '../../../product/duel/CallEvents.ts'
 import { DuelService } from '../../../product/duel/DuelService.ts'
+import { handleOf } from '../../../product/duel/index.ts'
 import { CreditsPaymentGate } from '../../../serving/payments/CreditsPaymentGate.ts'
 import { RailRouter } from '../../../serving/payments/RailRouter.ts'
 import { RateLimiter } from '../../../serving/RateLimiter.ts'
@@ -296,7 +297,7 @@ t.test('player call transitions, grading, boards, the crowd benchmark and a rest
     await w.record([], clocks.map((d) => outcome(d, 'obtains')))
 
     const pub = (await w.call('GET', '/v1/scoreboard?window=all')).body.data
-    t.same(pub.entries, [{ rank: 1, handle: '0xaaaa…aaa1', accuracy: 1, calls_graded: 14, calls_correct: 14 }], 'A only: B never opted in, C below the floor')
+    t.same(pub.entries, [{ rank: 1, handle: handleOf(A), accuracy: 1, calls_graded: 14, calls_correct: 14 }], 'A only: B never opted in, C below the floor')
     const text = JSON.stringify(pub)
     t.notMatch(text, /0x[0-9a-fA-F]{40}/, 'no full address on the public board')
     t.notMatch(text, /balance|spend|payment|credit|price/i, 'no balance, spend or payment field')
