@@ -111,7 +111,15 @@ export class KafkaConsumer implements LogConsumer {
           value: m.value ?? Buffer.alloc(0),
           timestamp: Number(m.timestamp),
         }))
-        await handler({ topic, partition: batch.partition, records })
+        try {
+          await handler({ topic, partition: batch.partition, records })
+        } catch (err) {
+          // kafkajs re-joins the group when eachBatch throws its own membership error (by type), and crashes the
+          // consumer on anything else: hand it the cause, so a member whose session lapsed mid-batch (a slow disk, a
+          // busy machine) comes back and re-reads from its last commit instead of stopping for good.
+          if (err instanceof LogError && err.code === 'LOG_REBALANCED' && err.cause) throw err.cause
+          throw err
+        }
         this.advance(topic, batch.partition, records[records.length - 1]!.offset + 1)
         resolveOffset(batch.messages[batch.messages.length - 1]!.offset)
         await heartbeat()
@@ -163,7 +171,13 @@ export class KafkaConsumer implements LogConsumer {
     }
     const physical = this.log.physicalTopic(topic)
     if (this.consumer) {
-      await this.consumer.commitOffsets([{ topic: physical, partition, offset: String(nextOffset) }])
+      try {
+        await this.consumer.commitOffsets([{ topic: physical, partition, offset: String(nextOffset) }])
+      } catch (err) {
+        const lost = membershipLoss(err)
+        if (!lost) throw err
+        throw new LogError('LOG_REBALANCED', `offset commit ${topic}/${partition}@${nextOffset} refused (${lost.type}): this member left the group; the records after the last commit are delivered again once it rejoins`, { cause: lost })
+      }
     } else {
       // Not running (no group membership): commit through the admin API, which needs the group to be empty.
       await this.log.admin.setOffsets({ groupId: this.physicalGroupId, topic: physical, partitions: [{ partition, offset: String(nextOffset) }] })
@@ -209,4 +223,15 @@ export class KafkaConsumer implements LogConsumer {
       await pinner.disconnect()
     }
   }
+}
+
+/** kafkajs error types that mean "this member is no longer in the group" (kafkajs/src/errors.js isRebalancing, plus UNKNOWN_MEMBER_ID). */
+const MEMBERSHIP_LOST = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP'])
+
+/** The kafkajs protocol error, possibly wrapped by its retrier (KafkaJSNonRetriableError.cause), naming a lost membership. */
+function membershipLoss(err: unknown): (Error & { type: string }) | null {
+  for (let e = err as { type?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.type === 'string' && MEMBERSHIP_LOST.has(e.type)) return e as Error & { type: string }
+  }
+  return null
 }

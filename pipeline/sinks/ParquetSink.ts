@@ -31,6 +31,7 @@ import type { Logger } from 'pino'
 import { childLogger } from '../../common/logger.ts'
 import { compile, describeFieldErrors, fieldErrors, optionsValidator } from '../../common/validation.ts'
 import type { ConsumedBatch, ConsumedRecord, LogConsumer } from '../log/EventLog.ts'
+import { LogError } from '../log/LogError.ts'
 import { SinkError } from './SinkError.ts'
 import {
   PARQUET_ROOT,
@@ -362,6 +363,12 @@ export class ParquetSink {
       try {
         return await work()
       } catch (err) {
+        // A commit refused because this member left its group comes after the files were sealed: the state matches
+        // the files, the records come again after the re-join and the watermark skips them. Not a failed write.
+        if (err instanceof LogError && err.code === 'LOG_REBALANCED') {
+          this.log.warn({ err: err.message }, 'offset commit refused: the consumer left its group; re-delivered records will be skipped')
+          throw err
+        }
         // In-memory state may no longer match the files; a restart recovers from the files.
         this.failure = err instanceof Error ? err : new Error(String(err))
         this.log.error({ err }, 'sink write failed; refusing further batches until restart')

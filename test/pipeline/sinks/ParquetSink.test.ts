@@ -5,6 +5,7 @@ import { ParquetSink, type CommitFn } from '../../../pipeline/sinks/ParquetSink.
 import { ticksTable } from '../../../pipeline/sinks/ticksTable.ts'
 import { parseSealedFileName } from '../../../pipeline/sinks/parquetLayout.ts'
 import type { ConsumedBatch } from '../../../pipeline/log/EventLog.ts'
+import { LogError } from '../../../pipeline/log/LogError.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 import { TOPIC, makeTicks, toBatches, toRecords } from './fixtures.ts'
 import { queryParquet, ticksGlob } from './readParquet.ts'
@@ -139,6 +140,30 @@ t.test('re-delivering sealed batches (crash between seal and commit) writes no d
   t.same(await sealedFiles(dataDir), filesBefore, 'no new file')
   t.match(second.stats(), { received: ticks.length, skipped: ticks.length, rowsWritten: 0, filesSealed: 0, buffered: 0 })
   byPartition.forEach((records, p) => t.equal(commits.get(p), records.length, `partition ${p} committed past the skipped records`))
+})
+
+t.test('a commit refused because the consumer left its group is not a failed write: re-delivery is skipped, the sink goes on', async (t) => {
+  const dataDir = await makeTempDir(t)
+  const { commit: record, commits } = recordingCommit()
+  let refusals = 0
+  // Kafka refuses the first commit (the member's session lapsed while the batch was written): KafkaConsumer.commit
+  // throws LOG_REBALANCED, the consumer re-joins and delivers everything after the last commit again.
+  const commit: CommitFn = async (topic, partition, next) => {
+    if (refusals++ === 0) throw new LogError('LOG_REBALANCED', 'offset commit refused (UNKNOWN_MEMBER_ID): this member left the group')
+    await record(topic, partition, next)
+  }
+  const sink = await ParquetSink.open({ dataDir, tables: [ticksTable(TOPIC)], maxRows: 40, commit })
+  let refused: unknown = null
+  let i = 0
+  for (; i < batches.length && refused === null; i++) await sink.handle(batches[i]!).catch((err: unknown) => (refused = err))
+  t.match(refused, { code: 'LOG_REBALANCED' }, 'the refusal reaches the consumer, which re-joins on it')
+  t.equal(sink.failed, undefined, 'the sink has not stopped')
+  // After the re-join: everything from offset 0 again (nothing was committed), then the rest.
+  await feed(sink, toBatches(byPartition, 23))
+  await sink.close()
+  t.same(await rowIdentity(dataDir), { rows: ticks.length, distinct: ticks.length }, 'one row per record')
+  t.ok(sink.stats().skipped > 0, 'the re-delivered sealed records were skipped')
+  byPartition.forEach((records, p) => t.equal(commits.get(p), records.length, `partition ${p} committed to its end`))
 })
 
 t.test('a partially sealed flush, then re-delivery of everything, yields one row per record', async (t) => {
