@@ -6,9 +6,9 @@
  */
 import { join } from 'node:path'
 import type { Clock } from '../common/Clock.ts'
-import { ServiceError } from '../common/ServiceError.ts'
 import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { DeliveryService } from '../product/delivery/DeliveryService.ts'
+import { guardedPushTransport } from '../product/delivery/guardedPushTransport.ts'
 import { HookSigner } from '../product/delivery/HookSigner.ts'
 import { PinnedHttpClient } from '../product/delivery/PinnedHttpClient.ts'
 import type { DeliveryLedger, PushSender } from '../product/delivery/ports.ts'
@@ -43,16 +43,7 @@ export async function openDelivery(options: {
       subject: config.SVC_PUSH_SUBJECT,
       ...(config.SVC_VAPID_PUBLIC_KEY && config.SVC_VAPID_PRIVATE_KEY ? { vapid: { publicKey: config.SVC_VAPID_PUBLIC_KEY, privateKey: config.SVC_VAPID_PRIVATE_KEY } } : {}),
       // Push services are delivered to like hooks: the guard (https only) before each send, the checked address only.
-      transport: {
-        post: async (url, body, headers) => {
-          try {
-            return await http.post(await guard.check(url, 'push'), body, headers)
-          } catch (err) {
-            if (err instanceof ServiceError && err.code === 'UNSAFE_URL') return { status: null, latency_ms: 0, error_class: 'unsafe_url' }
-            throw err
-          }
-        },
-      },
+      transport: guardedPushTransport(guard, http),
     })
   }
   return DeliveryService.open({

@@ -38,6 +38,12 @@ export interface DeviceState {
   created_at: string
   updated_at: string
   disabled_at: string | null
+  /**
+   * Event time (the ledger's clock) since which the device has been active without a break: a notification goes only
+   * to devices active at its event's time, so a restart that replays an old resolution does not push it to a device
+   * re-activated after it (the live run could not have).
+   */
+  active_since: number
 }
 
 export const SUBJECT_KINDS = ['asset', 'wallet'] as const
@@ -157,9 +163,12 @@ export class DeliveryBook {
           if (have) {
             have.keys = keys
             have.updated_at = r.recorded_at
+            if (have.disabled_at !== null) have.active_since = clockAt
             have.disabled_at = null
           } else {
-            const d: DeviceState = { device_id: r.target_id, payer: r.payer!, endpoint: r.url!, keys, created_at: r.recorded_at, updated_at: r.recorded_at, disabled_at: null }
+            const d: DeviceState = {
+              device_id: r.target_id, payer: r.payer!, endpoint: r.url!, keys, created_at: r.recorded_at, updated_at: r.recorded_at, disabled_at: null, active_since: clockAt,
+            }
             this.devices.set(d.device_id, d)
             push(this.devicesByPayer, d.payer, d)
           }

@@ -263,7 +263,8 @@ export class DeliveryService {
   private planPush(kind: 'follow' | 'alert', targetId: string, payer: string, decisionId: string, eventAt: string, payload: Record<string, unknown>): void {
     const push = this.options.push
     if (!push) return this.planUnconfigured(kind, targetId, payer, 'push', decisionId, eventAt)
-    const devices = (this.book.devicesByPayer.get(payer) ?? []).filter((d) => d.disabled_at === null)
+    const at = Date.parse(eventAt)
+    const devices = (this.book.devicesByPayer.get(payer) ?? []).filter((d) => d.disabled_at === null && d.active_since <= at)
     if (devices.length === 0) {
       this.plan(this.failedJob(deliveryId(kind, targetId, decisionId, 'push'), kind, targetId, payer, 'push', decisionId, eventAt, 'no_device'))
       return

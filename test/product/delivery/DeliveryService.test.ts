@@ -17,6 +17,9 @@ import { ENDPOINT_WINDOW_MS } from '../../../product/delivery/DeliveryBook.ts'
 import { HookSigner } from '../../../product/delivery/HookSigner.ts'
 import { PinnedHttpClient } from '../../../product/delivery/PinnedHttpClient.ts'
 import { UrlGuard } from '../../../product/delivery/UrlGuard.ts'
+import { WebPushSender } from '../../../product/delivery/WebPushSender.ts'
+import { guardedPushTransport } from '../../../product/delivery/guardedPushTransport.ts'
+import { pushService } from '../../helpers/delivery/pushService.ts'
 import { TestLedger } from '../../helpers/delivery/ledgerBus.ts'
 import { createTestCa, SERVER_NAMES } from '../../helpers/delivery/testCa.ts'
 import { startReceiver, type Receiver } from '../../helpers/delivery/receivers.ts'
@@ -24,6 +27,7 @@ import { makeTempDir } from '../../helpers/tmp.ts'
 
 const PAYER = '0x209693bc6afc0c5328ba36faf03c514ef312287c'
 const OTHER = '0x1111111111111111111111111111111111111111'
+const PUSH_SUBJECT = 'mailto:push-ops@example.test'
 
 class TestClock implements Clock {
   constructor(public ms = Date.parse('2026-03-02T10:00:00.000Z')) {}
@@ -46,18 +50,19 @@ interface Harness {
   reopen(): Promise<DeliveryService>
 }
 
-async function harness(t: { teardown(fn: () => unknown): void }, opts: { key?: string; retryDelayMs?: number; dir?: string; recordContacts?: boolean; ca?: string } = {}): Promise<Harness> {
+async function harness(t: { teardown(fn: () => unknown): void }, opts: { key?: string; retryDelayMs?: number; dir?: string; recordContacts?: boolean; ca?: string; push?: boolean } = {}): Promise<Harness> {
   const dir = opts.dir ?? (await makeTempDir(t, 'svc-delivery-'))
   const ledger = new TestLedger()
   const clock = new TestClock()
   const h = { dir, ledger, clock } as Harness
   const open = async () => {
     h.log = await EmbeddedLog.open(join(dir, 'log'))
+    const guard = UrlGuard.create({ allow: ['127.0.0.1/32'] })
+    const http = PinnedHttpClient.create({ timeoutMs: 2000, ...(opts.ca ? { ca: opts.ca } : {}) })
     h.delivery = await DeliveryService.open({
-      log: h.log, ledger, clock,
-      guard: UrlGuard.create({ allow: ['127.0.0.1/32'] }),
-      http: PinnedHttpClient.create({ timeoutMs: 2000, ...(opts.ca ? { ca: opts.ca } : {}) }),
-      push: null,
+      log: h.log, ledger, clock, guard, http,
+      // The service's own push path: WebPushSender over the guarded, address-pinned transport (app/openDelivery.ts).
+      push: opts.push ? await WebPushSender.open({ dir: join(dir, 'delivery'), subject: PUSH_SUBJECT, transport: guardedPushTransport(guard, http) }) : null,
       signer: await HookSigner.open({ dir: join(dir, 'delivery'), key: opts.key ?? null }),
       retryDelayMs: opts.retryDelayMs ?? 50,
       recordContacts: opts.recordContacts ?? true,
@@ -323,6 +328,66 @@ t.test('alert watches: threshold gates, one per decision, cooldown in event time
   await t.rejects(h.delivery.createAlert(PAYER, { kind: 'resolution', question_id: null, subject_kind: 'asset', subject: 'SOL', threshold: null, cooldown_s: 60 }), { code: 'ALERT_CAP' })
   t.equal((await h.delivery.deleteAlert(PAYER, String(w.alert.alert_id))).deleted, true)
   t.equal((await h.delivery.createAlert(PAYER, { kind: 'resolution', question_id: null, subject_kind: 'asset', subject: 'SOL', threshold: null, cooldown_s: 60 })).created, true, 'room again after a delete')
+})
+
+t.test('push fan-out: follows and alert watches reach each active device, VAPID-signed and decrypted by the browser', async (t) => {
+  const ca = await createTestCa(t)
+  // A real HTTPS push service on 127.0.0.1 (certificate from the test CA): bob's subscription has expired there (410).
+  const svc = await pushService(t, { tls: await ca.issue(SERVER_NAMES), answer: (token) => (token === 'bob' ? 410 : 201) })
+  const h = await harness(t, { ca: ca.cert, push: true })
+  t.same(h.delivery.pushConfig(), { configured: true, vapid_public_key: (h.delivery.pushConfig() as { vapid_public_key: string }).vapid_public_key })
+  t.match(h.delivery.pushConfig().vapid_public_key, /^[A-Za-z0-9_-]{87}$/, 'the VAPID public key a page subscribes with')
+  const alice = svc.browser('alice')
+  const bob = svc.browser('bob')
+  t.equal((await h.delivery.registerDevice(PAYER, alice.subscription)).created, true)
+  t.equal((await h.delivery.registerDevice(PAYER, bob.subscription)).created, true)
+  const carol = svc.browser('carol')
+  await h.delivery.registerDevice(OTHER, carol.subscription)
+  await h.delivery.setFollow(PAYER, { question_id: 'S05_volatility_expansion', subject_kind: 'asset', subject: 'BTC', channels: 1 })
+  await h.delivery.createAlert(PAYER, { kind: 'probability', question_id: null, subject_kind: 'asset', subject: 'BTC', threshold: 0.6, cooldown_s: 900 })
+
+  h.ledger.now += 1000
+  const d = h.ledger.addDecision({ probability: 0.7 })
+  await h.delivery.idle()
+  h.ledger.now += 3_600_000
+  const e = h.ledger.resolve(d, 'obtains')
+  await h.delivery.idle()
+
+  const at = (token: string) => svc.received.filter((r) => r.path === `/wpush/v2/${token}`)
+  t.equal(at('carol').length, 0, 'another payer\'s device receives nothing')
+  t.equal(at('bob').length, 1, 'bob: the alert went, the push service said gone, so the resolution was not sent to him')
+  const got = at('alice')
+  t.equal(got.length, 2, 'alice: the alert, then the resolution')
+  for (const r of got) {
+    t.equal(r.vapidProblem, null, 'the push service accepts the VAPID JWT')
+    t.equal(r.jwt?.claims.aud, svc.origin, 'aud is the push service origin')
+    t.equal(r.decryptProblem, null, 'the browser decrypts the aes128gcm body')
+  }
+  const [alert, resolution] = got.map((r) => JSON.parse(r.plaintext!) as Record<string, unknown>)
+  t.match(alert, { type: 'alert.probability', decision_id: d.decision_id, probability: 0.7, threshold: 0.6, kind: 'probability', delivery_id: /^dlv_[0-9a-f]{32}$/ })
+  t.match(resolution, { type: 'resolution', decision_id: d.decision_id, outcome: 'obtains', resolved_at: e.outcome.resolved_at, delivery_id: /^dlv_[0-9a-f]{32}$/ })
+  t.match(String(resolution!.text), /resolved obtains/)
+
+  const rows = (await attemptRows(h)).filter((r) => r.channel === 'push')
+  const byId = new Map(rows.map((r) => [r.delivery_id, r]))
+  t.equal(byId.size, rows.length, 'each delivery id once in the record')
+  t.match(byId.get(String(alert!.delivery_id)), { target_kind: 'alert', status: 'delivered', http_status: 201, final: true, error_class: null })
+  t.match(byId.get(String(resolution!.delivery_id)), { target_kind: 'follow', status: 'delivered', http_status: 201, final: true, error_class: null })
+  t.same(rows.filter((r) => r.status !== 'delivered').map((r) => [r.target_kind, r.error_class, r.http_status, r.final]), [['alert', 'gone', 410, true]], 'bob\'s one failed row: gone, final, not retried')
+  t.same(h.delivery.listDevices(PAYER).map((x) => [x.active, x.host]).sort(), [[false, new URL(svc.origin).host], [true, new URL(svc.origin).host]], 'bob\'s device disabled, row kept')
+  for (const dv of h.delivery.listDevices(PAYER)) t.notOk('keys' in dv || 'endpoint' in dv, 'the listing never shows keys or the endpoint')
+
+  // Posting the same subscription again reactivates it with refreshed keys; a restart replays and sends nothing twice.
+  // (Event time moves on: bob's device comes back after the resolution, so the restart must not push it to him.)
+  h.ledger.now += 60_000
+  const bobAgain = svc.browser('bob')
+  t.equal((await h.delivery.registerDevice(PAYER, bobAgain.subscription)).created, false, 'the same endpoint is the same device')
+  t.ok(h.delivery.listDevices(PAYER).every((x) => x.active), 'reactivated')
+  const before = svc.received.length
+  await h.reopen()
+  await h.delivery.idle()
+  t.same(svc.received.slice(before).map((r) => [r.path, r.plaintext]), [], 'after a restart every delivery id is already in the record: nothing re-sent')
+  t.equal((await attemptRows(h)).filter((r) => r.channel === 'push').length, rows.length)
 })
 
 t.test('contacts: 201 recorded, 200 already recorded, 503 CONTACTS_UNWIRED when off; never a sent message', async (t) => {

@@ -1,18 +1,15 @@
 /**
- * WebPushSender against a real local push service: a node:http server on 127.0.0.1 that does what a push service does
- * with a request (RFC 8030 §5; RFC 8292 §4: verify the VAPID JWT against the k= key, aud = its own origin, exp in the
- * future and at most 24 h away) and what the browser does with the message (RFC 8291: decrypt the aes128gcm body with
- * the subscription's private ECDH key and auth secret, here through http_ece, the reference implementation).
+ * WebPushSender against a real local push service (test/helpers/delivery/pushService.ts: VAPID checked as RFC 8292
+ * says, the aes128gcm body decrypted with the subscription's keys through http_ece, as the browser would).
  *
  * Subscriptions carry https endpoints on a made-up host; the test transport connects to the local server instead, as
  * the service's pinned client connects to the address the URL guard checked, and sends the endpoint's host as Host.
  * TLS is that client's business, not the sender's, so the local hop is plain HTTP.
  */
 import t from 'tap'
-import { createECDH, createPublicKey, randomBytes, verify, type ECDH } from 'node:crypto'
-import { createServer, request, type IncomingHttpHeaders } from 'node:http'
+import { randomBytes } from 'node:crypto'
+import { request } from 'node:http'
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import webpush from 'web-push'
 import { ServiceError } from '../../../common/ServiceError.ts'
@@ -21,124 +18,12 @@ import {
   PUSH_DEFAULT_TTL_SECONDS, PUSH_MAX_PAYLOAD_BYTES, WebPushSender,
   type PushSubscriptionInput, type PushTransport,
 } from '../../../product/delivery/WebPushSender.ts'
+import { browser, checkVapid, ece, PUSH_HOST, pushService, senderKeyOf } from '../../helpers/delivery/pushService.ts'
 import { freePort, makeTempDir } from '../../helpers/tmp.ts'
 
-/** http_ece ships no types; only decrypt is used. */
-const ece = createRequire(import.meta.url)('http_ece') as {
-  decrypt(buffer: Buffer, params: { version: 'aes128gcm'; privateKey: ECDH; dh?: Buffer; authSecret: string }): Buffer
-}
-
 const SUBJECT = 'mailto:push-ops@example.test'
-const PUSH_HOST = 'push.example.test'
 
 type Teardown = { teardown(fn: () => unknown): void }
-
-interface Browser {
-  ecdh: ECDH
-  auth: string
-  subscription: PushSubscriptionInput
-}
-
-/** What the browser keeps (its private key) and what it registers (the subscription). */
-function browser(token: string): Browser {
-  const ecdh = createECDH('prime256v1')
-  ecdh.generateKeys()
-  const auth = randomBytes(16).toString('base64url')
-  return {
-    ecdh,
-    auth,
-    subscription: { endpoint: `https://${PUSH_HOST}/wpush/v2/${token}`, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth } },
-  }
-}
-
-interface Received {
-  path: string
-  headers: IncomingHttpHeaders
-  body: Buffer
-  jwt: { header: Record<string, unknown>; claims: { aud?: unknown; exp?: unknown; sub?: unknown }; k: string } | null
-  vapidProblem: string | null
-  plaintext: string | null
-  decryptProblem: string | null
-}
-
-/** RFC 8292 §2, §3, §4.2: the Authorization header, the ES256 signature over header.claims, aud, exp. */
-function checkVapid(authorization: string | undefined, host: string | undefined): { jwt: Received['jwt']; problem: string | null } {
-  const m = /^vapid t=([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+), k=([A-Za-z0-9_-]+)$/.exec(authorization ?? '')
-  if (!m) return { jwt: null, problem: `not a vapid Authorization header: ${authorization}` }
-  const [, h, c, s, k] = m as unknown as [string, string, string, string, string]
-  const jwt = {
-    header: JSON.parse(Buffer.from(h, 'base64url').toString()) as Record<string, unknown>,
-    claims: JSON.parse(Buffer.from(c, 'base64url').toString()) as { aud?: unknown; exp?: unknown; sub?: unknown },
-    k,
-  }
-  const point = Buffer.from(k, 'base64url')
-  if (point.length !== 65 || point[0] !== 4) return { jwt, problem: 'k is not an uncompressed P-256 point' }
-  const key = createPublicKey({
-    key: { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') },
-    format: 'jwk',
-  })
-  if (jwt.header.alg !== 'ES256') return { jwt, problem: `alg ${String(jwt.header.alg)}` }
-  const signed = verify('sha256', Buffer.from(`${h}.${c}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(s, 'base64url'))
-  if (!signed) return { jwt, problem: 'ES256 signature does not verify against k' }
-  if (jwt.claims.aud !== `https://${host}`) return { jwt, problem: `aud ${String(jwt.claims.aud)} is not this push service's origin` }
-  const now = Math.floor(Date.now() / 1000)
-  const exp = jwt.claims.exp
-  if (typeof exp !== 'number' || exp <= now) return { jwt, problem: `exp ${String(exp)} is not in the future` }
-  if (exp > now + 86_400) return { jwt, problem: `exp ${exp} is more than 24 h away` }
-  return { jwt, problem: null }
-}
-
-/** The aes128gcm header (RFC 8188 §2.1): salt 16, rs 4, idlen 1, keyid = the sender's ephemeral public key. */
-function senderKeyOf(body: Buffer): Buffer {
-  const idlen = body.readUInt8(20)
-  return body.subarray(21, 21 + idlen)
-}
-
-/**
- * The push service and the browser behind it. `answer` picks the status per token (default 201 Created, RFC 8030
- * §5); a request whose VAPID fails is answered 403 as a real push service does (RFC 8292 §4.2).
- */
-async function pushService(t: Teardown, answer: (token: string) => number = () => 201) {
-  const browsers = new Map<string, Browser>()
-  const received: Received[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const body = Buffer.concat(chunks)
-      const path = req.url ?? ''
-      const token = path.split('/').pop() ?? ''
-      const { jwt, problem } = checkVapid(req.headers.authorization, req.headers.host)
-      let plaintext: string | null = null
-      let decryptProblem: string | null = null
-      const b = browsers.get(token)
-      if (!b) decryptProblem = 'no such subscription'
-      else {
-        try {
-          plaintext = ece.decrypt(body, { version: 'aes128gcm', privateKey: b.ecdh, dh: senderKeyOf(body), authSecret: b.auth }).toString('utf8')
-        } catch (err) {
-          decryptProblem = (err as Error).message
-        }
-      }
-      received.push({ path, headers: req.headers, body, jwt, vapidProblem: problem, plaintext, decryptProblem })
-      res.statusCode = problem ? 403 : answer(token)
-      if (res.statusCode === 201) res.setHeader('location', `https://${PUSH_HOST}/m/${received.length}`)
-      res.end()
-    })
-  })
-  const port = await freePort()
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
-  return {
-    port,
-    received,
-    browser(token: string): Browser {
-      const b = browser(token)
-      browsers.set(token, b)
-      return b
-    },
-  }
-}
 
 /** A real HTTP POST to 127.0.0.1:port with the endpoint's host as Host: the shape of the pinned client. */
 function localTransport(port: number): PushTransport & { posts: number } {
@@ -233,7 +118,7 @@ t.test('payload size: the largest one-record payload goes, one byte more is refu
 
 t.test('the push service answers: 410 and 404 are gone, 500 is http_status, no answer is the transport class', async (t) => {
   const statuses: Record<string, number> = { expired: 410, unknown: 404, broken: 500, busy: 429 }
-  const svc = await pushService(t, (token) => statuses[token] ?? 201)
+  const svc = await pushService(t, { answer: (token) => statuses[token] ?? 201 })
   const push = await sender(t, svc.port)
   const expired = await push.send(svc.browser('expired').subscription, { kind: 'rank_up' })
   t.same({ status: expired.status, error_class: expired.error_class }, { status: 410, error_class: 'gone' }, '410: the caller disables the device')
