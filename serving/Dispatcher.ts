@@ -1,5 +1,5 @@
 /**
- * One request, start to end: rate limit → body limit → route → validation → wired parts → free refusals (precheck) →
+ * One request, start to end: rate limit → body limit → route → validation → wired parts → free refusals and replays (precheck) →
  * payment authorize →
  * handler → settle → the call's unit of work appended → envelope (the payment seam is described in payments/PaymentGate.ts). Every answer carries x-request-id and the RateLimit-* headers; every refusal is the spec's error
  * envelope; an unexpected throw becomes INTERNAL with a generic message (the real error goes to the log).
@@ -106,7 +106,8 @@ export class Dispatcher {
   /** A paid route: authorize, handler, settle and commit (see payments/PaymentGate.ts), then the envelope. */
   private async paid(req: IncomingRequest, res: AnswerWriter, route: RouteDef, ctx: HandlerContext, headers: Record<string, string>, started: number): Promise<void> {
     try {
-      if (route.precheck) await route.precheck(ctx)
+      const free = route.precheck ? await route.precheck(ctx) : undefined
+      if (free) return this.writeResult(res, free, ctx, headers, route, req, started)
       const call = await this.authorize(ctx, route, req, headers)
       let result: HandlerResult
       try {

@@ -8,7 +8,7 @@ import type { DeliveryService } from './DeliveryService.ts'
 export type Delivery = Pick<
   DeliveryService,
   | 'checkHook' | 'armHook'
-  | 'newEndpointId' | 'checkEndpoint' | 'registerEndpoint' | 'listEndpoints' | 'pauseEndpoint'
+  | 'newEndpointId' | 'checkEndpoint' | 'endpointReplay' | 'registerEndpoint' | 'listEndpoints' | 'pauseEndpoint'
   | 'pushConfig' | 'registerDevice' | 'listDevices' | 'disableDevice'
   | 'setFollow' | 'listFollows' | 'removeFollow'
   | 'createAlert' | 'listAlerts' | 'deleteAlert'

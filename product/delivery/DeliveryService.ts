@@ -463,7 +463,7 @@ export class DeliveryService {
   async registerEndpoint(payer: string, url: string, endpointId: string, payment: PaidCall): Promise<{ replayed: boolean; endpoint: Record<string, unknown> }> {
     const p = payer.toLowerCase()
     const same = await this.checkEndpoint(p, url)
-    if (same) return { replayed: true, endpoint: { ...this.endpointView(same), replayed: true } }
+    if (same) return { replayed: true, endpoint: this.endpointReplay(same) }
     const key = `${p}|${url}`
     if (this.pendingUrls.has(key)) throw new ServiceError('RATE_LIMITED', { message: 'This URL is being registered by a concurrent request.', retryAfterMs: 1000 })
     const { secret, stored } = this.options.signer.newSecret(endpointId)
@@ -482,6 +482,11 @@ export class DeliveryService {
       paused_at: null, clock_at: Date.parse(row.clock_at), payment_id: payment.payment_id,
     }
     return { replayed: false, endpoint: { ...this.endpointView(state), secret, signature: SIGNATURE_DOC, secret_storage: stored.alg === 'A256GCM' ? 'encrypted (AES-256-GCM)' : 'derived from the deployment signing secret' } }
+  }
+
+  /** The answer to re-registering an active URL: the endpoint as registered, without its secret. */
+  endpointReplay(e: EndpointState): Record<string, unknown> {
+    return { ...this.endpointView(e), replayed: true }
   }
 
   private endpointView(e: EndpointState): Record<string, unknown> {

@@ -69,8 +69,13 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     response: env(ANY_OBJECT, 201),
     errors: ['HOOK_ENDPOINT_CAP', 'UNSAFE_URL'],
     paymentRef: (ctx) => ctx.need('delivery').newEndpointId(),
+    // A replay is known before the payment, so it is answered there: no charge and no challenge (a payer whose balance
+    // no longer covers the add-on still gets its endpoint back). The handler's replay covers a registration that
+    // became durable between the two.
     precheck: async (ctx) => {
-      await ctx.need('delivery').checkEndpoint(payerOf(ctx), String(ctx.body.url))
+      const delivery = ctx.need('delivery')
+      const same = await delivery.checkEndpoint(payerOf(ctx), String(ctx.body.url))
+      if (same) return { data: delivery.endpointReplay(same), status: 200, headers: { 'cache-control': 'private, no-store' } }
     },
     handler: async (ctx) => {
       const r = await ctx.need('delivery').registerEndpoint(payerOf(ctx), String(ctx.body.url), ctx.paymentRef!, ctx.payment!)

@@ -104,9 +104,10 @@ export interface RouteDef {
   paymentRef?: (ctx: HandlerContext) => string
   /**
    * Paid routes: the refusals that cost nothing (an unknown question, a clock still open, an unknown decision), thrown
-   * before the payment challenge, so a caller is never asked to pay for a typed refusal.
+   * before the payment challenge, so a caller is never asked to pay for a typed refusal. A result is an answer that
+   * costs nothing and is known before the payment (a replay): it is written as is, with no payment asked or taken.
    */
-  precheck?: (ctx: HandlerContext) => void | Promise<void>
+  precheck?: (ctx: HandlerContext) => void | HandlerResult | Promise<void | HandlerResult>
   /** Service parts the handler needs; checked before payment so an unwired part never charges. */
   needs?: ServicePart[]
   request: { params?: JsonSchema; query?: JsonSchema; body?: JsonSchema; headers?: JsonSchema }

@@ -6,6 +6,7 @@
 import { join } from 'node:path'
 import type { Clock } from '../../../common/Clock.ts'
 import { EmbeddedLog } from '../../../pipeline/log/EmbeddedLog.ts'
+import type { EventLog } from '../../../pipeline/log/EventLog.ts'
 import { DeliveryService } from '../../../product/delivery/DeliveryService.ts'
 import { HookSigner } from '../../../product/delivery/HookSigner.ts'
 import { PinnedHttpClient } from '../../../product/delivery/PinnedHttpClient.ts'
@@ -16,9 +17,19 @@ import { makeTempDir } from '../tmp.ts'
 /** Names the test resolver answers: documentation-range-free public addresses, never connected to. */
 export const PUBLIC_HOSTS: Record<string, string> = { 'hooks.example.com': '93.184.216.34', 'push.example.com': '93.184.216.35' }
 
-export async function withDelivery(t: { teardown(fn: () => unknown): void }, clock: Clock, ledger = new TestLedger(clock.now())): Promise<{ delivery: DeliveryService; ledger: TestLedger }> {
+/**
+ * opts.log: put the delivery journals on the caller's log (which the caller closes, after the service) instead of one
+ * of their own: a paid route's unit of work (the credits debit with the registration) is atomic on one log only.
+ */
+export async function withDelivery(
+  t: { teardown(fn: () => unknown): void },
+  clock: Clock,
+  ledger = new TestLedger(clock.now()),
+  opts: { log?: EventLog } = {},
+): Promise<{ delivery: DeliveryService; ledger: TestLedger }> {
   const dir = await makeTempDir(t, 'svc-delivery-')
-  const log = await EmbeddedLog.open(join(dir, 'log'))
+  const own = opts.log ? null : await EmbeddedLog.open(join(dir, 'log'))
+  const log = opts.log ?? own!
   const delivery = await DeliveryService.open({
     log, ledger, clock,
     guard: UrlGuard.create({
@@ -33,7 +44,7 @@ export async function withDelivery(t: { teardown(fn: () => unknown): void }, clo
   })
   t.teardown(async () => {
     await delivery.close()
-    await log.close()
+    await own?.close()
   })
   return { delivery, ledger }
 }
