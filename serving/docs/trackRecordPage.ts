@@ -201,6 +201,7 @@ ${chain}
 <div class="cols"><table><caption>Components</caption><tbody>
 ${COMPONENTS.map(([k, label]) => html`<tr><th>${label}</th><td data-component="${data(k)}" data-value="${data(s.components[k])}">${fmt(s.components[k])}</td></tr>`)}
 <tr><th>reference Brier (base-rate forecaster)</th><td data-benchmark="reference_brier" data-value="${data(s.benchmarks.reference_brier)}">${fmt(s.benchmarks.reference_brier)}</td></tr>
+${crowdRows(s.benchmarks.crowd)}
 </tbody></table>
 <table><caption>Evidence</caption><tbody>
 ${EVIDENCE.map(([k, label]) => html`<tr><th>${label}</th><td data-evidence="${data(k)}" data-value="${data(s.evidence[k])}">${value(s.evidence[k])}</td></tr>`)}
@@ -210,6 +211,16 @@ ${EVIDENCE.map(([k, label]) => html`<tr><th>${label}</th><td data-evidence="${da
 </tbody></table></div>
 <p class="muted">Row hash <code data-index="row_hash" data-value="${data(s.row_hash)}">${s.row_hash}</code></p>
 </section>`
+}
+
+/**
+ * The crowd benchmark (spec, Limits: at least 10 graded calls per question): the players' mean Brier beside the
+ * house's on the same resolved pairs; below its floor the snapshot has no crowd line, and the page says why.
+ */
+function crowdRows(crowd: { brier: number; n: number; house_brier?: number } | undefined): Html {
+  if (!crowd) return html`<tr><th>crowd Brier (graded player calls)</th><td data-benchmark="crowd" data-value="null">below the floor of 10 graded calls per question</td></tr>`
+  return html`<tr><th>crowd Brier (${int(crowd.n)} graded player calls)</th><td data-benchmark="crowd" data-value="${data(crowd.brier)}" data-n="${data(crowd.n)}">${fmt(crowd.brier)}</td></tr>
+${crowd.house_brier === undefined ? '' : html`<tr><th>house Brier on the same calls</th><td data-benchmark="crowd_house" data-value="${data(crowd.house_brier)}">${fmt(crowd.house_brier)}</td></tr>`}`
 }
 
 function curveSection(f: TrackRecordFigures): Html {

@@ -47,7 +47,8 @@ async function buildRecord(t: TapTest, dataDir: string): Promise<MeasuredRecord>
   const now = () => clock
   const db = await RecordDb.open(dataDir)
   t.teardown(() => db.close())
-  const job = await RecordJob.open(db, { questions: QUESTIONS, now })
+  // The duel's crowd line as the composition root hands it over (its own test is test/record/crowdBenchmark.test.ts).
+  const job = await RecordJob.open(db, { questions: QUESTIONS, now, crowd: () => ({ brier: 0.2125, n: 40, house_brier: 0.1875 }) })
   t.teardown(() => job.close())
   let first = 0
   for (const decisions of [1500, 600, 600, 600]) {
@@ -136,6 +137,10 @@ if (missing !== null) {
       t.same(evidence, s.evidence, 'n and window equal the API')
       t.ok(s.evidence.window_start && s.evidence.window_end, 'a window is shown')
       t.equal(await attr('[data-benchmark="reference_brier"]', 'data-value'), s.benchmarks.reference_brier)
+      t.ok(s.benchmarks.crowd, 'the snapshot has a crowd line')
+      t.equal(await attr('[data-benchmark="crowd"]', 'data-value'), s.benchmarks.crowd.brier, 'the crowd Brier')
+      t.equal(await attr('[data-benchmark="crowd"]', 'data-n'), s.benchmarks.crowd.n, 'over its n graded calls')
+      t.equal(await attr('[data-benchmark="crowd_house"]', 'data-value'), s.benchmarks.crowd.house_brier, 'beside the house on the same calls')
       t.equal(await attr('[data-index="row_hash"]', 'data-value'), s.row_hash)
     })
 
