@@ -249,9 +249,10 @@ t.test('flush policy: row count, event-time span and wall-clock age', async (t) 
   const aged = await ParquetSink.open({ dataDir: ageDir, tables: [ticksTable(TOPIC)], maxRows: 1_000_000, maxAgeMs: 20, checkIntervalMs: 10 })
   await aged.handle({ topic: TOPIC, partition: 0, records: byPartition[0]!.slice(0, 3) })
   const deadline = Date.now() + 5_000
-  while ((await sealedFiles(ageDir)).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+  // The file is visible once renamed, a moment before the seal finishes and empties the buffer: wait for both.
+  while (((await sealedFiles(ageDir)).length === 0 || aged.stats().buffered > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   t.ok((await sealedFiles(ageDir)).length > 0, 'the timer sealed an idle group after maxAgeMs without any new batch')
-  t.equal(aged.stats().buffered, 0)
+  t.equal(aged.stats().buffered, 0, 'and emptied its buffer')
   await aged.close()
 })
 
