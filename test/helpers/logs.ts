@@ -29,6 +29,19 @@ export function kafkaBrokers(): string[] | null {
   return raw ? raw.split(',').map((b) => b.trim()) : null
 }
 
+/**
+ * The tap `skip` option of a Kafka test file: false when it may run, else why not. Under CI=true without a broker the
+ * file fails here (through `t`) instead of skipping.
+ */
+export function kafkaSkip(t: { fail(message: string): unknown }): string | false {
+  try {
+    return kafkaSkipReason() ?? false
+  } catch (err) {
+    t.fail((err as Error).message)
+    return 'CI without a broker'
+  }
+}
+
 /** Null when the Kafka tests may run; otherwise why they are skipped. Throws under CI=true without a broker. */
 export function kafkaSkipReason(): string | null {
   if (kafkaBrokers()) return null

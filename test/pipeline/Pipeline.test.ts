@@ -16,7 +16,7 @@ import { TapeWriter } from '../../ingest/TapeWriter.ts'
 import { withCatalog } from '../../sql/Catalog.ts'
 import { EmbeddedLog } from '../../pipeline/log/EmbeddedLog.ts'
 import { Pipeline } from '../../pipeline/Pipeline.ts'
-import { kafkaBrokers, kafkaSkipReason } from '../helpers/logs.ts'
+import { kafkaBrokers, kafkaSkip } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
 const SVC = new URL('../../bin/svc.js', import.meta.url).pathname
@@ -132,13 +132,7 @@ function envFor(kind: 'embedded' | 'kafka'): RunEnv {
     KAFKA_SESSION_TIMEOUT_MS: '6000' }
 }
 
-let skipKafka: string | false
-try {
-  skipKafka = kafkaSkipReason() ?? false
-} catch (err) {
-  t.fail((err as Error).message)
-  skipKafka = 'CI without a broker'
-}
+const skipKafka = kafkaSkip(t)
 
 for (const kind of ['embedded', 'kafka'] as const) {
   t.test(kind, { skip: kind === 'kafka' ? skipKafka : false }, async (t) => {

@@ -25,3 +25,15 @@ export function makeAjv(): Ajv {
   addFormats.default(ajv)
   return ajv
 }
+
+/** JSON calls over real HTTP to a test server: the status, the headers and the parsed body. */
+export function jsonCaller(server: { url: string }) {
+  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(server.url + path, {
+      method,
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    })
+    return { status: res.status, headers: res.headers, body: JSON.parse(await res.text()) }
+  }
+}

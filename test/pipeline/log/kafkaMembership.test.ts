@@ -10,15 +10,9 @@ import t from 'tap'
 import type { ConsumedRecord } from '../../../pipeline/log/EventLog.ts'
 import { KafkaLog } from '../../../pipeline/log/KafkaLog.ts'
 import { LogError } from '../../../pipeline/log/LogError.ts'
-import { kafkaBrokers, kafkaSkipReason } from '../../helpers/logs.ts'
+import { kafkaBrokers, kafkaSkip } from '../../helpers/logs.ts'
 
-let skip: string | false
-try {
-  skip = kafkaSkipReason() ?? false
-} catch (err) {
-  t.fail((err as Error).message)
-  skip = 'CI without a broker'
-}
+const skip = kafkaSkip(t)
 
 const SESSION_MS = 6_000
 

@@ -9,15 +9,9 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Kafka } from 'kafkajs'
-import { kafkaBrokers, kafkaSkipReason, makeKafkaFactory } from '../../helpers/logs.ts'
+import { kafkaBrokers, kafkaSkip, makeKafkaFactory } from '../../helpers/logs.ts'
 
-let skip: string | false
-try {
-  skip = kafkaSkipReason() ?? false
-} catch (err) {
-  t.fail((err as Error).message)
-  skip = 'CI without a broker'
-}
+const skip = kafkaSkip(t)
 
 t.test('records with year-old event timestamps survive retention checks', { skip }, async (t) => {
   const { makeLog, prefix } = makeKafkaFactory(t)

@@ -12,20 +12,14 @@ import { Kafka, logLevel } from 'kafkajs'
 import { partitionForKey } from '../../../common/murmur2.ts'
 import type { ConsumedRecord, EventLog, TopicRecords } from '../../../pipeline/log/EventLog.ts'
 import { KafkaLog } from '../../../pipeline/log/KafkaLog.ts'
-import { consume, kafkaBrokers, kafkaSkipReason, makeKafkaFactory } from '../../helpers/logs.ts'
+import { consume, kafkaBrokers, kafkaSkip, makeKafkaFactory } from '../../helpers/logs.ts'
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url))
 const REPO = fileURLToPath(new URL('../../../', import.meta.url))
 const DRAWS = 'billing.draws'
 const DECISIONS = 'decisions'
 
-let skip: string | false
-try {
-  skip = kafkaSkipReason() ?? false
-} catch (err) {
-  t.fail((err as Error).message)
-  skip = 'CI without a broker'
-}
+const skip = kafkaSkip(t)
 
 function unitOf(r: { value: Buffer | null }): string {
   return (JSON.parse(r.value!.toString('utf8')) as { unit: string }).unit

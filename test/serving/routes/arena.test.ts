@@ -13,7 +13,7 @@ import { RailRouter } from '../../../serving/payments/RailRouter.ts'
 import { ROUTES } from '../../../serving/routes/registry.ts'
 import { AuthorizingPaymentGate } from '../../helpers/serving/AuthorizingPaymentGate.ts'
 import { OPS_TOKEN } from '../../helpers/serving/billing.ts'
-import { PAY_TO, withServer } from '../../helpers/serving/server.ts'
+import { jsonCaller, PAY_TO, withServer } from '../../helpers/serving/server.ts'
 import { WorkBook, workRoutes } from '../../helpers/serving/workRoutes.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 import { TestCallEvents, TestClock } from '../../helpers/callEvents.ts'
@@ -44,14 +44,7 @@ const server = await withServer(t, {
   },
 })
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(server.url + path, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  })
-  return { status: res.status, headers: res.headers, body: JSON.parse(await res.text()) }
-}
+const call = jsonCaller(server)
 
 // A: twelve correct calls over all three markets (past Forecaster); B: one wrong call.
 for (let i = 0; i < 12; i++) events.grade(events.lock(A, T0 + i * 1000, { asset: (['BTC', 'ETH', 'SOL'] as const)[i % 3] }), T0 + H + i, 'correct')

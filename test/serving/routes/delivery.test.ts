@@ -21,7 +21,7 @@ import { TestClock } from '../../helpers/callEvents.ts'
 import { AuthorizingPaymentGate } from '../../helpers/serving/AuthorizingPaymentGate.ts'
 import { OPS_TOKEN } from '../../helpers/serving/billing.ts'
 import { withDelivery } from '../../helpers/serving/delivery.ts'
-import { PAY_TO, withServer } from '../../helpers/serving/server.ts'
+import { jsonCaller, PAY_TO, withServer } from '../../helpers/serving/server.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 
 const A = '0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'
@@ -56,14 +56,7 @@ const server = await withServer(t, {
   },
 })
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(server.url + path, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  })
-  return { status: res.status, headers: res.headers, body: JSON.parse(await res.text()) }
-}
+const call = jsonCaller(server)
 const as = (payer: string) => ({ 'x-svc-payer': payer })
 const balance = async (payer: string): Promise<number> => {
   const r = await call('GET', `/v1/billing/credits?payer=${payer}`)
