@@ -103,7 +103,7 @@ export class Arena {
   async idle(): Promise<void> {
     for (;;) {
       for (const sub of this.subscriptions) await sub.idle()
-      if (this.writer === null && this.outbox.length === 0) return
+      if (this.writer === null && this.queued === 0) return
       await (this.writer ?? sleep(1))
     }
   }
@@ -151,9 +151,18 @@ export class Arena {
     }
   }
 
-  /** Awards computed when their event was folded, not yet durable, in event order. */
+  /**
+   * Awards computed when their event was folded, not yet durable, in event order: outbox[outboxHead..]. A replay folds
+   * every event before the writer's first round, so this holds up to a million entries; rounds are taken by moving the
+   * head, never by splicing the front off (which would copy the whole rest once per round).
+   */
   private outbox: Awards[] = []
+  private outboxHead = 0
   private writer: Promise<void> | null = null
+
+  private get queued(): number {
+    return this.outbox.length - this.outboxHead
+  }
 
   /**
    * Queues an event's awards for the writer. Handlers stay synchronous (a replay of a million events is a fold, and a
@@ -165,20 +174,28 @@ export class Arena {
     this.outbox.push(awards)
     this.writer ??= this.drain().finally(() => {
       this.writer = null
-      if (this.outbox.length > 0 && !this.closed) this.push({ experience: [], notifications: [] })
+      if (this.queued > 0 && !this.closed) this.push({ experience: [], notifications: [] })
     })
   }
 
   private async drain(): Promise<void> {
     let attempt = 0
-    while (this.outbox.length > 0) {
-      const round = this.outbox.splice(0, WRITE_ROUND)
+    while (this.queued > 0) {
+      const round = this.outbox.slice(this.outboxHead, this.outboxHead + WRITE_ROUND)
       const merged: Awards = { experience: round.flatMap((a) => a.experience), notifications: round.flatMap((a) => a.notifications) }
       try {
         await this.write(merged)
         attempt = 0
+        // Taken only once written: a failed round stays at the head and is retried with the same records.
+        this.outboxHead += round.length
+        if (this.outboxHead === this.outbox.length) {
+          this.outbox = []
+          this.outboxHead = 0
+        } else if (this.outboxHead >= 65_536 && this.outboxHead * 2 >= this.outbox.length) {
+          this.outbox = this.outbox.slice(this.outboxHead)
+          this.outboxHead = 0
+        }
       } catch (err) {
-        this.outbox.unshift(...round)
         const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!
         attempt++
         log.error({ err, awards: merged.experience.length + merged.notifications.length, attempt }, 'arena awards not written; retrying')
