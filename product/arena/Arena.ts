@@ -28,16 +28,23 @@ import { ARENA_SETTINGS, type ArenaSettingRow } from '../../pipeline/records/are
 import { EXPERIENCE, type ExperienceRow } from '../../pipeline/records/experienceRecord.ts'
 import { NOTIFICATIONS, type NotificationRow } from '../../pipeline/records/notificationRecord.ts'
 import type { CallEvents, CallGraded, CallLocked } from '../duel/index.ts'
-import { badgeAwardId } from './badges.ts'
+import { BADGES, badgeAwardId } from './badges.ts'
 import { ArenaProjection, type BoardScope, type BoardSort, type BoardTrack } from './ArenaProjection.ts'
 import { ASK_XP_DAILY_CAP, DECISION_BASE_CREDITS, RANKS, discountedCredits, levelForCredits, rankIndexOf, rankOf } from './levels.ts'
-import { QUESTS, measure, questAwardId, questPeriod } from './quests.ts'
+import { QUESTS, measure, questAwardId, questPeriod, type QuestMetric } from './quests.ts'
 import type { PayerState } from './PayerState.ts'
 
 const log = childLogger('arena')
 
 /** Events' awards per append: a round stays well under the log's per-send size. */
 const WRITE_ROUND = 500
+
+/** One bit per badge (PayerState.badgesHeld). */
+const BADGE_BITS = new Map(BADGES.map((b, i) => [b.key, 2 ** i]))
+/** One bit per quest, by its index in QUESTS (PeriodCounters.questsHeld). */
+const QUEST_BITS = QUESTS.map((_, i) => 2 ** i)
+const LOCK_METRICS: readonly QuestMetric[] = ['calls_locked', 'markets_called']
+const CORRECT_METRICS: readonly QuestMetric[] = ['correct_calls']
 
 export interface ArenaOptions {
   log: EventLog
@@ -116,7 +123,7 @@ export class Arena {
       const s = p.payer(e.payer)
       const at = Date.parse(e.locked_at)
       const awards: Awards = { experience: [], notifications: [] }
-      this.questAwards(s, at, ['calls_locked', 'markets_called'], awards)
+      this.questAwards(s, at, LOCK_METRICS, awards)
       this.awardBadges(s, at, awards)
       this.rankUp(s, at, awards)
       this.push(awards)
@@ -138,13 +145,13 @@ export class Arena {
         level = l.level
         this.award(s, { id: `call:${e.call_id}`, kind: 'correct_call', xp, ref: e.call_id, level, created_at: e.graded_at }, awards)
       }
-      this.notify(s, 'call_resolved', e.call_id, {
+      this.notify(s, 'call_resolved', e.call_id, () => ({
         call_id: e.call_id, decision_id: e.decision_id, question_id: e.question_id, asset: e.asset, call: e.call, outcome: e.outcome,
         status: e.status, correct: e.correct, xp,
-      }, at, awards)
-      if (s.streak > folded.streakBefore && s.streak >= 2) this.notify(s, 'streak_extended', e.call_id, { streak: s.streak }, at, awards)
-      else if (folded.streakBefore >= 2 && s.streak < folded.streakBefore) this.notify(s, 'streak_ended', e.call_id, { ended_streak: folded.streakBefore, streak: s.streak }, at, awards)
-      if (e.status === 'graded' && e.correct === true) this.questAwards(s, at, ['correct_calls'], awards)
+      }), at, awards)
+      if (s.streak > folded.streakBefore && s.streak >= 2) this.notify(s, 'streak_extended', e.call_id, () => ({ streak: s.streak }), at, awards)
+      else if (folded.streakBefore >= 2 && s.streak < folded.streakBefore) this.notify(s, 'streak_ended', e.call_id, () => ({ ended_streak: folded.streakBefore, streak: s.streak }), at, awards)
+      if (e.status === 'graded' && e.correct === true) this.questAwards(s, at, CORRECT_METRICS, awards)
       this.awardBadges(s, at, awards)
       this.rankUp(s, at, awards)
       this.push(awards)
@@ -237,33 +244,56 @@ export class Arena {
     return true
   }
 
-  private notify(s: PayerState, kind: string, ref: string, payload: Record<string, unknown>, at: number, awards: Awards): void {
+  /** The payload is built only for a notification not held yet: a restart re-derives a million that are. */
+  private notify(s: PayerState, kind: string, ref: string, payload: () => Record<string, unknown>, at: number, awards: Awards): void {
     const key = `${kind}|${ref}|${s.payer}`
     if (this.staged.has(key) || this.projection.hasNotification(key)) return
     this.staged.add(key)
     s.seq++
-    awards.notifications.push({ key, payer: s.payer, id: s.seq, kind, ref, payload, created_at: new Date(at).toISOString() })
+    awards.notifications.push({ key, payer: s.payer, id: s.seq, kind, ref, payload: payload(), created_at: new Date(at).toISOString() })
   }
 
   /** Quests on these metrics whose target the payer's counters now reach in the event's periods. */
-  private questAwards(s: PayerState, at: number, metrics: string[], awards: Awards): void {
-    for (const q of QUESTS) {
+  /**
+   * Quests on these metrics whose target the payer's counters now reach in the event's periods. A completion, once
+   * held (staged or durable), is held for good, so the period's counters remember it (a bit per quest) and every later
+   * event of the period skips it without building and looking up its id: a daily_correct_1 is reached again by every
+   * correct call of the day.
+   */
+  private questAwards(s: PayerState, at: number, metrics: readonly QuestMetric[], awards: Awards): void {
+    for (let i = 0; i < QUESTS.length; i++) {
+      const q = QUESTS[i]!
       if (!metrics.includes(q.metric)) continue
       const period = questPeriod(q.cadence, at)
-      if (measure(q.metric, s.counters.get(period.key)) < q.target) continue
+      const counters = s.counters.get(period.key)
+      if (!counters || ((counters.questsHeld ?? 0) & QUEST_BITS[i]!) !== 0 || measure(q.metric, counters) < q.target) continue
       const ref = `${q.key}:${period.key}`
       const iso = new Date(at).toISOString()
       if (this.award(s, { id: questAwardId(q.key, period.key, s.payer), kind: 'quest', xp: q.xp, ref, level: null, created_at: iso }, awards)) {
-        this.notify(s, 'quest_complete', ref, { quest: q.key, title: q.title, period_key: period.key, xp: q.xp }, at, awards)
+        this.notify(s, 'quest_complete', ref, () => ({ quest: q.key, title: q.title, period_key: period.key, xp: q.xp }), at, awards)
       }
+      counters.questsHeld = (counters.questsHeld ?? 0) | QUEST_BITS[i]!
     }
   }
 
+  /**
+   * Whether a badge is held (durable or staged). Holding is for good (an id staged is written or retried, never
+   * dropped; a durable one stays), so a yes is kept in the payer's bit mask and the id never looked up again: every
+   * event asks this of every badge whose rule holds, a million times over in a replay.
+   */
+  private badgeHeld(s: PayerState, key: string): boolean {
+    const bit = BADGE_BITS.get(key)!
+    if ((s.badgesHeld & bit) !== 0) return true
+    if (!this.held(badgeAwardId(key, s.payer))) return false
+    s.badgesHeld |= bit
+    return true
+  }
+
   private awardBadges(s: PayerState, at: number, awards: Awards): void {
-    for (const b of this.projection.newBadges(s, (key) => this.held(badgeAwardId(key, s.payer)))) {
+    for (const b of this.projection.newBadges(s, (key) => this.badgeHeld(s, key))) {
       const iso = new Date(at).toISOString()
       if (this.award(s, { id: badgeAwardId(b.key, s.payer), kind: 'badge', xp: b.xp, ref: b.key, level: null, created_at: iso }, awards)) {
-        this.notify(s, 'badge_earned', b.key, { badge: b.key, title: b.title, xp: b.xp }, at, awards)
+        this.notify(s, 'badge_earned', b.key, () => ({ badge: b.key, title: b.title, xp: b.xp }), at, awards)
       }
     }
   }
@@ -274,7 +304,7 @@ export class Arena {
     if (i <= s.rankNotified) return
     s.rankNotified = i
     const r = RANKS[i]!
-    this.notify(s, 'rank_up', r.name, { rank: r.name, xp: s.xp + s.xpStaged, discount: r.discount }, at, awards)
+    this.notify(s, 'rank_up', r.name, () => ({ rank: r.name, xp: s.xp + s.xpStaged, discount: r.discount }), at, awards)
   }
 
   private checkRankUp(s: PayerState, at: number): void {

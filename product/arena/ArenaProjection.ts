@@ -81,6 +81,9 @@ export class ArenaProjection {
   private readonly seasonBoards = new Map<string, { version: number; human: SeasonRow[]; agent: SeasonRow[]; rankOf: Map<string, number> }>()
 
   payer(payer: string): PayerState {
+    // Keys are lower case, so a hit on the string as given is the lower-cased one's hit (and skips lower-casing it).
+    const hit = this.payers.get(payer)
+    if (hit) return hit
     const key = lower(payer)
     let s = this.payers.get(key)
     if (!s) {
@@ -92,7 +95,7 @@ export class ArenaProjection {
   }
 
   peek(payer: string): PayerState | undefined {
-    return this.payers.get(lower(payer))
+    return this.payers.get(payer) ?? this.payers.get(lower(payer))
   }
 
   hasExperience(id: string): boolean {
@@ -468,7 +471,8 @@ export class ArenaProjection {
   /** Badge keys a payer's facts now satisfy and it does not hold yet. */
   newBadges(s: PayerState, held: (key: string) => boolean): typeof BADGES {
     const facts = { calls: s.calls, graded: s.graded, correct: s.correct, streak: s.streak, markets: s.markets.length, beat_house: s.beatHouse }
-    return BADGES.filter((b) => !held(b.key) && b.earned(facts))
+    // The rule first: it is arithmetic on the facts, and a badge whose rule does not hold needs no look-up.
+    return BADGES.filter((b) => b.earned(facts) && !held(b.key))
   }
 
   /** Number of payers folded (bench and logs). */
