@@ -159,16 +159,22 @@ export class Arena {
   }
 
   /**
-   * Awards computed when their event was folded, not yet durable, in event order: outbox[outboxHead..]. A replay folds
-   * every event before the writer's first round, so this holds up to a million entries; rounds are taken by moving the
-   * head, never by splicing the front off (which would copy the whole rest once per round).
+   * Awards computed when their events were folded, not yet durable, in event order: every queued event's rows in two
+   * flat arrays, and per event where its rows end in each (two numbers an event), so rounds are cut at event
+   * boundaries; events before queueHead are written. A replay folds every event before the writer's first round, so
+   * this holds a whole history's awards at once (1.8M notifications at 1M calls): rows only, not an object and two
+   * arrays per event. Rounds are taken by moving the head, never by splicing the front off (which copied the whole rest
+   * once per round), and the arrays are compacted once the head passes half of them.
    */
-  private outbox: Awards[] = []
-  private outboxHead = 0
+  private queuedExperience: ExperienceRow[] = []
+  private queuedNotifications: NotificationRow[] = []
+  private queueEnds: number[] = []
+  private queueHead = 0
   private writer: Promise<void> | null = null
 
+  /** Events queued and not yet written. */
   private get queued(): number {
-    return this.outbox.length - this.outboxHead
+    return this.queueEnds.length / 2 - this.queueHead
   }
 
   /**
@@ -178,37 +184,59 @@ export class Arena {
    */
   private push(awards: Awards): void {
     if (awards.experience.length === 0 && awards.notifications.length === 0) return
-    this.outbox.push(awards)
+    for (const r of awards.experience) this.queuedExperience.push(r)
+    for (const n of awards.notifications) this.queuedNotifications.push(n)
+    this.queueEnds.push(this.queuedExperience.length, this.queuedNotifications.length)
+    this.startWriter()
+  }
+
+  private startWriter(): void {
     this.writer ??= this.drain().finally(() => {
       this.writer = null
-      if (this.queued > 0 && !this.closed) this.push({ experience: [], notifications: [] })
+      // Queued between the drain's last look and now: start again (a push in between found a writer and left it).
+      if (this.queued > 0 && !this.closed) this.startWriter()
     })
   }
 
   private async drain(): Promise<void> {
     let attempt = 0
     while (this.queued > 0) {
-      const round = this.outbox.slice(this.outboxHead, this.outboxHead + WRITE_ROUND)
-      const merged: Awards = { experience: round.flatMap((a) => a.experience), notifications: round.flatMap((a) => a.notifications) }
+      const from = this.queueHead
+      const to = Math.min(from + WRITE_ROUND, this.queueEnds.length / 2)
+      const round: Awards = {
+        experience: this.queuedExperience.slice(from === 0 ? 0 : this.queueEnds[2 * from - 2]!, this.queueEnds[2 * to - 2]!),
+        notifications: this.queuedNotifications.slice(from === 0 ? 0 : this.queueEnds[2 * from - 1]!, this.queueEnds[2 * to - 1]!),
+      }
       try {
-        await this.write(merged)
+        await this.write(round)
         attempt = 0
         // Taken only once written: a failed round stays at the head and is retried with the same records.
-        this.outboxHead += round.length
-        if (this.outboxHead === this.outbox.length) {
-          this.outbox = []
-          this.outboxHead = 0
-        } else if (this.outboxHead >= 65_536 && this.outboxHead * 2 >= this.outbox.length) {
-          this.outbox = this.outbox.slice(this.outboxHead)
-          this.outboxHead = 0
-        }
+        this.queueHead = to
+        this.compactQueue()
       } catch (err) {
         const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!
         attempt++
-        log.error({ err, awards: merged.experience.length + merged.notifications.length, attempt }, 'arena awards not written; retrying')
+        log.error({ err, awards: round.experience.length + round.notifications.length, attempt }, 'arena awards not written; retrying')
         if (this.closed) return
         await sleep(delay)
       }
+    }
+  }
+
+  private compactQueue(): void {
+    const events = this.queueEnds.length / 2
+    if (this.queueHead === events) {
+      this.queuedExperience = []
+      this.queuedNotifications = []
+      this.queueEnds = []
+      this.queueHead = 0
+    } else if (this.queueHead >= 65_536 && this.queueHead * 2 >= events) {
+      const x = this.queueEnds[2 * this.queueHead - 2]!
+      const n = this.queueEnds[2 * this.queueHead - 1]!
+      this.queuedExperience = this.queuedExperience.slice(x)
+      this.queuedNotifications = this.queuedNotifications.slice(n)
+      this.queueEnds = this.queueEnds.slice(2 * this.queueHead).map((end, i) => end - (i % 2 === 0 ? x : n))
+      this.queueHead = 0
     }
   }
 
