@@ -281,7 +281,6 @@ export class Arena {
     awards.notifications.push({ key, payer: s.payer, id: s.seq, kind, ref, payload: payload(), created_at: new Date(at).toISOString() })
   }
 
-  /** Quests on these metrics whose target the payer's counters now reach in the event's periods. */
   /**
    * Quests on these metrics whose target the payer's counters now reach in the event's periods. A completion, once
    * held (staged or durable), is held for good, so the period's counters remember it (a bit per quest) and every later
