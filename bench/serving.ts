@@ -81,8 +81,8 @@ function wrkMs(text: string): number {
 export function parseWrk(out: string): Omit<ServingBenchRow, 'name' | 'path' | 'ratio'> {
   const pick = (re: RegExp) => re.exec(out)?.[1]
   const rps = pick(/Requests\/sec:\s+([\d.]+)/)
-  const p50 = pick(/^\s+50%\s+(\S+)$/m)
-  const p99 = pick(/^\s+99%\s+(\S+)$/m)
+  const p50 = pick(/^\s+50%\s+(\S+)[ \t]*$/m)
+  const p99 = pick(/^\s+99%\s+(\S+)[ \t]*$/m)
   if (rps === undefined || p50 === undefined || p99 === undefined) throw new Error(`unparsed wrk output:\n${out}`)
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)
   return {

@@ -294,9 +294,18 @@ export class Journal<S extends TObject> {
   /** Every record up to the topic's current end, in per-partition offset order (a throwaway follower). */
   async readAll(timeoutMs = 120_000): Promise<Static<S>[]> {
     const ends = await this.log.endOffsets(this.topic)
-    const out: Array<{ record: Static<S>; at: JournalPosition }> = []
+    // Per partition, in the order delivered: a consumer delivers each partition in offset order, so concatenating the
+    // partitions is the (partition, offset) order without a wrapper per record or a sort of them all (a million
+    // records at an Arena's restart). A redelivery (offsets not increasing) falls back to the sort.
+    const parts: Array<{ records: Static<S>[]; offsets: number[] }> = []
+    let ordered = true
     const keep = (record: Static<S>, at: JournalPosition) => {
-      if (at.offset < (ends[at.partition] ?? 0)) out.push({ record, at })
+      if (at.offset >= (ends[at.partition] ?? 0)) return
+      const part = (parts[at.partition] ??= { records: [], offsets: [] })
+      const last = part.offsets[part.offsets.length - 1]
+      if (last !== undefined && at.offset <= last) ordered = false
+      part.records.push(record)
+      part.offsets.push(at.offset)
     }
     const f = await this.follow(`svc.${this.def.name}-read-${randomUUID()}`, keep, {
       catchUpTimeoutMs: timeoutMs,
@@ -305,7 +314,11 @@ export class Journal<S extends TObject> {
       },
     })
     await f.stop()
-    return out.sort((a, b) => a.at.partition - b.at.partition || a.at.offset - b.at.offset).map((x) => x.record)
+    const filled = parts.filter((p) => p !== undefined)
+    if (ordered) return filled.length === 1 ? filled[0]!.records : filled.flatMap((p) => p.records)
+    const out: Array<{ record: Static<S>; partition: number; offset: number }> = []
+    parts.forEach((p, partition) => p.records.forEach((record, i) => out.push({ record, partition, offset: p.offsets[i]! })))
+    return out.sort((a, b) => a.partition - b.partition || a.offset - b.offset).map((x) => x.record)
   }
 
   /** Waits for appends in flight, stops the followers it started, then closes the producer. */

@@ -94,6 +94,12 @@ export class EmbeddedConsumer implements LogConsumer {
       this.log.release(this, this.groupId, this.topics)
       throw err
     }
+    if (this.stopped) {
+      // stop() came while positioning (it found nothing running and returned): a consumer nobody holds must not start
+      // delivering now. Journal.readAll of an empty topic does exactly this: it stops without awaiting run().
+      this.log.release(this, this.groupId, this.topics)
+      return
+    }
     this.running = true
     this.current = positions
     this.log.watch(this.topics, this.signal)

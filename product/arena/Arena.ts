@@ -28,16 +28,23 @@ import { ARENA_SETTINGS, type ArenaSettingRow } from '../../pipeline/records/are
 import { EXPERIENCE, type ExperienceRow } from '../../pipeline/records/experienceRecord.ts'
 import { NOTIFICATIONS, type NotificationRow } from '../../pipeline/records/notificationRecord.ts'
 import type { CallEvents, CallGraded, CallLocked } from '../duel/index.ts'
-import { badgeAwardId } from './badges.ts'
+import { BADGES, badgeAwardId } from './badges.ts'
 import { ArenaProjection, type BoardScope, type BoardSort, type BoardTrack } from './ArenaProjection.ts'
 import { ASK_XP_DAILY_CAP, DECISION_BASE_CREDITS, RANKS, discountedCredits, levelForCredits, rankIndexOf, rankOf } from './levels.ts'
-import { QUESTS, measure, questAwardId, questPeriod } from './quests.ts'
+import { QUESTS, measure, questAwardId, questPeriod, type QuestMetric } from './quests.ts'
 import type { PayerState } from './PayerState.ts'
 
 const log = childLogger('arena')
 
 /** Events' awards per append: a round stays well under the log's per-send size. */
 const WRITE_ROUND = 500
+
+/** One bit per badge (PayerState.badgesHeld). */
+const BADGE_BITS = new Map(BADGES.map((b, i) => [b.key, 2 ** i]))
+/** One bit per quest, by its index in QUESTS (PeriodCounters.questsHeld). */
+const QUEST_BITS = QUESTS.map((_, i) => 2 ** i)
+const LOCK_METRICS: readonly QuestMetric[] = ['calls_locked', 'markets_called']
+const CORRECT_METRICS: readonly QuestMetric[] = ['correct_calls']
 
 export interface ArenaOptions {
   log: EventLog
@@ -103,7 +110,7 @@ export class Arena {
   async idle(): Promise<void> {
     for (;;) {
       for (const sub of this.subscriptions) await sub.idle()
-      if (this.writer === null && this.outbox.length === 0) return
+      if (this.writer === null && this.queued === 0) return
       await (this.writer ?? sleep(1))
     }
   }
@@ -116,7 +123,7 @@ export class Arena {
       const s = p.payer(e.payer)
       const at = Date.parse(e.locked_at)
       const awards: Awards = { experience: [], notifications: [] }
-      this.questAwards(s, at, ['calls_locked', 'markets_called'], awards)
+      this.questAwards(s, at, LOCK_METRICS, awards)
       this.awardBadges(s, at, awards)
       this.rankUp(s, at, awards)
       this.push(awards)
@@ -138,22 +145,37 @@ export class Arena {
         level = l.level
         this.award(s, { id: `call:${e.call_id}`, kind: 'correct_call', xp, ref: e.call_id, level, created_at: e.graded_at }, awards)
       }
-      this.notify(s, 'call_resolved', e.call_id, {
+      this.notify(s, 'call_resolved', e.call_id, () => ({
         call_id: e.call_id, decision_id: e.decision_id, question_id: e.question_id, asset: e.asset, call: e.call, outcome: e.outcome,
         status: e.status, correct: e.correct, xp,
-      }, at, awards)
-      if (s.streak > folded.streakBefore && s.streak >= 2) this.notify(s, 'streak_extended', e.call_id, { streak: s.streak }, at, awards)
-      else if (folded.streakBefore >= 2 && s.streak < folded.streakBefore) this.notify(s, 'streak_ended', e.call_id, { ended_streak: folded.streakBefore, streak: s.streak }, at, awards)
-      if (e.status === 'graded' && e.correct === true) this.questAwards(s, at, ['correct_calls'], awards)
+      }), at, awards)
+      if (s.streak > folded.streakBefore && s.streak >= 2) this.notify(s, 'streak_extended', e.call_id, () => ({ streak: s.streak }), at, awards)
+      else if (folded.streakBefore >= 2 && s.streak < folded.streakBefore) this.notify(s, 'streak_ended', e.call_id, () => ({ ended_streak: folded.streakBefore, streak: s.streak }), at, awards)
+      if (e.status === 'graded' && e.correct === true) this.questAwards(s, at, CORRECT_METRICS, awards)
       this.awardBadges(s, at, awards)
       this.rankUp(s, at, awards)
       this.push(awards)
     }
   }
 
-  /** Awards computed when their event was folded, not yet durable, in event order. */
-  private outbox: Awards[] = []
+  /**
+   * Awards computed when their events were folded, not yet durable, in event order: every queued event's rows in two
+   * flat arrays, and per event where its rows end in each (two numbers an event), so rounds are cut at event
+   * boundaries; events before queueHead are written. A replay folds every event before the writer's first round, so
+   * this holds a whole history's awards at once (1.8M notifications at 1M calls): rows only, not an object and two
+   * arrays per event. Rounds are taken by moving the head, never by splicing the front off (which copied the whole rest
+   * once per round), and the arrays are compacted once the head passes half of them.
+   */
+  private queuedExperience: ExperienceRow[] = []
+  private queuedNotifications: NotificationRow[] = []
+  private queueEnds: number[] = []
+  private queueHead = 0
   private writer: Promise<void> | null = null
+
+  /** Events queued and not yet written. */
+  private get queued(): number {
+    return this.queueEnds.length / 2 - this.queueHead
+  }
 
   /**
    * Queues an event's awards for the writer. Handlers stay synchronous (a replay of a million events is a fold, and a
@@ -162,29 +184,59 @@ export class Arena {
    */
   private push(awards: Awards): void {
     if (awards.experience.length === 0 && awards.notifications.length === 0) return
-    this.outbox.push(awards)
+    for (const r of awards.experience) this.queuedExperience.push(r)
+    for (const n of awards.notifications) this.queuedNotifications.push(n)
+    this.queueEnds.push(this.queuedExperience.length, this.queuedNotifications.length)
+    this.startWriter()
+  }
+
+  private startWriter(): void {
     this.writer ??= this.drain().finally(() => {
       this.writer = null
-      if (this.outbox.length > 0 && !this.closed) this.push({ experience: [], notifications: [] })
+      // Queued between the drain's last look and now: start again (a push in between found a writer and left it).
+      if (this.queued > 0 && !this.closed) this.startWriter()
     })
   }
 
   private async drain(): Promise<void> {
     let attempt = 0
-    while (this.outbox.length > 0) {
-      const round = this.outbox.splice(0, WRITE_ROUND)
-      const merged: Awards = { experience: round.flatMap((a) => a.experience), notifications: round.flatMap((a) => a.notifications) }
+    while (this.queued > 0) {
+      const from = this.queueHead
+      const to = Math.min(from + WRITE_ROUND, this.queueEnds.length / 2)
+      const round: Awards = {
+        experience: this.queuedExperience.slice(from === 0 ? 0 : this.queueEnds[2 * from - 2]!, this.queueEnds[2 * to - 2]!),
+        notifications: this.queuedNotifications.slice(from === 0 ? 0 : this.queueEnds[2 * from - 1]!, this.queueEnds[2 * to - 1]!),
+      }
       try {
-        await this.write(merged)
+        await this.write(round)
         attempt = 0
+        // Taken only once written: a failed round stays at the head and is retried with the same records.
+        this.queueHead = to
+        this.compactQueue()
       } catch (err) {
-        this.outbox.unshift(...round)
         const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!
         attempt++
-        log.error({ err, awards: merged.experience.length + merged.notifications.length, attempt }, 'arena awards not written; retrying')
+        log.error({ err, awards: round.experience.length + round.notifications.length, attempt }, 'arena awards not written; retrying')
         if (this.closed) return
         await sleep(delay)
       }
+    }
+  }
+
+  private compactQueue(): void {
+    const events = this.queueEnds.length / 2
+    if (this.queueHead === events) {
+      this.queuedExperience = []
+      this.queuedNotifications = []
+      this.queueEnds = []
+      this.queueHead = 0
+    } else if (this.queueHead >= 65_536 && this.queueHead * 2 >= events) {
+      const x = this.queueEnds[2 * this.queueHead - 2]!
+      const n = this.queueEnds[2 * this.queueHead - 1]!
+      this.queuedExperience = this.queuedExperience.slice(x)
+      this.queuedNotifications = this.queuedNotifications.slice(n)
+      this.queueEnds = this.queueEnds.slice(2 * this.queueHead).map((end, i) => end - (i % 2 === 0 ? x : n))
+      this.queueHead = 0
     }
   }
 
@@ -220,33 +272,55 @@ export class Arena {
     return true
   }
 
-  private notify(s: PayerState, kind: string, ref: string, payload: Record<string, unknown>, at: number, awards: Awards): void {
+  /** The payload is built only for a notification not held yet: a restart re-derives a million that are. */
+  private notify(s: PayerState, kind: string, ref: string, payload: () => Record<string, unknown>, at: number, awards: Awards): void {
     const key = `${kind}|${ref}|${s.payer}`
     if (this.staged.has(key) || this.projection.hasNotification(key)) return
     this.staged.add(key)
     s.seq++
-    awards.notifications.push({ key, payer: s.payer, id: s.seq, kind, ref, payload, created_at: new Date(at).toISOString() })
+    awards.notifications.push({ key, payer: s.payer, id: s.seq, kind, ref, payload: payload(), created_at: new Date(at).toISOString() })
   }
 
-  /** Quests on these metrics whose target the payer's counters now reach in the event's periods. */
-  private questAwards(s: PayerState, at: number, metrics: string[], awards: Awards): void {
-    for (const q of QUESTS) {
+  /**
+   * Quests on these metrics whose target the payer's counters now reach in the event's periods. A completion, once
+   * held (staged or durable), is held for good, so the period's counters remember it (a bit per quest) and every later
+   * event of the period skips it without building and looking up its id: a daily_correct_1 is reached again by every
+   * correct call of the day.
+   */
+  private questAwards(s: PayerState, at: number, metrics: readonly QuestMetric[], awards: Awards): void {
+    for (let i = 0; i < QUESTS.length; i++) {
+      const q = QUESTS[i]!
       if (!metrics.includes(q.metric)) continue
       const period = questPeriod(q.cadence, at)
-      if (measure(q.metric, s.counters.get(period.key)) < q.target) continue
+      const counters = s.counters.get(period.key)
+      if (!counters || ((counters.questsHeld ?? 0) & QUEST_BITS[i]!) !== 0 || measure(q.metric, counters) < q.target) continue
       const ref = `${q.key}:${period.key}`
       const iso = new Date(at).toISOString()
       if (this.award(s, { id: questAwardId(q.key, period.key, s.payer), kind: 'quest', xp: q.xp, ref, level: null, created_at: iso }, awards)) {
-        this.notify(s, 'quest_complete', ref, { quest: q.key, title: q.title, period_key: period.key, xp: q.xp }, at, awards)
+        this.notify(s, 'quest_complete', ref, () => ({ quest: q.key, title: q.title, period_key: period.key, xp: q.xp }), at, awards)
       }
+      counters.questsHeld = (counters.questsHeld ?? 0) | QUEST_BITS[i]!
     }
   }
 
+  /**
+   * Whether a badge is held (durable or staged). Holding is for good (an id staged is written or retried, never
+   * dropped; a durable one stays), so a yes is kept in the payer's bit mask and the id never looked up again: every
+   * event asks this of every badge whose rule holds, a million times over in a replay.
+   */
+  private badgeHeld(s: PayerState, key: string): boolean {
+    const bit = BADGE_BITS.get(key)!
+    if ((s.badgesHeld & bit) !== 0) return true
+    if (!this.held(badgeAwardId(key, s.payer))) return false
+    s.badgesHeld |= bit
+    return true
+  }
+
   private awardBadges(s: PayerState, at: number, awards: Awards): void {
-    for (const b of this.projection.newBadges(s, (key) => this.held(badgeAwardId(key, s.payer)))) {
+    for (const b of this.projection.newBadges(s, (key) => this.badgeHeld(s, key))) {
       const iso = new Date(at).toISOString()
       if (this.award(s, { id: badgeAwardId(b.key, s.payer), kind: 'badge', xp: b.xp, ref: b.key, level: null, created_at: iso }, awards)) {
-        this.notify(s, 'badge_earned', b.key, { badge: b.key, title: b.title, xp: b.xp }, at, awards)
+        this.notify(s, 'badge_earned', b.key, () => ({ badge: b.key, title: b.title, xp: b.xp }), at, awards)
       }
     }
   }
@@ -257,7 +331,7 @@ export class Arena {
     if (i <= s.rankNotified) return
     s.rankNotified = i
     const r = RANKS[i]!
-    this.notify(s, 'rank_up', r.name, { rank: r.name, xp: s.xp + s.xpStaged, discount: r.discount }, at, awards)
+    this.notify(s, 'rank_up', r.name, () => ({ rank: r.name, xp: s.xp + s.xpStaged, discount: r.discount }), at, awards)
   }
 
   private checkRankUp(s: PayerState, at: number): void {

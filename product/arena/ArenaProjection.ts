@@ -27,6 +27,9 @@ export type BoardScope = 'lifetime' | 'season'
 /** Notification kinds the Arena writes (docs/arena.md); preferences may name these and any other kind. */
 export const NOTIFICATION_KINDS = ['call_resolved', 'quest_complete', 'badge_earned', 'rank_up', 'streak_extended', 'streak_ended'] as const
 
+/** The kinds' names as held strings, to share with rows read back from the journal. */
+const KIND_NAMES = new Map<string, string>(NOTIFICATION_KINDS.map((k) => [k, k]))
+
 export const FEED_LIMIT = 50
 export const SEASON_BOARD_LIMIT = 50
 export const RECENT_COMPLETIONS = 10
@@ -82,6 +85,9 @@ export class ArenaProjection {
   private readonly seasonBoards = new Map<string, { version: number; human: SeasonRow[]; agent: SeasonRow[]; rankOf: Map<string, number> }>()
 
   payer(payer: string): PayerState {
+    // Keys are lower case, so a hit on the string as given is the lower-cased one's hit (and skips lower-casing it).
+    const hit = this.payers.get(payer)
+    if (hit) return hit
     const key = lower(payer)
     let s = this.payers.get(key)
     if (!s) {
@@ -93,7 +99,7 @@ export class ArenaProjection {
   }
 
   peek(payer: string): PayerState | undefined {
-    return this.payers.get(lower(payer))
+    return this.payers.get(payer) ?? this.payers.get(lower(payer))
   }
 
   hasExperience(id: string): boolean {
@@ -133,6 +139,10 @@ export class ArenaProjection {
     if (this.notificationKeys.has(row.key)) return
     this.notificationKeys.add(row.key)
     const s = this.payer(row.payer)
+    // A row read back from the journal brings its own copies of the payer and the kind; the feed holds every row (a
+    // million at a restart), so it keeps the copies already held instead (same text, one string).
+    if (row.payer === s.payer) row.payer = s.payer
+    row.kind = KIND_NAMES.get(row.kind) ?? row.kind
     s.notifications.push(row)
     if (row.id > s.seq) s.seq = row.id
     if (row.kind === 'rank_up') {
@@ -165,11 +175,12 @@ export class ArenaProjection {
     const s = this.payer(e.payer)
     const at = Date.parse(e.locked_at)
     s.calls++
-    if (!s.markets.includes(e.asset)) s.markets.push(e.asset)
+    // concat, not push: an exact-size array (a push grows a handful of assets to room for 17, for a million counters).
+    if (!s.markets.includes(e.asset)) s.markets = s.markets.concat(e.asset)
     for (const p of [questPeriod('daily', at), questPeriod('weekly', at)]) {
       const c = this.counters(s, p.key)
       c.calls_locked++
-      if (!c.markets.includes(e.asset)) c.markets.push(e.asset)
+      if (!c.markets.includes(e.asset)) c.markets = c.markets.concat(e.asset)
     }
     s.season(isoWeekOf(at).key).calls++
     this.version++
@@ -469,7 +480,8 @@ export class ArenaProjection {
   /** Badge keys a payer's facts now satisfy and it does not hold yet. */
   newBadges(s: PayerState, held: (key: string) => boolean): typeof BADGES {
     const facts = { calls: s.calls, graded: s.graded, correct: s.correct, streak: s.streak, markets: s.markets.length, beat_house: s.beatHouse }
-    return BADGES.filter((b) => !held(b.key) && b.earned(facts))
+    // The rule first: it is arithmetic on the facts, and a badge whose rule does not hold needs no look-up.
+    return BADGES.filter((b) => b.earned(facts) && !held(b.key))
   }
 
   /** Number of payers folded (bench and logs). */

@@ -45,6 +45,8 @@ export class PayerState {
   /** Experience awarded but not yet durable (staged by the writer): counted when deciding a rank-up, never shown. */
   xpStaged = 0
   badges: string[] = []
+  /** Bits (Arena's BADGE_BITS) of badges known held, durable or staged: a cache of a fact that never turns false. */
+  badgesHeld = 0
   completions: Completion[] = []
   calls = 0
   graded = 0

@@ -13,14 +13,35 @@ export interface Period {
   ends_at: number
 }
 
+/**
+ * Periods by day number, computed once: every call event asks for its day and week (a replay of a million events asks
+ * a few million times for the same few dozen), and building a key formats a date. Frozen, since callers share them.
+ */
+const days = new Map<number, Period>()
+const weeks = new Map<number, Period>()
+const PERIOD_CACHE_MAX = 4096
+
+function remember(cache: Map<number, Period>, day: number, p: Period): Period {
+  if (cache.size >= PERIOD_CACHE_MAX) cache.clear()
+  cache.set(day, Object.freeze(p))
+  return p
+}
+
 export function dayOf(ms: number): Period {
-  const start = Math.floor(ms / DAY_MS) * DAY_MS
-  return { key: new Date(start).toISOString().slice(0, 10), starts_at: start, ends_at: start + DAY_MS }
+  const day = Math.floor(ms / DAY_MS)
+  const hit = days.get(day)
+  if (hit) return hit
+  const start = day * DAY_MS
+  return remember(days, day, { key: new Date(start).toISOString().slice(0, 10), starts_at: start, ends_at: start + DAY_MS })
 }
 
 /** The ISO week holding `ms`: weeks start on Monday; week 1 holds the year's first Thursday. */
 export function isoWeekOf(ms: number): Period {
   const day = Math.floor(ms / DAY_MS)
+  return weeks.get(day) ?? remember(weeks, day, isoWeekOfDay(day))
+}
+
+function isoWeekOfDay(day: number): Period {
   // 1970-01-01 was a Thursday: (day + 3) mod 7 is 0 on Mondays.
   const weekday = (((day + 3) % 7) + 7) % 7
   const monday = day - weekday

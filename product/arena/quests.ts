@@ -38,10 +38,12 @@ export interface PeriodCounters {
   correct_calls: number
   /** Distinct assets called on (a handful at most). */
   markets: string[]
+  /** Bits (by index in QUESTS) of this period's quests known completed, durable or staged: the Arena's memo. */
+  questsHeld?: number
 }
 
 export function emptyCounters(): PeriodCounters {
-  return { calls_locked: 0, correct_calls: 0, markets: [] }
+  return { calls_locked: 0, correct_calls: 0, markets: [], questsHeld: 0 }
 }
 
 export function measure(metric: QuestMetric, c: PeriodCounters | undefined): number {

@@ -282,6 +282,28 @@ t.test('an idle consumer is woken by a send (no polling)', async (t) => {
   })
 })
 
+t.test('a consumer stopped while run() is still positioning never starts delivering', async (t) => {
+  const dir = await makeTempDir(t, 'svc-log-stop-early-')
+  await withLog(dir, async (log) => {
+    await log.ensureTopics([{ name: 'early', partitions: 2 }])
+    const consumer = await log.createConsumer({ groupId: 'e', topics: ['early'] })
+    let delivered = 0
+    // Not awaited, as Journal.readAll does on an empty topic: stop() comes before run() positioned the consumer.
+    const running = consumer.run(async (batch) => {
+      delivered += batch.records.length
+    })
+    await consumer.stop()
+    await running
+    await (await log.createProducer()).send('early', [rec(1, 'a'), rec(2, 'b')])
+    await new Promise((r) => setTimeout(r, 100))
+    t.equal(delivered, 0, 'nothing delivered after stop()')
+    const again = await log.createConsumer({ groupId: 'e', topics: ['early'] })
+    await again.run(async () => {})
+    await again.stop()
+    t.pass('the group was released')
+  })
+})
+
 // ---- atomic units (sendAtomic): all or nothing across partitions and topics ----
 
 const DRAWS = 'billing.draws'
