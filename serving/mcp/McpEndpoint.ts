@@ -68,7 +68,8 @@ class CapturedAnswer implements AnswerWriter {
   private resolveAnswer!: (a: Captured) => void
   readonly answer = new Promise<Captured>((resolve) => (this.resolveAnswer = resolve))
   send(status: number, headers: Record<string, string>, body: string | Uint8Array): boolean {
-    this.resolveAnswer({ status, headers, body: typeof body === 'string' ? body : Buffer.from(body).toString('utf8') })
+    // Decoded in place: Buffer.from(bytes) would copy the envelope first (the dispatcher hands slab slices).
+    this.resolveAnswer({ status, headers, body: typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8') })
     return true
   }
 }
@@ -115,7 +116,8 @@ export class McpEndpoint {
       res.send(405, { allow: 'POST', 'content-type': JSON_TYPE }, rpcError(null, RpcCode.ConnectionClosed, 'Method not allowed: this MCP endpoint is stateless and answers POST only.'))
       return
     }
-    const headers = { ...req.headers }
+    // The adapter's own copy (taken before its callback returned), so it outlives the uWS request: no second copy.
+    const headers = req.headers
     const origin = headers.origin
     if (origin !== undefined && !this.originAllowed(origin, headers.host)) {
       res.send(403, { 'content-type': JSON_TYPE }, rpcError(null, RpcCode.InvalidRequest, `Forbidden: Origin ${origin} is not allowed to call this MCP endpoint.`))
@@ -197,13 +199,14 @@ export class McpEndpoint {
   async call(tool: CatalogTool, args: Record<string, unknown>, context: RequestContext, payment?: unknown): Promise<CallToolResult> {
     const { headers, ip } = context
     const route = tool.route
-    const query = new URLSearchParams()
+    // Most tools take no query argument: no URLSearchParams for them (an empty one writes '').
+    let query: URLSearchParams | null = null
     const body: Record<string, unknown> = {}
     for (const [name, value] of Object.entries(args)) {
       // An argument no part declares goes where REST would take it (the body, else the query) and is refused there.
       const part = tool.parts[name] ?? (route.request.body ? 'body' : 'query')
       if (part === 'body') body[name] = value
-      else if (part === 'query') query.set(name, typeof value === 'string' ? value : JSON.stringify(value))
+      else if (part === 'query') (query ??= new URLSearchParams()).set(name, typeof value === 'string' ? value : JSON.stringify(value))
     }
     let missing: string | null = null
     const path = route.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
@@ -224,7 +227,7 @@ export class McpEndpoint {
     const synthesized: IncomingRequest = {
       method: route.method,
       path,
-      query: query.toString(),
+      query: query === null ? '' : query.toString(),
       headers: forwarded,
       ip,
       body: route.request.body ? Buffer.from(JSON.stringify(body)) : null,
