@@ -6,13 +6,20 @@
  * to it (JsonResponseTransport). Stateless: no Mcp-Session-Id is issued, one SDK server answers every POST, GET and
  * DELETE answer 405 (the transport spec allows both when there is no server stream and no session to end).
  *
+ * One exception, for speed: a well-formed tools/call of a known tool is parsed with the SDK's own CallToolRequestSchema
+ * and answered here, its result checked with CallToolResultSchema, in the bytes the SDK server would write
+ * (directCall; test/serving/mcp/McpDirectCall.test.ts compares the two). The SDK's way to the same handler cost more
+ * than the REST read the call proxies. Anything else still goes to the SDK server.
+ *
  * A tool call is the REST request of its route, synthesized and run through the Dispatcher, so validation, price,
  * payment gate, rate limit, metrics and the ledger are the REST ones; the answer is read back and turned into a tool
  * result.
  */
 import { Server as SdkServer } from '@modelcontextprotocol/sdk/server/index.js'
+import { safeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js'
 import {
   CallToolRequestSchema,
+  CallToolResultSchema,
   ErrorCode as RpcCode,
   ListToolsRequestSchema,
   McpError,
@@ -88,13 +95,16 @@ export class McpEndpoint {
   private readonly transport: JsonResponseTransport
   /** Resolves once the SDK server is connected to the transport (at construction; awaited by the first request). */
   private readonly connected: Promise<void>
+  /** Every message through the SDK server, tools/call included (what directCall is tested against). */
+  private readonly sdkOnly: boolean
 
   constructor(
     routes: Parameters<typeof buildCatalog>[0],
     private readonly dispatcher: Dispatcher,
     private readonly version: string,
-    options: { baseUrl?: string | null; allowedOrigins?: readonly string[] } = {},
+    options: { baseUrl?: string | null; allowedOrigins?: readonly string[]; sdkOnly?: boolean } = {},
   ) {
+    this.sdkOnly = options.sdkOnly === true
     this.origins = new Set([...(options.allowedOrigins ?? []), ...(options.baseUrl ? [new URL(options.baseUrl).origin] : [])])
     this.tools = buildCatalog(routes)
     this.transport = new JsonResponseTransport()
@@ -160,7 +170,6 @@ export class McpEndpoint {
   }
 
   private async answer(message: JSONRPCMessage, headers: Record<string, string>, ip: string, res: AnswerWriter): Promise<void> {
-    await this.connected
     const context: RequestContext = { headers, ip, answerBody: null }
     if ('method' in message && 'id' in message) {
       // The SDK reports a request that fails its method's schema as -32603; the spec says invalid params are -32602.
@@ -171,14 +180,64 @@ export class McpEndpoint {
           return
         }
       }
+      if (message.method === 'tools/call' && !this.sdkOnly) {
+        const direct = this.directCall(message)
+        if (direct !== null) {
+          res.send(200, { 'content-type': JSON_TYPE }, await this.callDirect(direct, message.id, context))
+          return
+        }
+      }
+      await this.connected
       const response = await this.transport.request(message, context)
       res.send(200, { 'content-type': JSON_TYPE }, serializeResponse(response, context.answerBody))
       return
     }
     // A cancellation names a request by the client's id, which the shared server never saw (and in stateless JSON mode
     // the request it names is another POST, answered already or abandoned with its connection): nothing to forward.
-    if ('method' in message && message.method !== 'notifications/cancelled') this.transport.deliver(message, context)
+    if ('method' in message && message.method !== 'notifications/cancelled') {
+      await this.connected
+      this.transport.deliver(message, context)
+    }
     res.send(202, {}, '')
+  }
+
+  /**
+   * The tools/call the SDK server would hand straight to its CallToolRequestSchema handler, parsed by that schema, or
+   * null. Most traffic is tools/call, and the SDK's way to that handler (three schema guards on the envelope, the
+   * request parsed twice, an AbortController and a set of closures per request, a chain of promises) made an MCP read
+   * cost three times what the rest of it did (bench/mcp.ts profile). Left to the SDK server, which answers them as
+   * before: a message with members beyond a request's (the SDK's request schema is strict), params that fail the
+   * schema, a task-augmented call (no tasks capability), an unknown tool (its -32602).
+   */
+  private directCall(message: JSONRPCMessage & { method: string }): DirectCall | null {
+    for (const key in message) if (!REQUEST_KEYS.has(key)) return null
+    const parsed = safeParse(CallToolRequestSchema, message)
+    if (!parsed.success) return null
+    const params = parsed.data.params
+    if (params.task !== undefined) return null
+    const tool = this.byName.get(params.name)
+    if (!tool) return null
+    return { tool, args: params.arguments ?? {}, payment: params._meta?.[X402_PAYMENT_META] }
+  }
+
+  /**
+   * The tool call of directCall, answered as the SDK server answers it: the result checked by CallToolResultSchema and
+   * written from the parsed result, a throw or a failed check as the JSON-RPC error the SDK's protocol layer makes of it.
+   */
+  private async callDirect(direct: DirectCall, id: RequestId, context: RequestContext): Promise<string> {
+    let result: CallToolResult
+    try {
+      result = await this.call(direct.tool, direct.args, context, direct.payment)
+    } catch (err) {
+      return JSON.stringify(sdkErrorResponse(id, err))
+    }
+    const checked = safeParse(CallToolResultSchema, result)
+    if (!checked.success) {
+      const detail = checked.error instanceof Error ? checked.error.message : String(checked.error)
+      return JSON.stringify(sdkErrorResponse(id, new McpError(RpcCode.InvalidParams, `Invalid tools/call result: ${detail}`)))
+    }
+    // Key order as the SDK builds a response ({ result, jsonrpc, id }): the bytes are the SDK path's.
+    return serializeResponse({ result: checked.data, jsonrpc: '2.0', id } as JSONRPCMessage, context.answerBody)
   }
 
   /** The one SDK server: protocol handling (initialize, ping, tools/list, tools/call, errors) is the SDK's. */
@@ -264,6 +323,30 @@ export class McpEndpoint {
       return { isError: true, content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, ...meta }
     }
     return errorResult(envelope)
+  }
+}
+
+/** A tools/call taken off the SDK's path: its tool and the arguments and payment CallToolRequestSchema parsed. */
+interface DirectCall {
+  tool: CatalogTool
+  args: Record<string, unknown>
+  payment: unknown
+}
+
+/** The members of a JSON-RPC request (the SDK's JSONRPCRequestSchema is strict). */
+const REQUEST_KEYS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params'])
+
+/** What the SDK's protocol layer answers when a request handler throws (shared/protocol.js, _onrequest). */
+function sdkErrorResponse(id: RequestId, err: unknown): JSONRPCMessage {
+  const e = err as { code?: unknown; message?: string; data?: unknown }
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: Number.isSafeInteger(e.code) ? (e.code as number) : RpcCode.InternalError,
+      message: e.message ?? 'Internal error',
+      ...(e.data !== undefined && { data: e.data }),
+    },
   }
 }
 
