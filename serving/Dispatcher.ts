@@ -261,7 +261,7 @@ export class Dispatcher {
     // RequestIds are hex digits and dashes, so their JSON is the id in quotes.
     const body = serializeSuccess(result.data, '"' + ctx.request_id + '"', ctx.now, this.methodologyJson, metaPricing(ctx.price, ctx.payment), result.meta)
     const status = result.status ?? 200
-    res.send(status, headers, body)
+    res.send(status, headers, body, true)
     this.answered(route, req, status, started, ctx.request_id, ctx.payment)
   }
 

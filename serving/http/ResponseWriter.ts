@@ -84,7 +84,11 @@ export function headerBlockBytes(headers: Record<string, string>): Buffer {
  * dispatcher path as REST and reads its answer back).
  */
 export interface AnswerWriter {
-  send(status: number, headers: Record<string, string>, body: string | Uint8Array): boolean
+  /**
+   * envelope: the body is the success envelope serializeSuccess wrote ({"data":…,"meta":…}, JSON text of an object by
+   * construction), so a capture may use it as that object's JSON without parsing it again. A socket ignores it.
+   */
+  send(status: number, headers: Record<string, string>, body: string | Uint8Array, envelope?: boolean): boolean
 }
 
 export class ResponseWriter implements AnswerWriter {

@@ -6,13 +6,20 @@
  * to it (JsonResponseTransport). Stateless: no Mcp-Session-Id is issued, one SDK server answers every POST, GET and
  * DELETE answer 405 (the transport spec allows both when there is no server stream and no session to end).
  *
+ * One exception, for speed: a well-formed tools/call of a known tool is parsed with the SDK's own CallToolRequestSchema
+ * and answered here, its result checked with CallToolResultSchema, in the bytes the SDK server would write
+ * (directCall; test/serving/mcp/McpDirectCall.test.ts compares the two). The SDK's way to the same handler cost more
+ * than the REST read the call proxies. Anything else still goes to the SDK server.
+ *
  * A tool call is the REST request of its route, synthesized and run through the Dispatcher, so validation, price,
  * payment gate, rate limit, metrics and the ledger are the REST ones; the answer is read back and turned into a tool
  * result.
  */
 import { Server as SdkServer } from '@modelcontextprotocol/sdk/server/index.js'
+import { safeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js'
 import {
   CallToolRequestSchema,
+  CallToolResultSchema,
   ErrorCode as RpcCode,
   ListToolsRequestSchema,
   McpError,
@@ -57,19 +64,32 @@ const RECOVERY: Partial<Record<ErrorCode, string>> = {
 const MCP_PAYMENT_REQUIRED = 'Payment required to access this tool: retry with _meta["x402/payment"] (a PaymentPayload for one accepts entry), or send x-svc-payer on the MCP HTTP request to pay with credits.'
 const DEFAULT_RECOVERY = 'See the error code in docs/errors.md; retry only when retryable is true.'
 
-interface Captured {
-  status: number
-  headers: Record<string, string>
-  body: string
-}
-
 /** The dispatcher's answer to one synthesized request, kept instead of written to a socket. */
 class CapturedAnswer implements AnswerWriter {
-  private resolveAnswer!: (a: Captured) => void
-  readonly answer = new Promise<Captured>((resolve) => (this.resolveAnswer = resolve))
-  send(status: number, headers: Record<string, string>, body: string | Uint8Array): boolean {
-    this.resolveAnswer({ status, headers, body: typeof body === 'string' ? body : Buffer.from(body).toString('utf8') })
+  status = 0
+  headers: Record<string, string> = {}
+  body = ''
+  /** The body is the dispatcher's success envelope (AnswerWriter.send). */
+  envelope = false
+  private resolveAnswered!: () => void
+  readonly answered = new Promise<void>((resolve) => (this.resolveAnswered = resolve))
+
+  send(status: number, headers: Record<string, string>, body: string | Uint8Array, envelope = false): boolean {
+    this.status = status
+    this.headers = headers
+    // Decoded in place: Buffer.from(bytes) would copy the envelope first (the dispatcher hands slab slices).
+    this.body = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')
+    this.envelope = envelope
+    this.resolveAnswered()
     return true
+  }
+
+  /**
+   * A success envelope with no x402 receipt: toResult makes it { content: [its text], structuredContent: its object }
+   * and nothing else, which CallToolResultSchema accepts as it is and serializeResponse writes as spliceResult does.
+   */
+  get plainEnvelope(): boolean {
+    return this.envelope && this.status < 400 && isJsonType(this.headers) && headerOf(this.headers, 'payment-response') === undefined
   }
 }
 
@@ -87,13 +107,16 @@ export class McpEndpoint {
   private readonly transport: JsonResponseTransport
   /** Resolves once the SDK server is connected to the transport (at construction; awaited by the first request). */
   private readonly connected: Promise<void>
+  /** Every message through the SDK server, tools/call included (what directCall is tested against). */
+  private readonly sdkOnly: boolean
 
   constructor(
     routes: Parameters<typeof buildCatalog>[0],
     private readonly dispatcher: Dispatcher,
     private readonly version: string,
-    options: { baseUrl?: string | null; allowedOrigins?: readonly string[] } = {},
+    options: { baseUrl?: string | null; allowedOrigins?: readonly string[]; sdkOnly?: boolean } = {},
   ) {
+    this.sdkOnly = options.sdkOnly === true
     this.origins = new Set([...(options.allowedOrigins ?? []), ...(options.baseUrl ? [new URL(options.baseUrl).origin] : [])])
     this.tools = buildCatalog(routes)
     this.transport = new JsonResponseTransport()
@@ -115,7 +138,8 @@ export class McpEndpoint {
       res.send(405, { allow: 'POST', 'content-type': JSON_TYPE }, rpcError(null, RpcCode.ConnectionClosed, 'Method not allowed: this MCP endpoint is stateless and answers POST only.'))
       return
     }
-    const headers = { ...req.headers }
+    // The adapter's own copy (taken before its callback returned), so it outlives the uWS request: no second copy.
+    const headers = req.headers
     const origin = headers.origin
     if (origin !== undefined && !this.originAllowed(origin, headers.host)) {
       res.send(403, { 'content-type': JSON_TYPE }, rpcError(null, RpcCode.InvalidRequest, `Forbidden: Origin ${origin} is not allowed to call this MCP endpoint.`))
@@ -158,7 +182,6 @@ export class McpEndpoint {
   }
 
   private async answer(message: JSONRPCMessage, headers: Record<string, string>, ip: string, res: AnswerWriter): Promise<void> {
-    await this.connected
     const context: RequestContext = { headers, ip, answerBody: null }
     if ('method' in message && 'id' in message) {
       // The SDK reports a request that fails its method's schema as -32603; the spec says invalid params are -32602.
@@ -169,14 +192,68 @@ export class McpEndpoint {
           return
         }
       }
+      if (message.method === 'tools/call' && !this.sdkOnly) {
+        const direct = this.directCall(message)
+        if (direct !== null) {
+          res.send(200, { 'content-type': JSON_TYPE }, await this.callDirect(direct, message.id, context))
+          return
+        }
+      }
+      await this.connected
       const response = await this.transport.request(message, context)
       res.send(200, { 'content-type': JSON_TYPE }, serializeResponse(response, context.answerBody))
       return
     }
     // A cancellation names a request by the client's id, which the shared server never saw (and in stateless JSON mode
     // the request it names is another POST, answered already or abandoned with its connection): nothing to forward.
-    if ('method' in message && message.method !== 'notifications/cancelled') this.transport.deliver(message, context)
+    if ('method' in message && message.method !== 'notifications/cancelled') {
+      await this.connected
+      this.transport.deliver(message, context)
+    }
     res.send(202, {}, '')
+  }
+
+  /**
+   * The tools/call the SDK server would hand straight to its CallToolRequestSchema handler, parsed by that schema, or
+   * null. Most traffic is tools/call, and the SDK's way to that handler (three schema guards on the envelope, the
+   * request parsed twice, an AbortController and a set of closures per request, a chain of promises) made an MCP read
+   * cost three times what the rest of it did (bench/mcp.ts profile). Left to the SDK server, which answers them as
+   * before: a message with members beyond a request's (the SDK's request schema is strict), params that fail the
+   * schema, a task-augmented call (no tasks capability), an unknown tool (its -32602).
+   */
+  private directCall(message: JSONRPCMessage & { method: string }): DirectCall | null {
+    for (const key in message) if (!REQUEST_KEYS.has(key)) return null
+    const parsed = safeParse(CallToolRequestSchema, message)
+    if (!parsed.success) return null
+    const params = parsed.data.params
+    if (params.task !== undefined) return null
+    const tool = this.byName.get(params.name)
+    if (!tool) return null
+    return { tool, args: params.arguments ?? {}, payment: params._meta?.[X402_PAYMENT_META] }
+  }
+
+  /**
+   * The tool call of directCall, answered as the SDK server answers it: the result checked by CallToolResultSchema and
+   * written from the parsed result, a throw or a failed check as the JSON-RPC error the SDK's protocol layer makes of it.
+   */
+  private async callDirect(direct: DirectCall, id: RequestId, context: RequestContext): Promise<string> {
+    let result: CallToolResult
+    try {
+      const outcome = await this.dispatch(direct.tool, direct.args, context, direct.payment)
+      // The common answer, a record read: its bytes are known without parsing the envelope back into the object the
+      // SDK path builds, checks and then writes as the envelope's own text (a quarter of the call's CPU).
+      if (outcome instanceof CapturedAnswer && outcome.plainEnvelope) return spliceResult(id, outcome.body, '')
+      result = outcome instanceof CapturedAnswer ? this.resultOf(direct.tool, outcome, context) : outcome
+    } catch (err) {
+      return JSON.stringify(sdkErrorResponse(id, err))
+    }
+    const checked = safeParse(CallToolResultSchema, result)
+    if (!checked.success) {
+      const detail = checked.error instanceof Error ? checked.error.message : String(checked.error)
+      return JSON.stringify(sdkErrorResponse(id, new McpError(RpcCode.InvalidParams, `Invalid tools/call result: ${detail}`)))
+    }
+    // Key order as the SDK builds a response ({ result, jsonrpc, id }): the bytes are the SDK path's.
+    return serializeResponse({ result: checked.data, jsonrpc: '2.0', id } as JSONRPCMessage, context.answerBody)
   }
 
   /** The one SDK server: protocol handling (initialize, ping, tools/list, tools/call, errors) is the SDK's. */
@@ -195,15 +272,29 @@ export class McpEndpoint {
 
   /** One tool call = the route's REST request through the dispatcher. */
   async call(tool: CatalogTool, args: Record<string, unknown>, context: RequestContext, payment?: unknown): Promise<CallToolResult> {
+    const outcome = await this.dispatch(tool, args, context, payment)
+    return outcome instanceof CapturedAnswer ? this.resultOf(tool, outcome, context) : outcome
+  }
+
+  /** The tool result of the dispatcher's answer; a successful JSON body is kept for serializeResponse to splice in. */
+  private resultOf(tool: CatalogTool, answer: CapturedAnswer, context: RequestContext): CallToolResult {
+    const result = this.toResult(tool, answer)
+    if (result.structuredContent !== undefined && !result.isError) context.answerBody = answer.body
+    return result
+  }
+
+  /** The route's REST request for a tool call, answered by the dispatcher; or the tool error of a missing path argument. */
+  private async dispatch(tool: CatalogTool, args: Record<string, unknown>, context: RequestContext, payment: unknown): Promise<CapturedAnswer | CallToolResult> {
     const { headers, ip } = context
     const route = tool.route
-    const query = new URLSearchParams()
+    // Most tools take no query argument: no URLSearchParams for them (an empty one writes '').
+    let query: URLSearchParams | null = null
     const body: Record<string, unknown> = {}
     for (const [name, value] of Object.entries(args)) {
       // An argument no part declares goes where REST would take it (the body, else the query) and is refused there.
       const part = tool.parts[name] ?? (route.request.body ? 'body' : 'query')
       if (part === 'body') body[name] = value
-      else if (part === 'query') query.set(name, typeof value === 'string' ? value : JSON.stringify(value))
+      else if (part === 'query') (query ??= new URLSearchParams()).set(name, typeof value === 'string' ? value : JSON.stringify(value))
     }
     let missing: string | null = null
     const path = route.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
@@ -224,7 +315,7 @@ export class McpEndpoint {
     const synthesized: IncomingRequest = {
       method: route.method,
       path,
-      query: query.toString(),
+      query: query === null ? '' : query.toString(),
       headers: forwarded,
       ip,
       body: route.request.body ? Buffer.from(JSON.stringify(body)) : null,
@@ -232,14 +323,12 @@ export class McpEndpoint {
     }
     const capture = new CapturedAnswer()
     await this.dispatcher.handle(synthesized, capture)
-    const answer = await capture.answer
-    const result = this.toResult(tool, answer)
-    if (result.structuredContent !== undefined && !result.isError) context.answerBody = answer.body
-    return result
+    await capture.answered
+    return capture
   }
 
-  private toResult(tool: CatalogTool, a: Captured): CallToolResult {
-    const isJson = (a.headers['content-type'] ?? '').startsWith('application/json')
+  private toResult(tool: CatalogTool, a: CapturedAnswer): CallToolResult {
+    const isJson = isJsonType(a.headers)
     if (a.status < 400) {
       const settled = headerOf(a.headers, 'payment-response')
       const meta = settled ? { _meta: { [X402_PAYMENT_RESPONSE_META]: decodeHeader<Record<string, unknown>>(settled) } } : {}
@@ -261,6 +350,30 @@ export class McpEndpoint {
       return { isError: true, content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, ...meta }
     }
     return errorResult(envelope)
+  }
+}
+
+/** A tools/call taken off the SDK's path: its tool and the arguments and payment CallToolRequestSchema parsed. */
+interface DirectCall {
+  tool: CatalogTool
+  args: Record<string, unknown>
+  payment: unknown
+}
+
+/** The members of a JSON-RPC request (the SDK's JSONRPCRequestSchema is strict). */
+const REQUEST_KEYS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params'])
+
+/** What the SDK's protocol layer answers when a request handler throws (shared/protocol.js, _onrequest). */
+function sdkErrorResponse(id: RequestId, err: unknown): JSONRPCMessage {
+  const e = err as { code?: unknown; message?: string; data?: unknown }
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: Number.isSafeInteger(e.code) ? (e.code as number) : RpcCode.InternalError,
+      message: e.message ?? 'Internal error',
+      ...(e.data !== undefined && { data: e.data }),
+    },
   }
 }
 
@@ -294,10 +407,20 @@ function serializeResponse(response: JSONRPCMessage, answerBody: string | null):
   const text = content.length === 1 && content[0]!.type === 'text' ? content[0]!.text : null
   if (text !== answerBody || structuredContent === undefined) return JSON.stringify(response)
   const others = JSON.stringify(rest)
+  return spliceResult((response as { id: RequestId }).id, answerBody, others === '{}' ? '' : ',' + others.slice(1, -1))
+}
+
+/** A successful tool result whose text block and structured content are one REST body; others: its further members. */
+function spliceResult(id: RequestId, answerBody: string, others: string): string {
   return (
-    `{"jsonrpc":"2.0","id":${JSON.stringify((response as { id: RequestId }).id)},"result":{"content":[{"type":"text","text":${JSON.stringify(answerBody)}}],` +
-    `"structuredContent":${answerBody}${others === '{}' ? '' : ',' + others.slice(1, -1)}}}`
+    `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":${JSON.stringify(answerBody)}}],` +
+    `"structuredContent":${answerBody}${others}}}`
   )
+}
+
+/** Whether an answer's body is JSON, as toResult decides it. */
+function isJsonType(headers: Record<string, string>): boolean {
+  return (headers['content-type'] ?? '').startsWith('application/json')
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
