@@ -109,8 +109,11 @@ t.test('GET /metrics counts exactly the requests made, by route id and status, a
     t.ok((families.get(name)?.samples.length ?? 0) > 0, `process metric ${name}`)
   }
   t.equal(families.get('svc_consumer_lag')?.type, 'gauge')
+  // The credits ledger is billing.draws' one writer: it reads the journal once at open and then holds the state, so
+  // no consumer of that topic is left running to report a lag (it once did: a leaked throwaway reader, fixed in
+  // EmbeddedConsumer). Live followers' lag is the next test's business.
   const draws = families.get('svc_consumer_lag')!.samples.filter((s) => s.labels.topic === 'billing.draws')
-  t.ok(draws.length > 0, 'the credits ledger follower of billing.draws reports its lag')
+  t.same(draws, [], 'no reader of billing.draws left running after the credits ledger opened')
 
   // A second scrape, with x-svc-ops, sees the first one.
   const again = parseExposition((await call('ops.metrics', 'GET', '/metrics', { headers: { 'x-svc-ops': OPS_TOKEN } })).text)
