@@ -258,7 +258,8 @@ export class Dispatcher {
     headers['content-type'] = JSON_TYPE
     if (result.headers) Object.assign(headers, result.headers)
     if (ctx.payment) headers['cache-control'] = 'private, no-store'
-    // RequestIds are hex digits and dashes, so their JSON is the id in quotes.
+    // RequestIds are hex digits and dashes, so their JSON is the id in quotes. The body is sent before anything else
+    // runs: a large one is lent memory that the next large envelope reuses (byteSlab slabConcat).
     const body = serializeSuccess(result.data, '"' + ctx.request_id + '"', ctx.now, this.methodologyJson, metaPricing(ctx.price, ctx.payment), result.meta)
     const status = result.status ?? 200
     res.send(status, headers, body, true)

@@ -87,6 +87,7 @@ export interface AnswerWriter {
   /**
    * envelope: the body is the success envelope serializeSuccess wrote ({"data":…,"meta":…}, JSON text of an object by
    * construction), so a capture may use it as that object's JSON without parsing it again. A socket ignores it.
+   * Body bytes are lent for the call only (a large envelope's memory is reused: byteSlab slabConcat): copy to keep.
    */
   send(status: number, headers: Record<string, string>, body: string | Uint8Array, envelope?: boolean): boolean
 }

@@ -81,6 +81,22 @@ t.test('a body stays intact while later bodies are written (slab slices never ov
   t.ok(offsets.size > 1, 'bodies span more than one slab')
 })
 
+t.test('a large body is lent: written into one reused buffer, exact each time', async (t) => {
+  // Over a slab piece (32 KiB): a fresh Buffer per response cost a full GC every few MB (byteSlab slabConcat).
+  const rows = (tag: string) => Object.freeze(Array.from({ length: 400 }, (_, i) => Object.freeze({ i, tag, s: 'é→'.repeat(20) })))
+  const a = rows('a')
+  const b = rows('b')
+  const first = serializeSuccess(a, '"one"', NOW, '"v"', null, undefined) as Buffer
+  t.ok(first.length > 32 * 1024, `the body is large (${first.length} bytes)`)
+  t.equal(first.toString(), JSON.stringify({ data: a, meta: buildMeta('one', NOW, 'v', null, undefined) }), 'the first large body is exact')
+  const second = serializeSuccess(b, '"two"', NOW + 1, '"v"', null, undefined) as Buffer
+  t.equal(second.toString(), JSON.stringify({ data: b, meta: buildMeta('two', NOW + 1, 'v', null, undefined) }), 'the next one is exact too')
+  t.equal(second.buffer, first.buffer, 'the same memory: no allocation per large response (the contract: send before the next)')
+  const small = serializeSuccess(Object.freeze({ x: 1 }), '"s"', NOW, '"v"', null, undefined) as Buffer
+  t.not(small.buffer, second.buffer, 'a small body is still a slab slice of its own')
+  t.equal(second.toString(), JSON.stringify({ data: b, meta: buildMeta('two', NOW + 1, 'v', null, undefined) }), 'a small body does not touch the lent one')
+})
+
 t.test('jsonOf: frozen values serialized once, others every time', async (t) => {
   const frozen = Object.freeze({ n: 1 })
   t.equal(jsonOf(frozen), '{"n":1}')

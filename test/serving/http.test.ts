@@ -10,6 +10,7 @@ import type { RouteDef } from '../../serving/routes/types.ts'
 import { ERROR_ENVELOPE_SCHEMA } from '../../serving/envelope.ts'
 import { RateLimiter } from '../../serving/RateLimiter.ts'
 import { Server } from '../../serving/Server.ts'
+import { Type } from '../../common/schema.ts'
 import { memoryServices, PAYER, PENDING_ID, RESOLVED_ID } from '../helpers/serving/memoryServices.ts'
 import { PAY_TO, withServer } from '../helpers/serving/server.ts'
 
@@ -259,4 +260,30 @@ t.test('close gives up after the drain timeout and force-closes', async (t) => {
   await new Promise((r) => setTimeout(r, 50))
   t.same(await server.close(), { drained: false })
   t.equal(await pending, 'aborted')
+})
+
+t.test('large frozen bodies answered concurrently by async handlers each arrive whole and their own', async (t) => {
+  // A large envelope is written into lent memory the next one reuses (byteSlab slabConcat); the dispatcher sends it
+  // before anything else runs, so interleaved handlers never see another answer's bytes.
+  const boards = ['a', 'b', 'c'].map((tag) => Object.freeze(Array.from({ length: 500 }, (_, i) => Object.freeze({ i, tag, pad: 'x'.repeat(60) }))))
+  const big: RouteDef = {
+    id: 'test.big', method: 'GET', path: '/test/big', summary: 'a large frozen answer', tags: ['test'], pay: { kind: 'free' },
+    request: { query: Type.Object({ n: Type.String() }) }, response: { kind: 'envelope', schema: { type: 'object' } }, errors: [],
+    handler: async (ctx) => {
+      const n = Number(ctx.query.n)
+      // Finish out of order, so large answers are written between one another's awaits.
+      await new Promise((r) => setTimeout(r, (n * 7) % 5))
+      return { data: boards[n % 3]! }
+    },
+  }
+  const server = await Server.start({ port: 0, config: { payTo: PAY_TO }, routes: [...ROUTES, big] })
+  t.teardown(() => server.close())
+  const answers = await Promise.all(Array.from({ length: 60 }, async (_, n) => {
+    const res = await fetch(`${server.url}/test/big?n=${n}`)
+    return { n, status: res.status, body: JSON.parse(await res.text()) as { data: Array<{ tag: string }> } }
+  }))
+  for (const a of answers) {
+    t.equal(a.status, 200)
+    t.same(a.body.data, boards[a.n % 3], `answer ${a.n} is board ${['a', 'b', 'c'][a.n % 3]}, whole`)
+  }
 })
