@@ -17,6 +17,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../../common/Clock.ts'
+import { canonicalJson } from '../../common/jcs.ts'
 import { childLogger } from '../../common/logger.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { RETRY_DELAYS_MS, type Subscription } from '../../engine/LedgerBus.ts'
@@ -100,10 +101,23 @@ export class Arena {
     return arena
   }
 
-  /** Subscribes to the duel's call events (replayed from the beginning, then live). */
+  /**
+   * Subscribes to the duel's call events (replayed from the beginning, then live).
+   *
+   * The replayed grades come in the order the duel re-learned its resolutions at this start, not the order they were
+   * first graded in (a log's partitions are read back in another interleaving). Folded in that order a payer's record
+   * passed through states it never had (a run of three correct calls that a wrong call, replayed later, had broken in
+   * the first run), and a restart wrote badges and notifications the first run never did. So the replay, which the
+   * bus delivers synchronously within subscribe(), is collected and folded in resolution order (graded_at, then
+   * call_id: the order PayerState keeps a payer's grades in), the order in which they were first graded.
+   */
   attach(events: CallEvents): void {
     this.subscriptions.push(events.locked.subscribe('arena', (e) => this.onLocked(e)))
-    this.subscriptions.push(events.graded.subscribe('arena', (e) => this.onGraded(e)))
+    let replayed: CallGraded[] | null = []
+    this.subscriptions.push(events.graded.subscribe('arena', (e) => (replayed === null ? this.onGraded(e) : void replayed.push(e))))
+    const inResolutionOrder = replayed.sort(byResolution)
+    replayed = null
+    for (const e of inResolutionOrder) this.onGraded(e)
   }
 
   /** Resolves once every event delivered so far was handled and every award written. */
@@ -278,7 +292,9 @@ export class Arena {
     if (this.staged.has(key) || this.projection.hasNotification(key)) return
     this.staged.add(key)
     s.seq++
-    awards.notifications.push({ key, payer: s.payer, id: s.seq, kind, ref, payload: payload(), created_at: new Date(at).toISOString() })
+    // In the key order the journal stores it (canonical JSON): the feed shows the same bytes before and after a restart.
+    const stored = JSON.parse(canonicalJson(payload())) as Record<string, unknown>
+    awards.notifications.push({ key, payer: s.payer, id: s.seq, kind, ref, payload: stored, created_at: new Date(at).toISOString() })
   }
 
   /**
@@ -488,4 +504,10 @@ export class Arena {
     await this.writer
     await Promise.all([this.experience.close(), this.notes.close(), this.settings.close()])
   }
+}
+
+/** Resolution order: when a call was graded, then its id (ties of one instant in a fixed order). */
+function byResolution(a: CallGraded, b: CallGraded): number {
+  const at = Date.parse(a.graded_at) - Date.parse(b.graded_at)
+  return at !== 0 ? at : a.call_id < b.call_id ? -1 : a.call_id > b.call_id ? 1 : 0
 }

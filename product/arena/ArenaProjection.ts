@@ -479,7 +479,7 @@ export class ArenaProjection {
 
   /** Badge keys a payer's facts now satisfy and it does not hold yet. */
   newBadges(s: PayerState, held: (key: string) => boolean): typeof BADGES {
-    const facts = { calls: s.calls, graded: s.graded, correct: s.correct, streak: s.streak, markets: s.markets.length, beat_house: s.beatHouse }
+    const facts = { calls: s.calls, graded: s.graded, correct: s.correct, longest_streak: s.longest, markets: s.markets.length, beat_house: s.beatHouse }
     // The rule first: it is arithmetic on the facts, and a badge whose rule does not hold needs no look-up.
     return BADGES.filter((b) => b.earned(facts) && !held(b.key))
   }

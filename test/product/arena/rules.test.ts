@@ -70,11 +70,11 @@ t.test('quests: daily ones expire at UTC midnight, weekly ones at the ISO week e
 })
 
 t.test('badges: each rule against known facts', async (t) => {
-  const none = { calls: 0, graded: 0, correct: 0, streak: 0, markets: 0, beat_house: 0 }
+  const none = { calls: 0, graded: 0, correct: 0, longest_streak: 0, markets: 0, beat_house: 0 }
   const earned = (f: typeof none) => BADGES.filter((b) => b.earned(f)).map((b) => b.key)
   t.same(earned(none), [])
   t.same(earned({ ...none, calls: 1 }), ['first_call'])
-  t.same(earned({ ...none, calls: 3, graded: 3, correct: 3, streak: 3, markets: 3 }), ['first_call', 'first_correct', 'streak_3', 'all_markets'])
+  t.same(earned({ ...none, calls: 3, graded: 3, correct: 3, longest_streak: 3, markets: 3 }), ['first_call', 'first_correct', 'streak_3', 'all_markets'])
   t.ok(earned({ ...none, calls: 20, graded: 20, correct: 13 }).includes('sharpshooter'), '13/20 = 65%')
   t.notOk(earned({ ...none, calls: 20, graded: 20, correct: 12 }).includes('sharpshooter'), '12/20 = 60%')
   t.ok(earned({ ...none, calls: 100, graded: 100 }).includes('centurion'))
