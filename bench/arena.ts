@@ -14,6 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { median } from 'simple-statistics'
 import { Channel } from '../engine/LedgerBus.ts'
 import { EngineServices } from '../engine/EngineServices.ts'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
@@ -28,12 +29,6 @@ import { loadGenerator, measure } from './serving.ts'
 const T0 = Date.parse('2026-03-02T00:00:00.000Z')
 const MONTH = 30 * 86_400_000
 const ASSETS = ['BTC', 'ETH', 'SOL'] as const
-
-const median = (v: number[]) => {
-  const s = [...v].sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
-}
 
 /** N calls over P payers, each locked and graded an hour later, spread over a month; deterministic (LCG). */
 function population(payers: number, calls: number): { events: CallEvents; locked: CallLocked[]; graded: CallGraded[] } {

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
+import { median } from 'simple-statistics'
 import { EngineServices } from '../engine/EngineServices.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
@@ -40,12 +41,6 @@ async function measure(opts: { url: string; method?: 'GET' | 'POST'; body?: stri
   })
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${opts.url}: ${r.non2xx} non-2xx, ${r.errors} errors`)
   return { perSec: r.requests.average, p99Ms: r.latency.p99 }
-}
-
-const median = (v: number[]) => {
-  const s = [...v].sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
 }
 
 export async function benchMcp(opts: { durationSec?: number; pairs?: number; connections?: number; print?: (line: string) => void } = {}): Promise<McpBenchRow> {

@@ -22,6 +22,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { execFile, spawnSync } from 'node:child_process'
 import autocannon from 'autocannon'
+import { median } from 'simple-statistics'
 import { SyntheticMarket } from '../ingest/SyntheticMarket.ts'
 import { TapeWriter } from '../ingest/TapeWriter.ts'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
@@ -117,22 +118,18 @@ export async function measure(url: string, connections: number, durationSec: num
  * 110k or 140k req/s for minutes at a time, with the same binary), so one pair can land the ratio on either side.
  */
 export function medianRow(pairs: ServingBenchRow[]): ServingBenchRow {
-  const median = (f: (r: ServingBenchRow) => number) => {
-    const v = pairs.map(f).sort((a, b) => a - b)
-    const mid = v.length >> 1
-    return v.length % 2 ? (v[mid] as number) : ((v[mid - 1] as number) + (v[mid] as number)) / 2
-  }
+  const of = (f: (r: ServingBenchRow) => number) => median(pairs.map(f))
   const first = pairs[0] as ServingBenchRow
   return {
     name: first.name,
     path: first.path,
-    reqPerSec: median((r) => r.reqPerSec),
-    p50Ms: median((r) => r.p50Ms),
-    p99Ms: median((r) => r.p99Ms),
+    reqPerSec: of((r) => r.reqPerSec),
+    p50Ms: of((r) => r.p50Ms),
+    p99Ms: of((r) => r.p99Ms),
     non2xx: pairs.reduce((a, r) => a + r.non2xx, 0),
     errors: pairs.reduce((a, r) => a + r.errors, 0),
-    ratio: median((r) => r.ratio),
-    bareReqPerSec: median((r) => r.bareReqPerSec ?? 0),
+    ratio: of((r) => r.ratio),
+    bareReqPerSec: of((r) => r.bareReqPerSec ?? 0),
   }
 }
 

@@ -5,7 +5,7 @@
  * per string per response.
  */
 const SLAB_BYTES = 256 * 1024
-/** Larger requests get their own Buffer so a slab is not wasted on one big body. */
+/** Larger pieces do not take slab room: slabUtf8 gives them a Buffer of their own, slabConcat the lent buffer. */
 const SLAB_MAX_PIECE = SLAB_BYTES / 8
 /** Envelopes up to this size are written into the one lent buffer (slabConcat); larger ones get a Buffer of their own. */
 const LENT_MAX_BYTES = 4 * 1024 * 1024

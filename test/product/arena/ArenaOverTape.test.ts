@@ -198,10 +198,10 @@ t.test('1,000 players calling over a month of replayed tape drive the boards; a 
   t.same(mismatches.slice(0, 5), [], 'every scoreboard and profile counts exactly the grades the tape gave')
 
   // Lifetime boards: opted-in players with graded calls, humans and agents apart, in order.
+  const byPublic = new Map(players.map((p, i) => [world.arena.profile(p).public_id, i]))
   for (const track of ['human', 'agent'] as const) {
     const board = world.arena.leaderboard({ sort: 'xp', track, scope: 'lifetime', limit: 200 })
     t.ok(board.rows.length >= 100, `${track} board: ${board.rows.length} rows (200 shown at most)`)
-    const byPublic = new Map(players.map((p, i) => [world.arena.profile(p).public_id, i]))
     const wrongTrack = board.rows.filter((r) => isAgent(byPublic.get(r.public_id)!) !== (track === 'agent') || !isOptedIn(byPublic.get(r.public_id)!))
     t.same(wrongTrack, [], `${track} board: only opted-in players of its track`)
     t.ok(board.rows.every((r, k) => k === 0 || board.rows[k - 1]!.xp >= r.xp), `${track} board sorted by XP`)
