@@ -126,6 +126,18 @@ t.test('agrees with the canonicalize package on random nested values', async (t)
   t.pass('500 random values')
 })
 
+t.test('values the fast walk gives up on (deep nesting, cycles, Dates inside) get the checked walk\'s text or error', async (t) => {
+  let deep: unknown = { z: 'end', a: [1, '"'] }
+  for (let i = 0; i < 200; i++) deep = i % 2 ? { k: deep, b: i } : [deep, i]
+  t.equal(canonicalJson(deep), canonicalize(deep), '200 levels: the same text as the canonicalize package')
+  const nested: Record<string, unknown> = { x: { y: [{}] } }
+  ;((nested.x as { y: Array<Record<string, unknown>> }).y[0]!).back = nested
+  t.throws(() => canonicalJson(nested), /circular/, 'a cycle is still named (the fast walk stops at its depth cap)')
+  t.throws(() => canonicalJson({ a: { b: [0, 'ok', '\udc00'] } }), /\$\.a\.b\[2\]: lone surrogate/, 'the failing member keeps its path')
+  t.equal(canonicalJson({ b: { at: new Date(0) }, a: 1 }), '{"a":1,"b":{"at":"1970-01-01T00:00:00.000Z"}}')
+  t.equal(canonicalJson({ 'q"k': 1, 'b\\s': 2, 'c\u0001': 3 }), '{"b\\\\s":2,"c\\u0001":3,"q\\"k":1}', 'member names escaped as JSON.stringify does')
+})
+
 // SHA-256 known answers: FIPS 180-2 Appendix B.1 ("abc") and the empty string.
 t.test('sha256Hex and jcsSha256: plain lowercase hex', async (t) => {
   t.equal(sha256Hex('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
