@@ -15,6 +15,12 @@
  * answers it — no model, no id or hash, no payment, no billing rows. Every paid call does at least that (a paid answer
  * is recorded durably before it is sent), so the paid rate cannot pass the floor's.
  *
+ * And the BARE POST: the same ask POSTed through the same client, dispatcher and validation to a handler that answers
+ * it at once (no write). It is what this harness charges any POST before a route does work: the in-process fetch client
+ * sends a body and shares the cores with the server, so a POST costs the pair more than a GET does.
+ *
+ * Each concurrency runs BENCH_ROUNDS (5) adjacent rounds of the four phases and reports each figure's median.
+ *
  *   node --import tsx bench/payments.ts [calls] [concurrency...]     (BENCH_X402_CALLS=0 skips the x402 rail)
  */
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -35,6 +41,7 @@ import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
 import { LocalFacilitator } from '../peers/LocalFacilitator.ts'
 import { randomUUID } from 'node:crypto'
+import { median } from 'simple-statistics'
 import { Type } from '../common/schema.ts'
 import { Journal } from '../pipeline/journal/Journal.ts'
 import { JournalDef } from '../pipeline/journal/JournalDef.ts'
@@ -81,9 +88,22 @@ function floorRoute(journal: Journal<typeof FLOOR_JOURNAL.schema>): RouteDef {
   }
 }
 
+/** The bare POST: validate the ask and answer it, nothing written (what a POST costs this harness before any work). */
+function barePostRoute(): RouteDef {
+  return {
+    id: 'bench.bare', method: 'POST', path: '/v1/bench/bare', summary: 'a POST that does no work', tags: ['bench'], pay: { kind: 'free' },
+    request: { body: Type.Object({ asset: Type.String(), question_id: Type.String() }, { additionalProperties: false }) },
+    response: { kind: 'envelope', schema: ANY_OBJECT },
+    errors: [],
+    handler: async (ctx) => ({ data: { asset: String(ctx.body.asset), question_id: String(ctx.body.question_id) } }),
+  }
+}
+
+/** One concurrency's figures: each rate and ratio the median over adjacent rounds; p50/p99 over every paid call. */
 export interface PaidRun {
   concurrency: number
   calls: number
+  rounds: number
   paidPerSec: number
   paidP50Ms: number
   paidP99Ms: number
@@ -91,9 +111,14 @@ export interface PaidRun {
   freeP99Ms: number
   /** paid / free. */
   ratio: number
+  /** The lowest and highest round's paid / free. */
+  ratioRange: [number, number]
   /** The floor's rate (a durable decision-sized append, no model, no payment) and its ratio to the free reads. */
   floorPerSec: number
   floorRatio: number
+  /** The bare POST's rate (validated and answered, nothing written) and its ratio to the free reads. */
+  barePostPerSec: number
+  barePostRatio: number
 }
 
 export interface PaymentsBenchResult {
@@ -124,8 +149,9 @@ async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise
   return { ms: performance.now() - t0, latencies: latencies.sort((a, b) => a - b) }
 }
 
-export async function benchPayments(opts: { calls?: number; concurrencies?: number[]; x402Calls?: number; print?: (line: string) => void } = {}): Promise<PaymentsBenchResult> {
+export async function benchPayments(opts: { calls?: number; rounds?: number; concurrencies?: number[]; x402Calls?: number; print?: (line: string) => void } = {}): Promise<PaymentsBenchResult> {
   const calls = opts.calls ?? 3000
+  const rounds = opts.rounds ?? 5
   const concurrencies = opts.concurrencies ?? [16, 64]
   const print = opts.print ?? (() => undefined)
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-payments-'))
@@ -148,7 +174,7 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
   const floorJournal = await Journal.open({ log, def: FLOOR_JOURNAL })
   const server = await Server.start({
     port: 0,
-    routes: [...ROUTES, floorRoute(floorJournal)],
+    routes: [...ROUTES, floorRoute(floorJournal), barePostRoute()],
     config: { payTo: PAY_TO },
     services: {
       ledger: engine,
@@ -162,7 +188,7 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
   try {
     const url = `${server.url}/v1/decisions`
     const payers = Array.from({ length: 64 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`)
-    const total = calls * (concurrencies.length + 1)
+    const total = (calls + Math.max(...concurrencies) * rounds) * (concurrencies.length + 1)
     for (const p of payers) await billing.grant({ payer: p, credits: Math.ceil(total / payers.length + 10) * 1000, ref: 'bench' })
     const paid = async (i: number, ids: string[]) => {
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-payer': payers[i % payers.length]! }, body: ASK })
@@ -177,39 +203,62 @@ export async function benchPayments(opts: { calls?: number; concurrencies?: numb
       if (res.status !== 200) throw new Error(`floor answered ${res.status}`)
       await res.arrayBuffer()
     }
+    const barePost = async () => {
+      const res = await fetch(`${server.url}/v1/bench/bare`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ASK })
+      if (res.status !== 200) throw new Error(`bare POST answered ${res.status}`)
+      await res.arrayBuffer()
+    }
     // Warm up (JIT, connections) before measuring.
     await pool(Array.from({ length: 200 }, (_, i) => i), 16, (i) => paid(i, []))
     await pool(Array.from({ length: 200 }, (_, i) => i), 16, floor)
+    await pool(Array.from({ length: 200 }, (_, i) => i), 16, barePost)
 
     const credits: PaidRun[] = []
     for (const concurrency of concurrencies) {
-      const ids: string[] = []
-      const p = await pool(Array.from({ length: calls }, (_, i) => i), concurrency, (i) => paid(i, ids))
-      const f = await pool(ids, concurrency, async (id) => {
-        const res = await fetch(`${server.url}/v1/decisions/${id}`)
-        if (res.status !== 200) throw new Error(`free read answered ${res.status}`)
-        await res.arrayBuffer()
-      })
-      const fl = await pool(ids, concurrency, floor)
+      // Adjacent rounds of (paid, free read, floor, bare POST), each phase calls/rounds calls, and each figure the median
+      // over the rounds: on this shared machine one phase can run a third slower than its neighbour, and a ratio of two
+      // back-to-back phases only holds for the pair.
+      const perRound = Math.max(concurrency, Math.floor(calls / rounds))
+      const rows: Array<{ paid: number; free: number; freeP99: number; floor: number; bare: number }> = []
+      const paidLatencies: number[] = []
+      for (let round = 0; round < rounds; round++) {
+        const ids: string[] = []
+        const p = await pool(Array.from({ length: perRound }, (_, i) => round * perRound + i), concurrency, (i) => paid(i, ids))
+        const f = await pool(ids, concurrency, async (id) => {
+          const res = await fetch(`${server.url}/v1/decisions/${id}`)
+          if (res.status !== 200) throw new Error(`free read answered ${res.status}`)
+          await res.arrayBuffer()
+        })
+        const fl = await pool(ids, concurrency, floor)
+        const bare = await pool(ids, concurrency, barePost)
+        const rate = (ms: number) => (perRound / ms) * 1000
+        rows.push({ paid: rate(p.ms), free: rate(f.ms), freeP99: quantile(f.latencies, 0.99), floor: rate(fl.ms), bare: rate(bare.ms) })
+        for (const l of p.latencies) paidLatencies.push(l)
+      }
+      paidLatencies.sort((a, b) => a - b)
+      const ratios = rows.map((r) => r.paid / r.free)
       const run: PaidRun = {
         concurrency,
-        calls,
-        paidPerSec: (calls / p.ms) * 1000,
-        paidP50Ms: quantile(p.latencies, 0.5),
-        paidP99Ms: quantile(p.latencies, 0.99),
-        freeReadPerSec: (calls / f.ms) * 1000,
-        freeP99Ms: quantile(f.latencies, 0.99),
-        ratio: 0,
-        floorPerSec: (calls / fl.ms) * 1000,
-        floorRatio: 0,
+        calls: perRound * rounds,
+        rounds,
+        paidPerSec: median(rows.map((r) => r.paid)),
+        paidP50Ms: quantile(paidLatencies, 0.5),
+        paidP99Ms: quantile(paidLatencies, 0.99),
+        freeReadPerSec: median(rows.map((r) => r.free)),
+        freeP99Ms: median(rows.map((r) => r.freeP99)),
+        ratio: median(ratios),
+        ratioRange: [Math.min(...ratios), Math.max(...ratios)],
+        floorPerSec: median(rows.map((r) => r.floor)),
+        floorRatio: median(rows.map((r) => r.floor / r.free)),
+        barePostPerSec: median(rows.map((r) => r.bare)),
+        barePostRatio: median(rows.map((r) => r.bare / r.free)),
       }
-      run.ratio = run.paidPerSec / run.freeReadPerSec
-      run.floorRatio = run.floorPerSec / run.freeReadPerSec
       credits.push(run)
       print(
         `credits, concurrency ${String(concurrency).padStart(2)}: paid ${Math.round(run.paidPerSec)} decisions/s (p50 ${run.paidP50Ms.toFixed(1)} ms, p99 ${run.paidP99Ms.toFixed(1)} ms)` +
-          `  vs free reads ${Math.round(run.freeReadPerSec)} req/s (p99 ${run.freeP99Ms.toFixed(1)} ms) → ratio ${run.ratio.toFixed(2)}` +
-          `; floor (durable 2.4 KB append, no model, no payment) ${Math.round(run.floorPerSec)}/s → ratio ${run.floorRatio.toFixed(2)}`,
+          `  vs free reads ${Math.round(run.freeReadPerSec)} req/s (p99 ${run.freeP99Ms.toFixed(1)} ms) → ratio ${run.ratio.toFixed(2)} (median of ${rounds} rounds, ${run.ratioRange[0].toFixed(2)}–${run.ratioRange[1].toFixed(2)})` +
+          `; floor (durable 2.4 KB append, no model, no payment) ${Math.round(run.floorPerSec)}/s → ratio ${run.floorRatio.toFixed(2)}` +
+          `; bare POST (answered, nothing written) ${Math.round(run.barePostPerSec)}/s → ratio ${run.barePostRatio.toFixed(2)}`,
       )
     }
 
@@ -248,5 +297,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const calls = Number(process.argv[2] ?? 3000)
   const concurrencies = process.argv.slice(3).map(Number)
   const x402Calls = Number(process.env.BENCH_X402_CALLS ?? 300)
-  await benchPayments({ calls, x402Calls, ...(concurrencies.length ? { concurrencies } : {}), print: (l) => process.stdout.write(l + '\n') })
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
+  await benchPayments({ calls, rounds, x402Calls, ...(concurrencies.length ? { concurrencies } : {}), print: (l) => process.stdout.write(l + '\n') })
 }
