@@ -59,6 +59,8 @@ const TEST_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2
  * every paid call is a real claim through the softmax model, not a refusal.
  */
 const ASK = JSON.stringify({ asset: 'SOL', question_id: 'S01_market_regime' })
+/** The baseline routes' request body: the ask's two fields, validated by the same dispatcher as every route's. */
+const ASK_BODY = Type.Object({ asset: Type.String(), question_id: Type.String() }, { additionalProperties: false })
 /** About the encoded size of one decision record on the ledger. */
 const FLOOR_RECORD_BYTES = 2400
 
@@ -75,7 +77,7 @@ const FLOOR_JOURNAL = new JournalDef({
 function floorRoute(journal: Journal<typeof FLOOR_JOURNAL.schema>): RouteDef {
   return {
     id: 'bench.floor', method: 'POST', path: '/v1/bench/floor', summary: 'the floor of a paid decision', tags: ['bench'], pay: { kind: 'free' },
-    request: { body: Type.Object({ asset: Type.String(), question_id: Type.String() }, { additionalProperties: false }) },
+    request: { body: ASK_BODY },
     response: { kind: 'envelope', schema: ANY_OBJECT },
     errors: [],
     handler: async (ctx) => {
@@ -92,7 +94,7 @@ function floorRoute(journal: Journal<typeof FLOOR_JOURNAL.schema>): RouteDef {
 function barePostRoute(): RouteDef {
   return {
     id: 'bench.bare', method: 'POST', path: '/v1/bench/bare', summary: 'a POST that does no work', tags: ['bench'], pay: { kind: 'free' },
-    request: { body: Type.Object({ asset: Type.String(), question_id: Type.String() }, { additionalProperties: false }) },
+    request: { body: ASK_BODY },
     response: { kind: 'envelope', schema: ANY_OBJECT },
     errors: [],
     handler: async (ctx) => ({ data: { asset: String(ctx.body.asset), question_id: String(ctx.body.question_id) } }),
@@ -198,16 +200,14 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
       if ((body.data as { action?: string }).action === 'refuse') throw new Error(`the paid decision is a refusal: ${JSON.stringify(body.data)}`)
       ids.push(body.data.decision_id)
     }
-    const floor = async () => {
-      const res = await fetch(`${server.url}/v1/bench/floor`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ASK })
-      if (res.status !== 200) throw new Error(`floor answered ${res.status}`)
+    /** A POST of the ask to a baseline route (the floor, the bare POST), its answer read whole. */
+    const postAsk = (path: string, name: string) => async () => {
+      const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ASK })
+      if (res.status !== 200) throw new Error(`${name} answered ${res.status}`)
       await res.arrayBuffer()
     }
-    const barePost = async () => {
-      const res = await fetch(`${server.url}/v1/bench/bare`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ASK })
-      if (res.status !== 200) throw new Error(`bare POST answered ${res.status}`)
-      await res.arrayBuffer()
-    }
+    const floor = postAsk('/v1/bench/floor', 'floor')
+    const barePost = postAsk('/v1/bench/bare', 'bare POST')
     // Warm up (JIT, connections) before measuring.
     await pool(Array.from({ length: 200 }, (_, i) => i), 16, (i) => paid(i, []))
     await pool(Array.from({ length: 200 }, (_, i) => i), 16, floor)
