@@ -1,11 +1,16 @@
 /**
- * Puts live ticks from several feeds into event-time order before they reach a tape (readTape rejects a record
- * earlier than the one before it).
+ * Puts live ticks from several feeds into event-time order before they reach a tape or the log (readTape rejects a
+ * record earlier than the one before it; the engine reads each series in order).
  *
- * Ticks wait in the buffer until the local clock is `windowMs` past their event time; then they are released
- * sorted by (event time, arrival order). A tick whose event time is earlier than the last one released cannot be
- * placed any more: push() refuses it as late and the caller routes it elsewhere (tape record writes it to a
- * side file), so it is neither dropped nor written out of order, and its timestamp is never altered.
+ * Ticks wait in the buffer until the clock is `windowMs` past their event time; then they are released sorted by
+ * (event time, arrival order). A tick whose event time is earlier than the last one released cannot be placed any
+ * more: push() refuses it as late and the caller routes it elsewhere (tape record writes it to a side file), so it is
+ * neither dropped silently nor written out of order, and its timestamp is never altered. A tick whose key (given by
+ * the caller: the venue's identity of the record, e.g. coin + trade id + time) is already held is a duplicate.
+ *
+ * Barriers hold the release below an instant: a feed that knows a record at time B is due (the bar closing at B, the
+ * funding settled just after the hour B) sets a barrier at B, and nothing at or after B is released until the barrier
+ * is lifted, so the record can still be placed when it arrives seconds later (fetched over REST).
  */
 import { tickTime, type Tick } from './Tick.ts'
 
@@ -13,13 +18,18 @@ interface Held {
   tick: Tick
   time: number
   seq: number
+  key: string | null
 }
+
+export type PushResult = 'held' | 'late' | 'duplicate'
 
 export class TickReorderBuffer {
   readonly windowMs: number
   #held: Held[] = []
+  #keys = new Set<string>()
   #seq = 0
   #lastReleased = -Infinity
+  #barriers = new Map<string, number>()
 
   constructor(windowMs: number) {
     if (!Number.isFinite(windowMs) || windowMs < 0) throw new RangeError(`TickReorderBuffer windowMs: must be >= 0, got ${windowMs}`)
@@ -35,22 +45,68 @@ export class TickReorderBuffer {
     return this.#lastReleased
   }
 
-  /** Holds the tick; returns false (and holds nothing) when it is older than what was already released. */
-  push(tick: Tick): boolean {
+  /** Starts the buffer after what is already written: ticks earlier than `ms` are late. */
+  resumeAfter(ms: number): void {
+    if (ms > this.#lastReleased) this.#lastReleased = ms
+  }
+
+  /** The lowest barrier, or Infinity. */
+  get barrier(): number {
+    let low = Infinity
+    for (const at of this.#barriers.values()) if (at < low) low = at
+    return low
+  }
+
+  /** The barriers set, by id. */
+  barriers(): ReadonlyMap<string, number> {
+    return this.#barriers
+  }
+
+  /** Nothing at or after `at` is released until clearBarrier(id) (setting an id again moves its barrier). */
+  setBarrier(id: string, at: number): void {
+    this.#barriers.set(id, at)
+  }
+
+  clearBarrier(id: string): void {
+    this.#barriers.delete(id)
+  }
+
+  /**
+   * When the ticks a barrier holds back arrived: the earliest `received_at` among held ticks at or after the lowest
+   * barrier, or null when it holds nothing back. (Their event times say nothing of how long they have waited: a gap
+   * repair fetches hours-old bars that arrive now.)
+   */
+  heldBehindBarrierSince(): number | null {
+    const b = this.barrier
+    let oldest: number | null = null
+    for (const h of this.#held) {
+      if (h.time < b) continue
+      const received = Date.parse(h.tick.provenance.received_at)
+      if (oldest === null || received < oldest) oldest = received
+    }
+    return oldest
+  }
+
+  /** Holds the tick, unless it is older than what was already released (late) or its key is held (duplicate). */
+  push(tick: Tick, key: string | null = null): PushResult {
     const time = tickTime(tick)
-    if (time < this.#lastReleased) return false
-    this.#held.push({ tick, time, seq: this.#seq++ })
-    return true
+    if (time < this.#lastReleased) return 'late'
+    if (key !== null) {
+      if (this.#keys.has(key)) return 'duplicate'
+      this.#keys.add(key)
+    }
+    this.#held.push({ tick, time, seq: this.#seq++, key })
+    return 'held'
   }
 
-  /** Releases, in order, every tick whose event time is at least `windowMs` before `nowMs`. */
+  /** Releases, in order, every tick at least `windowMs` before `nowMs` and below the lowest barrier. */
   release(nowMs: number): Tick[] {
-    return this.#releaseThrough(nowMs - this.windowMs)
+    return this.#releaseThrough(Math.min(nowMs - this.windowMs, this.barrier - 1))
   }
 
-  /** Releases everything held, in order (at shutdown). */
+  /** Releases everything held below the lowest barrier, in order (at shutdown; what a barrier holds stays). */
   releaseAll(): Tick[] {
-    return this.#releaseThrough(Infinity)
+    return this.#releaseThrough(this.barrier - 1)
   }
 
   #releaseThrough(limit: number): Tick[] {
@@ -58,8 +114,15 @@ export class TickReorderBuffer {
     this.#held.sort((a, b) => a.time - b.time || a.seq - b.seq)
     let n = 0
     while (n < this.#held.length && this.#held[n]!.time <= limit) n++
+    if (n === 0) return []
     const out = this.#held.splice(0, n)
-    if (out.length > 0) this.#lastReleased = out[out.length - 1]!.time
-    return out.map((h) => h.tick)
+    this.#lastReleased = out[out.length - 1]!.time
+    const ticks = new Array<Tick>(n)
+    for (let i = 0; i < n; i++) {
+      const h = out[i]!
+      if (h.key !== null) this.#keys.delete(h.key)
+      ticks[i] = h.tick
+    }
+    return ticks
   }
 }

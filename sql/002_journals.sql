@@ -232,3 +232,23 @@ CREATE OR REPLACE VIEW delivery_contacts AS
 SELECT *
 FROM delivery_contact_rows
 QUALIFY row_number() OVER (PARTITION BY contact_id ORDER BY log_partition, log_offset) = 1;
+
+-- venue_gap_rows: every record of the venue.gaps journal as sealed (parquet/venue.gaps/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
+CREATE OR REPLACE VIEW venue_gap_rows AS
+SELECT
+  gap_id, source, cause, timezone('UTC', span_start) AS span_start, timezone('UTC', span_end) AS span_end, bar_interval, bars_expected, bars_repaired, funding_expected, funding_repaired, missing::JSON AS missing, status, timezone('UTC', recorded_at) AS recorded_at, note, record_version, date, log_partition, log_offset
+FROM read_parquet(
+  '${DATA_DIR}/parquet/venue.gaps/**/*.parquet',
+  hive_partitioning = true,
+  union_by_name = true,
+  hive_types = {'date': DATE, 'asset': VARCHAR},
+  filename = true
+)
+WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/venue.gaps/**/*.parquet'));
+
+-- venue_gaps: one row per gap_id, the first recorded (one id always sits on one partition, so "first" is the lowest
+-- offset). A later record with the same id can never replace it.
+CREATE OR REPLACE VIEW venue_gaps AS
+SELECT *
+FROM venue_gap_rows
+QUALIFY row_number() OVER (PARTITION BY gap_id ORDER BY log_partition, log_offset) = 1;

@@ -7,7 +7,9 @@
  * closed code and a `retryable` flag; this client does not retry by itself, the caller owns the schedule.
  */
 import { HyperliquidError } from './HyperliquidError.ts'
+import { RestWeightBudget, requestWeight, responseExtraWeight } from './RestWeightBudget.ts'
 import { validateOptions } from '../../common/validation.ts'
+import { systemClock, type Clock } from '../../common/Clock.ts'
 import {
   parseAllMids,
   parseBook,
@@ -45,6 +47,13 @@ export interface HyperliquidInfoClientOptions {
   pageLimit?: number
   /** Guard against a server that never ends a range. Default 10 000. */
   maxPages?: number
+  /**
+   * The venue's REST weight budget shared by every caller of this process (reference §1: 1200 weight per minute per
+   * IP). Each request waits for its weight; a 429 pauses the budget. Default: none (the caller meters its own calls).
+   */
+  budget?: RestWeightBudget
+  /** Stamps `receivedAt` (default the system clock; a compressed session passes the venue's clock). */
+  clock?: Clock
 }
 
 const OPTIONS_SCHEMA = {
@@ -55,6 +64,8 @@ const OPTIONS_SCHEMA = {
     timeoutMs: { type: 'integer', minimum: 1, maximum: 600000 },
     pageLimit: { type: 'integer', minimum: 1 },
     maxPages: { type: 'integer', minimum: 1 },
+    budget: {},
+    clock: {},
   },
 } as const
 
@@ -75,6 +86,8 @@ export class HyperliquidInfoClient {
   readonly #timeoutMs: number
   readonly #pageLimit: number
   readonly #maxPages: number
+  readonly budget: RestWeightBudget | null
+  readonly #clock: Clock
 
   constructor(options: HyperliquidInfoClientOptions = {}) {
     const o = validateOptions<HyperliquidInfoClientOptions>('HyperliquidInfoClient options', OPTIONS_SCHEMA, options)
@@ -83,6 +96,9 @@ export class HyperliquidInfoClient {
     this.#timeoutMs = o.timeoutMs ?? 10_000
     this.#pageLimit = o.pageLimit ?? 500
     this.#maxPages = o.maxPages ?? 10_000
+    if (o.budget !== undefined && !(o.budget instanceof RestWeightBudget)) throw new TypeError('HyperliquidInfoClient options/budget: must be a RestWeightBudget')
+    this.budget = o.budget ?? null
+    this.#clock = o.clock ?? systemClock
   }
 
   // ---------- market data ----------
@@ -205,6 +221,7 @@ export class HyperliquidInfoClient {
   async #call<T>(body: Record<string, unknown>, parse: (v: unknown) => T): Promise<HlReceived<T>> {
     const request = String(body.type)
     const { json, receivedAt } = await this.#post(request, body)
+    if (this.budget && Array.isArray(json)) this.budget.charge(responseExtraWeight(request, json.length))
     try {
       return { data: parse(json), receivedAt }
     } catch (err) {
@@ -216,6 +233,7 @@ export class HyperliquidInfoClient {
   }
 
   async #post(request: string, body: Record<string, unknown>): Promise<{ json: unknown; receivedAt: number }> {
+    await this.budget?.acquire(requestWeight(request))
     const signal = AbortSignal.timeout(this.#timeoutMs)
     let text: string
     let status: number
@@ -231,7 +249,9 @@ export class HyperliquidInfoClient {
     } catch (err) {
       throw this.#transportError(request, err, signal)
     }
-    const receivedAt = Date.now()
+    const receivedAt = this.#clock.now()
+    if (status === 429) this.budget?.throttled()
+    else if (status >= 200 && status <= 299) this.budget?.succeeded()
     if (status < 200 || status > 299) {
       throw new HyperliquidError('HL_HTTP_STATUS', `${request}: HTTP ${status}${text ? ` ${snippet(text)}` : ''}`, { status, request })
     }

@@ -1,34 +1,57 @@
 /**
- * Hyperliquid websocket client: subscribes to trades, l2Book and activeAssetCtx for the given coins and hands each
- * message to `onTick` as tick records (provider 'hyperliquid-ws').
+ * Hyperliquid websocket client: subscribes to trades, l2Book, activeAssetCtx and candle for the given coins and hands
+ * each data message, parsed, to `onMessage` with the number of the connection it came on and the instant it arrived.
+ * What the messages mean (ticks, closed bars) is the caller's business (pipeline/venue/HyperliquidConnector.ts).
  *
  * Reference §3: "server closes a connection it has sent nothing to for 60 s. Send {"method":"ping"} (e.g. after
  * 30–50 s quiet); reply {"channel":"pong"}" and "Reconnect: re-subscribe; missed data must be re-requested over
  * REST". So: after `pingAfterMs` without an inbound message we ping; if nothing at all arrives within
  * `pongTimeoutMs` the socket is presumed dead and terminated. Any close (other than stop()) schedules a reconnect
  * with exponential backoff and jitter, and every new connection subscribes again to everything.
- * Gap back-fill over REST is the caller's business (tape record polls REST alongside the stream).
+ * The venue's caps (reference §1, WebSocket row): one connection here, 4 subscriptions per coin (far below 1000), and
+ * at most `maxConnectsPerMinute` (default 30, the venue's limit) new connections in any minute: a reconnect that would
+ * exceed it waits.
+ *
+ * Bad input never stops the stream: a frame that is not JSON, names a channel we did not subscribe to, or does not
+ * parse is handed to `onReject` with a reason and skipped.
  */
 import { EventEmitter } from 'node:events'
 import { WebSocket, type RawData } from 'ws'
-import type { Tick } from '../Tick.ts'
 import { childLogger } from '../../common/logger.ts'
-import { HyperliquidError } from './HyperliquidError.ts'
+import { systemClock, type Clock } from '../../common/Clock.ts'
 import { validateOptions } from '../../common/validation.ts'
-import { parseActiveAssetCtx, parseBook, parseTrades } from './parseInfo.ts'
-import { activeAssetCtxToTicks, l2BookToTick, tradesToTicks, type HlTickContext } from './toTicks.ts'
+import { HyperliquidError } from './HyperliquidError.ts'
+import { parseActiveAssetCtx, parseBook, parseCandle, parseTrades, type HlActiveAssetCtx, type HlBook, type HlCandle, type HlTrade } from './parseInfo.ts'
 
 export const HL_DEFAULT_WS_URL = 'wss://api.hyperliquid.xyz/ws'
-export const HL_STREAM_CHANNELS = ['trades', 'l2Book', 'activeAssetCtx'] as const
+export const HL_STREAM_CHANNELS = ['trades', 'l2Book', 'activeAssetCtx', 'candle'] as const
 export type HlStreamChannel = (typeof HL_STREAM_CHANNELS)[number]
+
+/** Why a frame was skipped (VenueInputGuard counts these by name). */
+export type HlFrameRejection = 'not_json' | 'unknown_channel' | 'bad_field'
+
+interface MessageBase {
+  /** 1-based number of the connection the message came on (a reconnect starts a new one). */
+  connection: number
+  /** The stream clock's time when the frame arrived. */
+  receivedAt: number
+}
+
+export type HlStreamMessage =
+  | (MessageBase & { channel: 'trades'; data: HlTrade[] })
+  | (MessageBase & { channel: 'l2Book'; data: HlBook })
+  | (MessageBase & { channel: 'activeAssetCtx'; data: HlActiveAssetCtx })
+  | (MessageBase & { channel: 'candle'; data: HlCandle })
 
 export interface HyperliquidStreamOptions {
   /** Default wss://api.hyperliquid.xyz/ws. */
   url?: string
   /** Venue coin names, e.g. ['BTC', 'ETH', 'SOL']. */
   coins: string[]
-  /** Default: all of trades, l2Book, activeAssetCtx. */
+  /** Default: all of trades, l2Book, activeAssetCtx, candle. */
   channels?: HlStreamChannel[]
+  /** Interval of the candle subscription. Default '1h'. */
+  candleInterval?: string
   /** Ping after this long without an inbound message. Default 30 000. */
   pingAfterMs?: number
   /** Give up on a silent socket this long after the ping. Default 10 000. */
@@ -39,24 +62,34 @@ export interface HyperliquidStreamOptions {
   backoffCapMs?: number
   /** Websocket handshake timeout. Default 10 000. */
   connectTimeoutMs?: number
-  /** Receives every tick, in arrival order (not sorted). */
-  onTick: (tick: Tick) => void
+  /** New connections allowed in any wall minute (reference §1: 30). Default 30. */
+  maxConnectsPerMinute?: number
+  /** Stamps `receivedAt` (default the system clock). */
+  clock?: Clock
+  /** Receives every data message, in arrival order. */
+  onMessage: (message: HlStreamMessage) => void
+  /** Receives every skipped frame with its reason and a short detail. */
+  onReject?: (reason: HlFrameRejection, detail: string) => void
 }
 
 const OPTIONS_SCHEMA = {
   type: 'object',
-  required: ['coins', 'onTick'],
+  required: ['coins', 'onMessage'],
   additionalProperties: false,
   properties: {
     url: { type: 'string', pattern: '^wss?://[^\\s]+$' },
     coins: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', minLength: 1 } },
     channels: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...HL_STREAM_CHANNELS] } },
+    candleInterval: { type: 'string', pattern: '^\\d+[mhdw]$' },
     pingAfterMs: { type: 'integer', minimum: 1 },
     pongTimeoutMs: { type: 'integer', minimum: 1 },
     backoffBaseMs: { type: 'integer', minimum: 1 },
     backoffCapMs: { type: 'integer', minimum: 1 },
     connectTimeoutMs: { type: 'integer', minimum: 1 },
-    onTick: {},
+    maxConnectsPerMinute: { type: 'integer', minimum: 1, maximum: 30 },
+    clock: {},
+    onMessage: {},
+    onReject: {},
   },
 } as const
 
@@ -67,26 +100,32 @@ export interface HyperliquidStreamStats {
   subscriptionAcks: number
   pingsSent: number
   pongs: number
+  /** Frames received (any channel, good or bad). */
+  frames: number
+  /** Data messages handed to onMessage. */
   messages: number
-  badMessages: number
-  ticks: number
+  /** Frames skipped (onReject). */
+  rejected: number
 }
 
 /**
- * Events: 'open' (connection number), 'close' (code), 'reconnecting' ({ attempt, delayMs }), 'subscribed'
- * (subscription object), 'ping', 'pong', 'venueError' (message). Ticks go to `onTick`, not to an event, so none is
- * emitted before a listener could attach.
+ * Events: 'open' (connection number), 'close' ({ connection, code }), 'reconnecting' ({ attempt, delayMs }),
+ * 'subscribed' (subscription object), 'ping', 'pong', 'venueError' (message). Data goes to `onMessage`, not to an
+ * event, so none is emitted before a listener could attach.
  */
 export class HyperliquidStream extends EventEmitter {
   readonly url: string
-  readonly #coins: readonly string[]
   readonly #subscriptions: ReadonlyArray<Record<string, string>>
+  readonly #channels: ReadonlySet<string>
   readonly #pingAfterMs: number
   readonly #pongTimeoutMs: number
   readonly #backoffBaseMs: number
   readonly #backoffCapMs: number
   readonly #connectTimeoutMs: number
-  readonly #onTick: (tick: Tick) => void
+  readonly #maxConnectsPerMinute: number
+  readonly #clock: Clock
+  readonly #onMessage: (message: HlStreamMessage) => void
+  readonly #onReject: (reason: HlFrameRejection, detail: string) => void
   readonly #log = childLogger('hyperliquid-stream')
   readonly stats: HyperliquidStreamStats = {
     connects: 0,
@@ -95,30 +134,37 @@ export class HyperliquidStream extends EventEmitter {
     subscriptionAcks: 0,
     pingsSent: 0,
     pongs: 0,
+    frames: 0,
     messages: 0,
-    badMessages: 0,
-    ticks: 0,
+    rejected: 0,
   }
   #ws: WebSocket | null = null
+  #connection = 0
   #stopped = false
   #attempt = 0
+  /** Wall instants of the recent connection attempts (the per-minute cap). */
+  #connectTimes: number[] = []
   #reconnectTimer: NodeJS.Timeout | null = null
   #quietTimer: NodeJS.Timeout | null = null
   #pongTimer: NodeJS.Timeout | null = null
 
   private constructor(o: HyperliquidStreamOptions) {
     super()
-    if (typeof o.onTick !== 'function') throw new TypeError('HyperliquidStream options/onTick: must be a function')
+    if (typeof o.onMessage !== 'function') throw new TypeError('HyperliquidStream options/onMessage: must be a function')
     this.url = o.url ?? HL_DEFAULT_WS_URL
-    this.#coins = [...o.coins]
     const channels = o.channels ?? [...HL_STREAM_CHANNELS]
-    this.#subscriptions = o.coins.flatMap((coin) => channels.map((type) => ({ type, coin })))
+    this.#channels = new Set(channels)
+    const interval = o.candleInterval ?? '1h'
+    this.#subscriptions = o.coins.flatMap((coin) => channels.map((type): Record<string, string> => (type === 'candle' ? { type, coin, interval } : { type, coin })))
     this.#pingAfterMs = o.pingAfterMs ?? 30_000
     this.#pongTimeoutMs = o.pongTimeoutMs ?? 10_000
     this.#backoffBaseMs = o.backoffBaseMs ?? 500
     this.#backoffCapMs = Math.max(o.backoffCapMs ?? 30_000, this.#backoffBaseMs)
     this.#connectTimeoutMs = o.connectTimeoutMs ?? 10_000
-    this.#onTick = o.onTick
+    this.#maxConnectsPerMinute = o.maxConnectsPerMinute ?? 30
+    this.#clock = o.clock ?? systemClock
+    this.#onMessage = o.onMessage
+    this.#onReject = o.onReject ?? (() => {})
   }
 
   /**
@@ -145,6 +191,21 @@ export class HyperliquidStream extends EventEmitter {
     return this.#ws?.readyState === WebSocket.OPEN
   }
 
+  /** The number of the current (or last) connection; 0 before the first. */
+  get connection(): number {
+    return this.#connection
+  }
+
+  /** The subscriptions every connection sends. */
+  get subscriptions(): ReadonlyArray<Record<string, string>> {
+    return this.#subscriptions
+  }
+
+  /** Drops the current connection as a network failure would (the usual reconnect follows). */
+  drop(): void {
+    this.#ws?.terminate()
+  }
+
   /** Stops for good: no reconnect, timers cleared, socket closed (terminated if the close handshake stalls). */
   async stop(): Promise<void> {
     this.#stopped = true
@@ -167,6 +228,8 @@ export class HyperliquidStream extends EventEmitter {
 
   #connect(): void {
     if (this.#stopped) return
+    this.#connectTimes.push(Date.now())
+    const connection = ++this.#connection
     const ws = new WebSocket(this.url, { handshakeTimeout: this.#connectTimeoutMs })
     this.#ws = ws
     let receivedAny = false
@@ -177,17 +240,19 @@ export class HyperliquidStream extends EventEmitter {
         this.stats.subscriptionsSent++
       }
       this.#armQuietTimer(ws)
-      this.#log.info({ url: this.url, connection: this.stats.connects, subscriptions: this.#subscriptions.length }, 'websocket open')
-      this.emit('open', this.stats.connects)
+      this.#log.info({ url: this.url, connection, subscriptions: this.#subscriptions.length }, 'websocket open')
+      this.emit('open', connection)
     })
     ws.on('message', (data: RawData) => {
+      // A frame that arrives during stop()'s close handshake must not re-arm the ping timer (it would hold the process).
+      if (this.#stopped) return
       if (!receivedAny) {
         // The connection works end to end: the next drop starts backing off from the base delay again.
         receivedAny = true
         this.#attempt = 0
       }
       this.#armQuietTimer(ws)
-      this.#handle(data)
+      this.#handle(data, connection)
     })
     ws.on('error', (err) => {
       const e = new HyperliquidError('HL_UNREACHABLE', `websocket ${this.url}: ${err.message}`, { request: 'ws', cause: err })
@@ -198,7 +263,7 @@ export class HyperliquidStream extends EventEmitter {
         this.#ws = null
         this.#clearTimers()
       }
-      this.emit('close', code)
+      this.emit('close', { connection, code })
       if (!this.#stopped) this.#scheduleReconnect()
     })
   }
@@ -207,7 +272,11 @@ export class HyperliquidStream extends EventEmitter {
     if (this.#reconnectTimer) return
     const ceiling = Math.min(this.#backoffCapMs, this.#backoffBaseMs * 2 ** this.#attempt)
     // "Equal jitter": half fixed, half random, so clients spread out yet never retry immediately.
-    const delayMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2))
+    let delayMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2))
+    // The venue refuses more than 30 new connections a minute: wait until the oldest of the last ones is a minute old.
+    const now = Date.now()
+    this.#connectTimes = this.#connectTimes.filter((at) => now - at < 60_000)
+    if (this.#connectTimes.length >= this.#maxConnectsPerMinute) delayMs = Math.max(delayMs, this.#connectTimes[0]! + 60_000 - now)
     this.#attempt++
     this.stats.reconnectsScheduled++
     this.#log.warn({ attempt: this.#attempt, delayMs }, 'websocket closed; reconnecting')
@@ -231,6 +300,7 @@ export class HyperliquidStream extends EventEmitter {
       this.#pongTimer = setTimeout(() => {
         this.#pongTimer = null
         this.#log.warn({ pongTimeoutMs: this.#pongTimeoutMs }, 'no pong; dropping the connection')
+        this.emit('silent', this.#connection)
         ws.terminate()
       }, this.#pongTimeoutMs)
     }, this.#pingAfterMs)
@@ -243,53 +313,68 @@ export class HyperliquidStream extends EventEmitter {
     this.#pongTimer = null
   }
 
-  #handle(data: RawData): void {
-    this.stats.messages++
-    const receivedAt = Date.now()
-    const ctx: HlTickContext = { receivedAt, provider: 'hyperliquid-ws' }
-    let ticks: Tick[] = []
+  #reject(reason: HlFrameRejection, detail: string): void {
+    this.stats.rejected++
+    this.#onReject(reason, detail)
+  }
+
+  #handle(data: RawData, connection: number): void {
+    this.stats.frames++
+    const receivedAt = this.#clock.now()
+    const text = data.toString()
+    let msg: { channel?: unknown; data?: unknown }
     try {
-      const msg = JSON.parse(data.toString()) as { channel?: unknown; data?: unknown }
-      switch (msg.channel) {
-        case 'pong':
-          this.stats.pongs++
-          this.emit('pong')
-          return
-        case 'subscriptionResponse':
-          this.stats.subscriptionAcks++
-          this.emit('subscribed', (msg.data as { subscription?: unknown } | undefined)?.subscription ?? null)
-          return
-        case 'trades':
-          ticks = tradesToTicks(parseTrades(msg.data, '/data'), ctx)
-          break
-        case 'l2Book': {
-          const tick = l2BookToTick(parseBook(msg.data, '/data'), ctx)
-          ticks = tick ? [tick] : []
-          break
-        }
-        case 'activeAssetCtx':
-          ticks = activeAssetCtxToTicks(parseActiveAssetCtx(msg.data, '/data'), ctx)
-          break
-        case 'error':
-          this.#log.warn({ message: msg.data }, 'venue reported an error')
-          this.emit('venueError', msg.data)
-          return
-        default:
-          return
-      }
-    } catch (err) {
-      this.stats.badMessages++
-      this.#log.warn({ err: (err as Error).message }, 'unreadable websocket message skipped')
+      msg = JSON.parse(text) as typeof msg
+    } catch {
+      this.#reject('not_json', text.length > 80 ? `${text.slice(0, 80)}…` : text)
       return
     }
-    for (const tick of ticks) {
-      if (!this.#coins.includes(tick.instrument)) continue
-      this.stats.ticks++
-      try {
-        this.#onTick(tick)
-      } catch (err) {
-        this.#log.error({ err }, 'onTick threw')
+    const channel = msg?.channel
+    switch (channel) {
+      case 'pong':
+        this.stats.pongs++
+        this.emit('pong')
+        return
+      case 'subscriptionResponse':
+        this.stats.subscriptionAcks++
+        this.emit('subscribed', (msg.data as { subscription?: unknown } | undefined)?.subscription ?? null)
+        return
+      case 'error':
+        this.#log.warn({ message: msg.data }, 'venue reported an error')
+        this.emit('venueError', msg.data)
+        return
+    }
+    if (typeof channel !== 'string' || !this.#channels.has(channel)) {
+      this.#reject('unknown_channel', String(channel))
+      return
+    }
+    let message: HlStreamMessage
+    try {
+      const base = { connection, receivedAt }
+      switch (channel as HlStreamChannel) {
+        case 'trades':
+          message = { ...base, channel: 'trades', data: parseTrades(msg.data, '/data') }
+          break
+        case 'l2Book':
+          message = { ...base, channel: 'l2Book', data: parseBook(msg.data, '/data') }
+          break
+        case 'activeAssetCtx':
+          message = { ...base, channel: 'activeAssetCtx', data: parseActiveAssetCtx(msg.data, '/data') }
+          break
+        case 'candle':
+          message = { ...base, channel: 'candle', data: parseCandle(msg.data, '/data') }
+          break
       }
+    } catch (err) {
+      if (!(err instanceof HyperliquidError)) throw err
+      this.#reject('bad_field', `${channel}: ${err.message}`)
+      return
+    }
+    this.stats.messages++
+    try {
+      this.#onMessage(message)
+    } catch (err) {
+      this.#log.error({ err }, 'onMessage threw')
     }
   }
 }

@@ -354,22 +354,25 @@ export function parseBook(v: unknown, path = ''): HlBook {
   }
 }
 
+/** One candle (candleSnapshot element, or the websocket `candle` channel's data). */
+export function parseCandle(v: unknown, path = ''): HlCandle {
+  const o = obj(v, path)
+  return {
+    coin: str(o.s, `${path}/s`),
+    interval: str(o.i, `${path}/i`),
+    openTime: int(o.t, `${path}/t`),
+    closeTime: int(o.T, `${path}/T`),
+    open: dec(o.o, `${path}/o`),
+    high: dec(o.h, `${path}/h`),
+    low: dec(o.l, `${path}/l`),
+    close: dec(o.c, `${path}/c`),
+    volume: dec(o.v, `${path}/v`),
+    trades: optInt(o.n, `${path}/n`),
+  }
+}
+
 export function parseCandles(v: unknown): HlCandle[] {
-  return arr(v, '').map((c, i) => {
-    const o = obj(c, `/${i}`)
-    return {
-      coin: str(o.s, `/${i}/s`),
-      interval: str(o.i, `/${i}/i`),
-      openTime: int(o.t, `/${i}/t`),
-      closeTime: int(o.T, `/${i}/T`),
-      open: dec(o.o, `/${i}/o`),
-      high: dec(o.h, `/${i}/h`),
-      low: dec(o.l, `/${i}/l`),
-      close: dec(o.c, `/${i}/c`),
-      volume: dec(o.v, `/${i}/v`),
-      trades: optInt(o.n, `/${i}/n`),
-    }
-  })
+  return arr(v, '').map((c, i) => parseCandle(c, `/${i}`))
 }
 
 export function parseFundingHistory(v: unknown): HlFundingRow[] {

@@ -11,13 +11,14 @@ import { NOTIFICATIONS } from '../records/notificationRecord.ts'
 import { CALL_OPT_INS, CALLS } from '../records/callRecord.ts'
 import { FUNNEL_SNAPSHOTS } from '../records/funnelRecord.ts'
 import { OUTCOMES_JOURNAL } from '../records/outcomeRecord.ts'
+import { VENUE_GAPS } from '../records/venueGapRecord.ts'
 import { topicNames, type TopicNames } from '../topics.ts'
 import { ticksTable } from './ticksTable.ts'
 import type { TopicTable } from './TopicTable.ts'
 
 /** The journals (append-only record types) the service keeps, each with its table and views. */
 export const JOURNALS = [DECISIONS, OUTCOMES_JOURNAL, DRAWS, CALLS, CALL_OPT_INS, EXPERIENCE, NOTIFICATIONS, ARENA_SETTINGS, FUNNEL_SNAPSHOTS,
-  DELIVERY_REGISTRATIONS, DELIVERY_ASKS, DELIVERY_ATTEMPTS, DELIVERY_CONTACTS] as const
+  DELIVERY_REGISTRATIONS, DELIVERY_ASKS, DELIVERY_ATTEMPTS, DELIVERY_CONTACTS, VENUE_GAPS] as const
 
 export function sinkTables(names: TopicNames = topicNames()): TopicTable[] {
   return [
@@ -28,5 +29,7 @@ export function sinkTables(names: TopicNames = topicNames()): TopicTable[] {
     FUNNEL_SNAPSHOTS.topicTable(names.funnel),
     // Delivery's journals, like the Arena's, keep their definition's topic name.
     DELIVERY_REGISTRATIONS.topicTable(), DELIVERY_ASKS.topicTable(), DELIVERY_ATTEMPTS.topicTable(), DELIVERY_CONTACTS.topicTable(),
+    // The live venue connector's gap episodes (pipeline/venue/), on its definition's topic name.
+    VENUE_GAPS.topicTable(),
   ]
 }

@@ -56,6 +56,9 @@ const VIEWS = [
   'arena_setting_rows',
   'funnel_snapshot_rows',
   'funnel_snapshots',
+  // the live venue connector's gap episodes (pipeline/records/venueGapRecord.ts)
+  'venue_gap_rows',
+  'venue_gaps',
   // the measured record (sql/020_record.sql)
   'record_runs',
   'record_files',

@@ -65,7 +65,7 @@ t.test('--duration 3 against the local servers writes a valid tape', async (t) =
   for (const k of ['universe', 'mark', 'index', 'mid', 'open_interest', 'predicted_funding', 'book_top']) t.ok(kinds.has(`${k}:hyperliquid-info`), `${k} from REST`)
   for (const k of ['trade', 'book_top', 'mark', 'predicted_funding']) t.ok(kinds.has(`${k}:hyperliquid-ws`), `${k} from the stream`)
   t.same(await readdir(dir), ['rec.ndjson.gz'], 'no partial or late file left behind')
-  t.ok(server.wsSubscriptions.length === 9, 'subscribed trades, l2Book, activeAssetCtx for 3 coins')
+  t.ok(server.wsSubscriptions.length === 12, 'subscribed trades, l2Book, activeAssetCtx, candle for 3 coins')
 })
 
 t.test('SIGINT stops the recording and keeps what was received', async (t) => {

@@ -4,19 +4,37 @@
  */
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
-import { HyperliquidStream, type HyperliquidStreamOptions } from '../../../ingest/hyperliquid/HyperliquidStream.ts'
+import { WebSocketServer } from 'ws'
+import { HyperliquidStream, type HlStreamMessage, type HyperliquidStreamOptions } from '../../../ingest/hyperliquid/HyperliquidStream.ts'
+import { activeAssetCtxToTicks, l2BookToTick, tradesToTicks } from '../../../ingest/hyperliquid/toTicks.ts'
 import { validateTick, type Tick } from '../../../ingest/Tick.ts'
 import { withReplayServer } from '../../helpers/HyperliquidReplayServer.ts'
 import { freePort } from '../../helpers/tmp.ts'
 
+/** The ticks a message maps to (the connector's mapping), for assertions on content. */
+function ticksOf(m: HlStreamMessage): Tick[] {
+  const ctx = { receivedAt: m.receivedAt, provider: 'hyperliquid-ws' as const }
+  if (m.channel === 'trades') return tradesToTicks(m.data, ctx)
+  if (m.channel === 'l2Book') return [l2BookToTick(m.data, ctx)].filter((x): x is NonNullable<typeof x> => x !== null)
+  if (m.channel === 'activeAssetCtx') return activeAssetCtxToTicks(m.data, ctx)
+  return []
+}
+
 async function withStream(
   t: Test,
-  options: Omit<HyperliquidStreamOptions, 'onTick'>,
-): Promise<{ stream: HyperliquidStream; ticks: Tick[] }> {
+  options: Omit<HyperliquidStreamOptions, 'onMessage'>,
+): Promise<{ stream: HyperliquidStream; ticks: Tick[]; messages: HlStreamMessage[] }> {
   const ticks: Tick[] = []
-  const stream = await HyperliquidStream.open({ ...options, onTick: (tick) => ticks.push(tick) })
+  const messages: HlStreamMessage[] = []
+  const stream = await HyperliquidStream.open({
+    ...options,
+    onMessage: (m) => {
+      messages.push(m)
+      ticks.push(...ticksOf(m))
+    },
+  })
   t.teardown(() => stream.stop())
-  return { stream, ticks }
+  return { stream, ticks, messages }
 }
 
 async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
@@ -29,7 +47,7 @@ async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promi
 
 t.test('subscribes and turns trades, l2Book and activeAssetCtx into ticks', async (t) => {
   const server = await withReplayServer(t, { wsIntervalMs: 50 })
-  const { stream, ticks } = await withStream(t, { url: server.wsUrl, coins: ['BTC', 'ETH'] })
+  const { stream, ticks, messages } = await withStream(t, { url: server.wsUrl, coins: ['BTC', 'ETH'], channels: ['trades', 'l2Book', 'activeAssetCtx'] })
   t.ok(stream.connected)
   const kinds = ['trade', 'book_top', 'mark', 'index', 'mid', 'open_interest', 'predicted_funding']
   await until('every kind for both coins', () =>
@@ -49,7 +67,8 @@ t.test('subscribes and turns trades, l2Book and activeAssetCtx into ticks', asyn
   t.match(oi, { value: 27353.17682, unit: 'base' })
   const trade = ticks.find((x) => x.asset === 'BTC' && x.kind === 'trade')
   t.match(trade, { side: /^(buy|sell)$/, trade_id: /^\d+$/ })
-  t.equal(stream.stats.badMessages, 0)
+  t.equal(stream.stats.rejected, 0)
+  t.ok(messages.every((m) => m.connection === 1), 'every message names its connection')
 })
 
 t.test('pings after quiet and keeps the connection on pong', async (t) => {
@@ -84,9 +103,10 @@ t.test('a silent server (no pong) is dropped and reconnected', async (t) => {
 
 t.test('server drop → reconnect with backoff and re-subscribe', async (t) => {
   const server = await withReplayServer(t, { wsIntervalMs: 30 })
-  const { stream, ticks } = await withStream(t, {
+  const { stream, ticks, messages } = await withStream(t, {
     url: server.wsUrl,
     coins: ['SOL'],
+    channels: ['trades', 'l2Book', 'activeAssetCtx'],
     backoffBaseMs: 100,
     backoffCapMs: 1000,
   })
@@ -108,7 +128,7 @@ t.test('server drop → reconnect with backoff and re-subscribe', async (t) => {
   ])
   const before = ticks.length
   await until('ticks after the reconnect', () => ticks.length > before + 3)
-  t.pass('ticks resume')
+  t.ok(messages.slice(-1)[0]!.connection === 2, 'messages after the reconnect name the second connection')
 })
 
 t.test('backoff grows exponentially to the cap while the venue is down', async (t) => {
@@ -124,7 +144,7 @@ t.test('backoff grows exponentially to the cap while the venue is down', async (
 
 t.test('an unreachable URL at start-up is retried, not thrown; stop() ends it', async (t) => {
   const port = await freePort()
-  const stream = await HyperliquidStream.open({ url: `ws://127.0.0.1:${port}/ws`, coins: ['BTC'], backoffBaseMs: 20, onTick: () => {} })
+  const stream = await HyperliquidStream.open({ url: `ws://127.0.0.1:${port}/ws`, coins: ['BTC'], backoffBaseMs: 20, onMessage: () => {} })
   t.equal(stream.connected, false)
   await until('a reconnect scheduled', () => stream.stats.reconnectsScheduled >= 1)
   await stream.stop()
@@ -135,8 +155,8 @@ t.test('an unreachable URL at start-up is retried, not thrown; stop() ends it', 
 
 t.test('stop() closes cleanly and does not reconnect', async (t) => {
   const server = await withReplayServer(t, { wsIntervalMs: 30 })
-  const ticks: Tick[] = []
-  const stream = await HyperliquidStream.open({ url: server.wsUrl, coins: ['BTC'], backoffBaseMs: 10, onTick: (x) => ticks.push(x) })
+  const ticks: HlStreamMessage[] = []
+  const stream = await HyperliquidStream.open({ url: server.wsUrl, coins: ['BTC'], backoffBaseMs: 10, onMessage: (x) => ticks.push(x) })
   await until('ticks', () => ticks.length > 0)
   await stream.stop()
   await until('server sees the close', () => server.openWsConnections === 0)
@@ -148,7 +168,44 @@ t.test('stop() closes cleanly and does not reconnect', async (t) => {
 })
 
 t.test('options are validated, naming the field', async (t) => {
-  await t.rejects(HyperliquidStream.open({ coins: [], onTick: () => {} }), /HyperliquidStream options\/coins/)
-  await t.rejects(HyperliquidStream.open({ coins: ['BTC'], url: 'http://x', onTick: () => {} }), /options\/url/)
-  await t.rejects(HyperliquidStream.open({ coins: ['BTC'], channels: ['bbo' as never], onTick: () => {} }), /options\/channels/)
+  await t.rejects(HyperliquidStream.open({ coins: [], onMessage: () => {} }), /HyperliquidStream options\/coins/)
+  await t.rejects(HyperliquidStream.open({ coins: ['BTC'], url: 'http://x', onMessage: () => {} }), /options\/url/)
+  await t.rejects(HyperliquidStream.open({ coins: ['BTC'], channels: ['bbo' as never], onMessage: () => {} }), /options\/channels/)
+  await t.rejects(HyperliquidStream.open({ coins: ['BTC'], candleInterval: '1M', onMessage: () => {} }), /options\/candleInterval/)
+})
+
+t.test('the candle subscription names its interval; bad frames are refused with a reason and the stream goes on', async (t) => {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' })
+  await once(wss, 'listening')
+  t.teardown(() => new Promise<void>((resolve) => wss.close(() => resolve())))
+  const subscriptions: unknown[] = []
+  const candle = { t: 1_700_000_000_000, T: 1_700_003_599_999, s: 'BTC', i: '1h', o: '100.5', c: '101', h: '102', l: '99.5', v: '12.5', n: 7 }
+  wss.on('connection', (ws) => {
+    ws.on('message', (raw) => {
+      const msg = JSON.parse(raw.toString()) as { method: string; subscription: unknown }
+      subscriptions.push(msg.subscription)
+      if (subscriptions.length < 2) return
+      ws.send('{not json')
+      ws.send(JSON.stringify({ channel: 'someNewChannel', data: {} }))
+      ws.send(JSON.stringify({ channel: 'trades', data: [{ coin: 'BTC', side: 'B', px: 'NaN', sz: '1', time: 1, hash: '0x1', tid: 1 }] }))
+      ws.send(JSON.stringify({ channel: 'candle', data: candle }))
+    })
+  })
+  const port = (wss.address() as { port: number }).port
+  const rejects: Array<[string, string]> = []
+  const messages: HlStreamMessage[] = []
+  const stream = await HyperliquidStream.open({
+    url: `ws://127.0.0.1:${port}/ws`,
+    coins: ['BTC'],
+    channels: ['trades', 'candle'],
+    onMessage: (m) => messages.push(m),
+    onReject: (reason, detail) => rejects.push([reason, detail]),
+  })
+  t.teardown(() => stream.stop())
+  await until('the good candle after the bad frames', () => messages.length === 1)
+  t.same(subscriptions, [{ type: 'trades', coin: 'BTC' }, { type: 'candle', coin: 'BTC', interval: '1h' }])
+  t.same(rejects.map((r) => r[0]), ['not_json', 'unknown_channel', 'bad_field'], 'each bad frame refused with its reason')
+  t.match(rejects[2]![1], /trades: .*\/data\/0\/px.*NaN/, 'the bad field is named')
+  t.match(messages[0], { channel: 'candle', connection: 1, data: { coin: 'BTC', interval: '1h', openTime: candle.t, closeTime: candle.T, high: 102, trades: 7 } })
+  t.equal(stream.stats.rejected, 3)
 })
