@@ -5,9 +5,10 @@
  *   open:  catalog DDL → event log → pipeline (sink idle) → market state and providers → engine runner → billing
  *          → duel (on the engine's outcome bus) → Arena (on the duel's call events) → delivery (on the outcome bus) → operator funnel (only with SVC_ADMIN_KEY) → payment rails → record job → HTTP server
  *   run:   the venue's history at full speed, then live: by default the simulated venue generated up to now and then
- *          at 1x in the present; with SVC_TAPE a dated tape up to the first primed instant, then paced at
+ *          at 1x in the present; with SVC_VENUE=hyperliquid the live venue connector's backfill (or repair since the
+ *          last run), then its stream; with SVC_TAPE a dated tape up to the first primed instant, then paced at
  *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
- *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → delivery → Arena → duel → billing → market → engine → pipeline (seal, commit) → event log
+ *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → delivery → Arena → duel → billing → market → engine → venue sink → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
@@ -53,6 +54,13 @@ import { Catalog } from '../sql/Catalog.ts'
 import { accessLogShareOf, eventLogOf, topicNamesOf, trainUntilOf, type AppConfig } from './config.ts'
 import { marketWiringOf, openMarketServices, type MarketWiring } from './openMarketServices.ts'
 import { openWalletWiring, walletWiringOf } from './walletWiring.ts'
+import { HL_DEFAULT_BASE_URL, HyperliquidInfoClient } from '../ingest/hyperliquid/HyperliquidInfoClient.ts'
+import { HL_DEFAULT_WS_URL } from '../ingest/hyperliquid/HyperliquidStream.ts'
+import { RestWeightBudget } from '../ingest/hyperliquid/RestWeightBudget.ts'
+import { HL_VENUE_SOURCE, HyperliquidConnector, type HyperliquidConnectorOptions } from '../pipeline/venue/HyperliquidConnector.ts'
+import { VenueLogSink } from '../pipeline/venue/VenueLogSink.ts'
+import { startProgress, type Progress } from '../common/progress.ts'
+import { progressOf } from './config.ts'
 
 const log = childLogger('app')
 
@@ -84,19 +92,80 @@ interface VenueFile {
 }
 
 /**
- * The simulated venue of this data folder: the one recorded in venue.json, or (first start) one whose origin lies
- * SVC_SIM_HISTORY_DAYS before now, recorded atomically before any tick is produced.
+ * `<data>/venue.json` of a live venue folder: which venue the history came from and the training cut fixed at its first
+ * start (the end of the first backfill), so a restart fits on the same window and the folder never mixes venues.
  */
-async function simulatedVenueOf(dataDir: string, config: AppConfig, clock: Clock): Promise<SimulatedVenue> {
-  const file = join(dataDir, 'venue.json')
-  const kept = await readFile(file, 'utf8').then(
-    (text) => JSON.parse(text) as VenueFile,
+interface LiveVenueFile {
+  venue: 'hyperliquid'
+  base_url: string
+  ws_url: string
+  coins: string[]
+  bar_interval: string
+  train_until: string
+  history_days: number
+}
+
+/** The live venue's markets: the canonical assets, as the venue names its coins. */
+const LIVE_COINS = [...CANONICAL_ASSETS]
+/** The models' bars (the real tapes the releases are evaluated on are 1 h; the venue serves 5000 of them, 208 days). */
+const LIVE_BAR_INTERVAL = '1h'
+/** The backfill covers the training window and the week before it that the volatility baseline (pk_7d) needs. */
+const BASELINE_DAYS = 7
+
+/** Test knobs of the live connector (a compressed session shortens its timings); not configuration. */
+export type LiveVenueTiming = Omit<Partial<HyperliquidConnectorOptions>, 'coins' | 'client' | 'wsUrl' | 'clock' | 'sink' | 'resume' | 'historyMs' | 'onProgress'>
+
+async function readVenueFile(dataDir: string): Promise<(Partial<VenueFile> & Partial<LiveVenueFile>) | null> {
+  return readFile(join(dataDir, 'venue.json'), 'utf8').then(
+    (text) => JSON.parse(text) as Partial<VenueFile> & Partial<LiveVenueFile>,
     (err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') return null
       throw err
     },
   )
-  if (kept) return new SimulatedVenue({ seed: kept.seed, assets: kept.assets as SimulatedVenue['assets'], originMs: Date.parse(kept.origin) })
+}
+
+/**
+ * The live venue of this data folder: the one recorded in venue.json, or (first start) one whose training cut is now,
+ * recorded before any tick is fetched. A folder that holds another venue's history is refused.
+ */
+async function liveVenueOf(dataDir: string, config: AppConfig, clock: Clock): Promise<LiveVenueFile> {
+  const kept = await readVenueFile(dataDir)
+  const baseUrl = (config.SVC_HL_BASE_URL ?? HL_DEFAULT_BASE_URL).replace(/\/+$/, '')
+  const wsUrl = config.SVC_HL_WS_URL ?? HL_DEFAULT_WS_URL
+  if (kept) {
+    if (kept.venue !== 'hyperliquid') {
+      throw new AppConfigError(`${dataDir} holds the simulated venue's history (venue.json): give the live venue a data folder of its own (SVC_DATA_DIR)`)
+    }
+    if (kept.base_url !== baseUrl) {
+      throw new AppConfigError(`${dataDir} holds history from ${kept.base_url}, not ${baseUrl} (SVC_HL_BASE_URL): give this venue a data folder of its own`)
+    }
+    return { ...(kept as LiveVenueFile), ws_url: wsUrl }
+  }
+  const record: LiveVenueFile = {
+    venue: 'hyperliquid',
+    base_url: baseUrl,
+    ws_url: wsUrl,
+    coins: LIVE_COINS,
+    bar_interval: LIVE_BAR_INTERVAL,
+    train_until: new Date(trainUntilOf(config) ?? clock.now()).toISOString(),
+    history_days: config.SVC_TRAIN_DAYS + BASELINE_DAYS,
+  }
+  await writeFileAtomic(join(dataDir, 'venue.json'), JSON.stringify(record, null, 2) + '\n')
+  return record
+}
+
+/**
+ * The simulated venue of this data folder: the one recorded in venue.json, or (first start) one whose origin lies
+ * SVC_SIM_HISTORY_DAYS before now, recorded atomically before any tick is produced.
+ */
+async function simulatedVenueOf(dataDir: string, config: AppConfig, clock: Clock): Promise<SimulatedVenue> {
+  const file = join(dataDir, 'venue.json')
+  const kept = await readVenueFile(dataDir)
+  if (kept?.venue === 'hyperliquid') {
+    throw new AppConfigError(`${dataDir} holds the live venue's history (venue.json): the simulated venue needs a data folder of its own (SVC_DATA_DIR), or set SVC_VENUE=hyperliquid`)
+  }
+  if (kept) return new SimulatedVenue({ seed: kept.seed!, assets: kept.assets as SimulatedVenue['assets'], originMs: Date.parse(kept.origin!) })
   if (trainUntilOf(config) === null && config.SVC_SIM_HISTORY_DAYS <= config.SVC_TRAIN_DAYS) {
     throw new AppConfigError(
       `SVC_SIM_HISTORY_DAYS (${config.SVC_SIM_HISTORY_DAYS}) must exceed SVC_TRAIN_DAYS (${config.SVC_TRAIN_DAYS}): the models are fitted on the first SVC_TRAIN_DAYS of the history and sell only after it`,
@@ -108,9 +177,10 @@ async function simulatedVenueOf(dataDir: string, config: AppConfig, clock: Clock
   return venue
 }
 
-/** Where the ticks come from: the simulated venue in the present (default) or a dated tape (SVC_TAPE). */
+/** Where the ticks come from: the simulated venue in the present (default), the live venue, or a dated tape (SVC_TAPE). */
 type VenueFeed =
   | { mode: 'present'; venue: SimulatedVenue }
+  | { mode: 'live'; venue: LiveVenueFile; connector: HyperliquidConnector; sink: VenueLogSink; progress: { bar: Progress | null } }
   | { mode: 'replay'; tape: string; firstTime: number }
 
 export class ServiceApp {
@@ -142,22 +212,35 @@ export class ServiceApp {
    * Opens every part in dependency order and starts serving; `say` prints the newcomer's status lines. `clock` is the
    * present (default the system clock; a test may run the service in a controlled present).
    */
-  static async start(config: AppConfig, say: (line: string) => void, deps: { clock?: Clock } = {}): Promise<ServiceApp> {
+  static async start(
+    config: AppConfig,
+    say: (line: string) => void,
+    deps: { clock?: Clock; venueTiming?: LiveVenueTiming } = {},
+  ): Promise<ServiceApp> {
     const clock = deps.clock ?? systemClock
-    const trainUntil = trainUntilOf(config)
+    let trainUntil = trainUntilOf(config)
     const dataDir = resolve(config.SVC_DATA_DIR)
     const names = topicNamesOf(config)
     const partitions = config.SVC_PARTITIONS
+    if (config.SVC_VENUE === 'hyperliquid' && config.SVC_TAPE !== undefined) {
+      throw new AppConfigError('SVC_TAPE replays a dated tape and SVC_VENUE=hyperliquid streams the live venue: set one of them')
+    }
     await mkdir(dataDir, { recursive: true })
-    let feed: VenueFeed
     let simulated = true
-    if (config.SVC_TAPE === undefined) {
-      feed = { mode: 'present', venue: await simulatedVenueOf(dataDir, config, clock) }
+    let liveFile: LiveVenueFile | null = null
+    let simulatedVenue: SimulatedVenue | null = null
+    let replay: { tape: string; firstTime: number } | null = null
+    if (config.SVC_VENUE === 'hyperliquid') {
+      liveFile = await liveVenueOf(dataDir, config, clock)
+      trainUntil = Date.parse(liveFile.train_until)
+      simulated = false
+    } else if (config.SVC_TAPE === undefined) {
+      simulatedVenue = await simulatedVenueOf(dataDir, config, clock)
     } else {
       const tape = resolve(config.SVC_TAPE)
       const first = await firstEntryOf(tape)
       simulated = first.simulated
-      feed = { mode: 'replay', tape, firstTime: first.time }
+      replay = { tape, firstTime: first.time }
     }
     await Catalog.apply(dataDir)
     const eventLog = await openEventLog(eventLogOf(config))
@@ -165,27 +248,59 @@ export class ServiceApp {
     // no API read comes from Parquet, and in this one process it would take a third of the warm-up's CPU; it then
     // catches up on the history in the background.
     const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions, sink: { maxAgeMs: 5_000 }, startSink: false })
+    // One REST budget for every call this process makes to the venue (the venue meters per IP).
+    const hlBudget = new RestWeightBudget()
+    let feed: VenueFeed
+    if (liveFile) {
+      const client = new HyperliquidInfoClient({ baseUrl: liveFile.base_url, timeoutMs: 10_000, budget: hlBudget, clock })
+      const { sink, resume } = await VenueLogSink.open({ log: eventLog, ticksTopic: names.ticks, source: HL_VENUE_SOURCE, partitions })
+      const progress: { bar: Progress | null } = { bar: null }
+      const connector = HyperliquidConnector.create({
+        ...(deps.venueTiming ?? {}),
+        coins: liveFile.coins,
+        barInterval: liveFile.bar_interval,
+        historyMs: liveFile.history_days * DAY_MS,
+        client,
+        wsUrl: liveFile.ws_url,
+        clock,
+        sink,
+        resume,
+        onProgress: ({ done, total }) => {
+          progress.bar ??= startProgress('svc: backfill', total, 'requests', progressOf(config))
+          progress.bar.setTotal(total)
+          progress.bar.update(done)
+        },
+      })
+      feed = { mode: 'live', venue: liveFile, connector, sink, progress }
+    } else if (simulatedVenue) feed = { mode: 'present', venue: simulatedVenue }
+    else feed = { mode: 'replay', ...replay! }
+    const connector = feed.mode === 'live' ? feed.connector : null
     let timeline: DataTimeline | null = null
     const market = await openMarketServices({
       log: eventLog,
       ticksTopic: names.ticks,
       options: marketWiringOf(config),
       clock,
-      wallFreshness: feed.mode === 'present',
+      wallFreshness: feed.mode !== 'replay',
       warmingUp: () => timeline!.warmingUp,
+      liveVenue: connector,
+      ...(liveFile ? { hlClient: new HyperliquidInfoClient({ baseUrl: liveFile.base_url, timeoutMs: 5_000, budget: hlBudget, clock }) } : {}),
     })
     timeline = new DataTimeline({
-      mode: feed.mode,
-      source: feed.mode === 'present' || simulated ? SIMULATED_SOURCE : basename(feed.tape),
+      mode: feed.mode === 'replay' ? 'replay' : 'present',
+      source: feed.mode === 'live' ? HL_VENUE_SOURCE : feed.mode === 'present' || simulated ? SIMULATED_SOURCE : basename(feed.tape),
       simulated,
-      speed: feed.mode === 'present' ? 1 : config.SVC_REPLAY_SPEED,
+      speed: feed.mode === 'replay' ? config.SVC_REPLAY_SPEED : 1,
       eventTime: () => market.state.health().eventTime,
       clock,
+      ...(connector ? { venue: connector } : {}),
     })
     const wallet = openWalletWiring(walletWiringOf(config), { providers: market.providers, clock })
     const runner = await EngineRunner.start({
       log: eventLog, dataDir, names, partitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil,
       walletProvider: wallet.provider, accountClock: wallet.accountClock,
+      // The live venue: API decisions in the present, cadence decided live or by the clock (EngineRunner).
+      ...(feed.mode === 'live' ? { live: { clock } } : {}),
     })
     const engine = new EngineServices(runner)
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
@@ -292,7 +407,9 @@ export class ServiceApp {
       `svc: duckdb      ${Catalog.path(dataDir)}  (duckdb -readonly ${Catalog.path(dataDir)} "select kind, count(*) from ticks group by 1")`,
       feed.mode === 'present'
         ? `svc: venue     simulated (seed ${feed.venue.seed}, history from ${new Date(feed.venue.originMs).toISOString()}), live in the present at 1x`
-        : `svc: replaying   ${feed.tape} at speed ${config.SVC_REPLAY_SPEED} (answers live in the tape's virtual time)`,
+        : feed.mode === 'live'
+          ? `svc: venue     hyperliquid ${feed.venue.base_url} + ${feed.venue.ws_url} (${feed.venue.coins.join(', ')}, ${feed.venue.bar_interval} bars; fitted up to ${feed.venue.train_until}; /readyz data.venue shows the connector)`
+          : `svc: replaying   ${feed.tape} at speed ${config.SVC_REPLAY_SPEED} (answers live in the tape's virtual time)`,
       payTo
         ? `svc: payments to ${payTo} (x402 on eip155:8453 via ${facilitator?.url})`
         : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer) and their 402 challenge offers no address',
@@ -307,6 +424,8 @@ export class ServiceApp {
    * Feeds the venue until `signal` aborts. Warm-up at full speed, then live:
    * - present (default): the simulated venue's history up to now (after a restart, only the gap since the stop), then
    *   each minute's ticks as the clock reaches them, so every instant served is the present.
+   * - live (SVC_VENUE=hyperliquid): the connector's backfill over REST (a restart: the repair since the newest tick in
+   *   the log), then the venue's stream, until the signal.
    * - replay (SVC_TAPE): the tape up to the training cut and on until every sold question has resolved a clock (after
    *   a restart, up to the next cadence instant after what the log holds), then paced at SVC_REPLAY_SPEED; when the
    *   tape ends the service keeps serving.
@@ -314,6 +433,45 @@ export class ServiceApp {
    */
   async run(signal: AbortSignal): Promise<void> {
     const { config, pipeline, runner, server, say, feed } = this
+    const warm = () => {
+      // Old prices are never served: the market routes (and /readyz) answer 503 WARMING_UP until the market state and
+      // the engine hold all the warm-up produced, so open clocks and prices are of the present when it says ready.
+      Promise.all([this.market.state.caughtUp(180_000), runner.waitForTicks(180_000, signal)]).then(
+        () => this.timeline.markWarm(),
+        (err: unknown) => {
+          if (!signal.aborted) log.warn({ err }, 'the market state did not catch up with the warm-up')
+        },
+      )
+    }
+    const sayReady = () =>
+      // Tell the newcomer when the engine has caught up with the warm-up and the API shows it.
+      runner.waitForTicks(120_000, signal).then(
+        () => {
+          const stats = runner.stats()
+          say(`svc: ready: ${stats.openClocks} open clocks, ${stats.ledger.outcomes} resolved decisions (curl ${server.url}/v1/clocks/open, ${server.url}/v1/feed?limit=5)`)
+        },
+        (err: unknown) => {
+          if (!signal.aborted) log.warn({ err }, 'the engine did not catch up with the warm-up')
+        },
+      )
+    if (feed.mode === 'live') {
+      const { connector, venue } = feed
+      const resumed = connector.written
+      say(
+        Number.isFinite(resumed)
+          ? `svc: warming up: repairing bars and funding since ${new Date(resumed).toISOString()} over REST (${venue.base_url})`
+          : `svc: warming up: backfilling ${venue.history_days} days of ${venue.bar_interval} bars and hourly funding of ${venue.coins.join(', ')} over REST (${venue.base_url}); the models fit on it`,
+      )
+      await connector.run(signal, () => {
+        feed.progress.bar?.stop()
+        const s = connector.status()
+        say(`svc: warm-up done (${s.backfill.ticks} ticks fetched); now streaming ${venue.ws_url}`)
+        pipeline.startSink()
+        warm()
+        void sayReady()
+      })
+      return
+    }
     const live = feed.mode === 'present'
     const tapeId = live ? feed.venue.tapeId : await tapeIdOf(feed.tape)
     const resumedAt = await newestReplayedTime(this.eventLog, pipeline.names.ticks, tapeId)
@@ -328,16 +486,6 @@ export class ServiceApp {
       paceFrom = EngineRunner.primedAt(cut, resumedAt)
       say(`svc: warming up: replaying at full speed past the training cut ${new Date(cut).toISOString()} up to ${new Date(paceFrom).toISOString()}${resuming}`)
     }
-    const warm = () => {
-      // Old prices are never served: the market routes (and /readyz) answer 503 WARMING_UP until the market state and
-      // the engine hold all the warm-up produced, so open clocks and prices are of the present when it says ready.
-      Promise.all([this.market.state.caughtUp(180_000), runner.waitForTicks(180_000, signal)]).then(
-        () => this.timeline.markWarm(),
-        (err: unknown) => {
-          if (!signal.aborted) log.warn({ err }, 'the market state did not catch up with the warm-up')
-        },
-      )
-    }
     const result = await pipeline.replay({
       ...(live ? { source: () => feed.venue.entries(), liveClock: this.clock } : { tape: feed.tape, speed: config.SVC_REPLAY_SPEED }),
       tapeId,
@@ -347,16 +495,7 @@ export class ServiceApp {
         say(live ? `svc: warm-up done (${produced} records); now live in the present at 1x` : `svc: warm-up done (${produced} records); now replaying at speed ${config.SVC_REPLAY_SPEED}`)
         pipeline.startSink()
         warm()
-        // Tell the newcomer when the engine has caught up with the warm-up and the API shows it.
-        runner.waitForTicks(120_000, signal).then(
-          () => {
-            const stats = runner.stats()
-            say(`svc: ready: ${stats.openClocks} open clocks, ${stats.ledger.outcomes} resolved decisions (curl ${server.url}/v1/clocks/open, ${server.url}/v1/feed?limit=5)`)
-          },
-          (err: unknown) => {
-            if (!signal.aborted) log.warn({ err }, 'the engine did not catch up with the warm-up')
-          },
-        )
+        void sayReady()
       },
     })
     if (!result.aborted) {
@@ -386,6 +525,7 @@ export class ServiceApp {
       await this.billing.close()
       await this.market.close()
       await this.runner.close()
+      if (this.feed.mode === 'live') await this.feed.sink.close()
       await this.pipeline.close()
       await this.eventLog.close()
     })()

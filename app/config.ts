@@ -57,6 +57,10 @@ export const ENV_SCHEMA = Type.Object(
     SVC_TOPIC_CALLS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().calls, description: 'topic of the locked player calls (the duel)' }),
     SVC_TOPIC_CALL_OPT_INS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().callOptIns, description: 'topic of the duel boards opt-in records' }),
     SVC_TOPIC_FUNNEL: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().funnel, description: "topic of the operator funnel's snapshots" }),
+    SVC_VENUE: StringEnum(['simulated', 'hyperliquid'], {
+      default: 'simulated',
+      description: 'the venue `svc start` ingests: the seeded simulated venue in the present (no network), or live Hyperliquid (REST backfill of SVC_TRAIN_DAYS + 7 days of 1h bars and funding, then the websocket; README "Run on the live venue")',
+    }),
     SVC_TAPE: Type.Optional(
       Type.String({
         minLength: 1,
@@ -138,8 +142,16 @@ export const ENV_SCHEMA = Type.Object(
     SVC_DOCS_URL: Url('human documentation; `/docs` redirects there (else to /openapi.json)'),
     SVC_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 64 * 1024, description: 'request body limit' }),
     SVC_TRUST_PROXY: Type.Boolean({ default: false, description: 'trust `x-forwarded-for` for the client address (only behind a proxy you run)' }),
-    SVC_UNIVERSE: StringEnum(['replay', 'hyperliquid'], { default: 'replay', description: 'where the venue universe comes from: the replayed ticks or live Hyperliquid' }),
-    SVC_HL_BASE_URL: Url('Hyperliquid API base URL (default the public API)'),
+    SVC_UNIVERSE: Type.Optional(
+      StringEnum(['replay', 'hyperliquid'], {
+        'x-unset': 'hyperliquid with SVC_VENUE=hyperliquid, else replay',
+        description: 'where the venue universe comes from: the ticks the service holds or live Hyperliquid',
+      }),
+    ),
+    SVC_HL_BASE_URL: Url('Hyperliquid API base URL (default the public API, https://api.hyperliquid.xyz)'),
+    SVC_HL_WS_URL: Type.Optional(
+      Type.String({ pattern: '^wss?://[^\\s]+$', 'x-unset': 'wss://api.hyperliquid.xyz/ws', description: 'Hyperliquid websocket URL the live venue connector streams from (SVC_VENUE=hyperliquid)' }),
+    ),
     SVC_COINGECKO_URL: Type.Optional(
       Type.String({ pattern: '^https?://[^\\s]+$', 'x-unset': 'no market-cap source: /v1/marketcap answers PROVIDER_DOWN', description: 'CoinGecko API base URL for the market-cap list' }),
     ),

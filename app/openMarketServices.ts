@@ -4,7 +4,8 @@
  * tracking of hyperliquid-info (live mode), the tick feed, coingecko and the event log (critical), and the paid
  * market surfaces (PaidMarketServices over the same state; the funding decisions need `decisions`, the engine).
  *
- * Configuration (app/config.ts): SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL,
+ * Configuration (app/config.ts): SVC_UNIVERSE=replay|hyperliquid (default: hyperliquid on the live venue, else replay),
+ * SVC_HL_BASE_URL, SVC_COINGECKO_URL,
  * SVC_COINGECKO_KEY (and SVC_COINGECKO_KEY_HEADER to override the demo/pro header choice).
  */
 import { CoinGeckoClient } from '../ingest/coingecko/CoinGeckoClient.ts'
@@ -24,6 +25,7 @@ import { PaidMarketServices } from '../product/market/PaidMarketServices.ts'
 import { ProviderHealth, type ComputedHealth } from '../product/platform/ProviderHealth.ts'
 import { ReplayUniverseSource } from '../product/market/ReplayUniverseSource.ts'
 import type { UniverseSource } from '../product/market/UniverseSource.ts'
+import type { LiveVenue } from '../pipeline/venue/VenueStatus.ts'
 
 export interface MarketWiringOptions {
   universe: 'replay' | 'hyperliquid'
@@ -48,10 +50,10 @@ const OPTIONS_SCHEMA = {
 
 /** The market part of the configuration (SVC_UNIVERSE, SVC_HL_BASE_URL, SVC_COINGECKO_*; app/config.ts validated it). */
 export function marketWiringOf(
-  c: Pick<AppConfig, 'SVC_UNIVERSE' | 'SVC_HL_BASE_URL' | 'SVC_COINGECKO_URL' | 'SVC_COINGECKO_KEY' | 'SVC_COINGECKO_KEY_HEADER'>,
+  c: Pick<AppConfig, 'SVC_UNIVERSE' | 'SVC_HL_BASE_URL' | 'SVC_COINGECKO_URL' | 'SVC_COINGECKO_KEY' | 'SVC_COINGECKO_KEY_HEADER'> & Partial<Pick<AppConfig, 'SVC_VENUE'>>,
 ): MarketWiringOptions {
   return {
-    universe: c.SVC_UNIVERSE,
+    universe: c.SVC_UNIVERSE ?? (c.SVC_VENUE === 'hyperliquid' ? 'hyperliquid' : 'replay'),
     ...(c.SVC_HL_BASE_URL ? { hlBaseUrl: c.SVC_HL_BASE_URL } : {}),
     ...(c.SVC_COINGECKO_URL ? { coingeckoUrl: c.SVC_COINGECKO_URL } : {}),
     ...(c.SVC_COINGECKO_KEY ? { coingeckoKey: c.SVC_COINGECKO_KEY } : {}),
@@ -69,6 +71,18 @@ export function tickFeedHealth(state: MarketState): () => ComputedHealth {
     if (h.eventTime === null) return { status: 'degraded', last_success_at: null, latency_ms: null, error_class: 'NO_TICKS_YET' }
     const stale = state.assets().some((a) => state.freshness(a, inputs).some((f) => !f.ok))
     return { status: stale ? 'degraded' : 'ok', last_success_at: last, latency_ms: null, error_class: stale ? 'STALE_INPUT' : null }
+  }
+}
+
+/**
+ * The live venue as a provider row: ok while streaming, degraded while the websocket reconnects (data still within
+ * budget) or the history is being fetched, down when the venue is unreachable or its data is stale.
+ */
+export function venueHealth(venue: LiveVenue): () => ComputedHealth {
+  return () => {
+    const { stage, last_message_at } = venue.status()
+    const status = stage === 'streaming' ? 'ok' : stage === 'reconnecting' || stage === 'backfilling' || stage === 'starting' ? 'degraded' : 'down'
+    return { status, last_success_at: last_message_at, latency_ms: null, error_class: stage === 'streaming' ? null : `VENUE_${stage.toUpperCase()}` }
   }
 }
 
@@ -97,6 +111,10 @@ export async function openMarketServices(opts: {
   wallFreshness?: boolean
   /** True while the market state catches up after a (re)start: market reads answer 503 STALE_DATA (WARMING_UP). */
   warmingUp?: () => boolean
+  /** The live venue's connector (SVC_VENUE=hyperliquid): gates market reads and is the critical provider `hyperliquid-ws`. */
+  liveVenue?: LiveVenue | null
+  /** The Hyperliquid REST client the live universe reads through (sharing the process's REST weight budget). */
+  hlClient?: HyperliquidInfoClient
 }): Promise<MarketWiring> {
   const o = validateOptions<MarketWiringOptions>('openMarketServices options', OPTIONS_SCHEMA, opts.options)
   const clock = opts.clock ?? systemClock
@@ -122,10 +140,12 @@ export async function openMarketServices(opts: {
     },
   })
   providers.computed('tick-feed', 'stream', tickFeedHealth(state))
+  const liveVenue = opts.liveVenue ?? null
+  if (liveVenue) providers.computed('hyperliquid-ws', 'venue', venueHealth(liveVenue), { critical: true })
 
   let universe: UniverseSource
   if (live) {
-    const hl = new HyperliquidInfoClient({ ...(o.hlBaseUrl ? { baseUrl: o.hlBaseUrl } : {}), timeoutMs: 5_000 })
+    const hl = opts.hlClient ?? new HyperliquidInfoClient({ ...(o.hlBaseUrl ? { baseUrl: o.hlBaseUrl } : {}), timeoutMs: 5_000 })
     let source: HyperliquidUniverseSource | null = null
     const recorder = providers.track('hyperliquid-info', 'venue', {
       probeIntervalMs: UNIVERSE_CACHE_MS,
@@ -152,7 +172,7 @@ export async function openMarketServices(opts: {
   if (opts.probes ?? true) await providers.start()
   else await providers.probeAll()
   const defaultPaid = opts.paid === undefined ? new PaidMarketServices({ state, decisions: opts.decisions ?? null }) : null
-  const market = new MarketServices({ state, universe, marketcap, paid: defaultPaid ?? opts.paid ?? null, ...(opts.warmingUp ? { warmingUp: opts.warmingUp } : {}) })
+  const market = new MarketServices({ state, universe, marketcap, paid: defaultPaid ?? opts.paid ?? null, liveVenue, ...(opts.warmingUp ? { warmingUp: opts.warmingUp } : {}) })
   return {
     state,
     market,

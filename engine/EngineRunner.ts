@@ -21,6 +21,14 @@
  * - Restart: the consumer never commits and re-reads the ticks topic from the beginning; the same ticks rebuild the
  *   same features and fits, cadence decisions re-derive the same ids (deduped, no new rows) and resolved clocks are
  *   skipped (deduped on decision_id).
+ * - Live venue (`live`): API decisions are made at the clock's present, so an input the venue stopped sending shows
+ *   its true age (stale_input past its budget). Cadence decisions are made live or not at all: a grid instant is
+ *   decided by the first tick past it only when that tick was received within `toleranceMs` of the instant (ticks a
+ *   backfill or gap repair fetched hours later never make a backdated decision); an instant no tick passed within
+ *   `fallbackDelayMs` (the venue is down or silent) is decided by the clock from what the engine holds, which refuses
+ *   stale_input once an input is past its budget; and one grid instant gets one cadence decision per question and
+ *   asset, whichever of the two came first. Every rule reads only the log (received_at) and the ledger, so a restart
+ *   re-derives the same rows. Tapes and the simulated venue (received_at = event time) are unaffected.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { join } from 'node:path'
@@ -72,6 +80,19 @@ export interface EngineRunnerOptions {
   accountClock?: Clock | null
   /** Wall-time period of the account resolution passes (default 60 000; 0: no timer, the caller runs passes). */
   accountResolveIntervalMs?: number
+  /** The live venue: decisions in the clock's present, cadence decided live or by the clock (see the file comment). */
+  live?: LiveCadenceOptions | null
+}
+
+export interface LiveCadenceOptions {
+  /** The present (the service's clock). */
+  clock: Clock
+  /** A tick received more than this after a grid instant does not decide it. Default RESOLUTION_GRACE_MS (5 min). */
+  toleranceMs?: number
+  /** A grid instant no tick passed within this is decided by the clock. Default RESOLUTION_GRACE_MS. */
+  fallbackDelayMs?: number
+  /** Wall ms between the clock's checks. Default 1000. */
+  checkEveryMs?: number
 }
 
 const OPTIONS_SCHEMA = {
@@ -85,6 +106,7 @@ const OPTIONS_SCHEMA = {
     trainUntil: { type: ['number', 'null'] },
     groupId: { type: 'string', minLength: 1 },
     accountResolveIntervalMs: { type: 'integer', minimum: 0 },
+    live: {},
   },
 } as const
 
@@ -102,6 +124,10 @@ export interface EngineRunnerStats {
   openClocks: number
   ledger: { decisions: number; outcomes: number }
   fittedAssets: string[]
+  /** Live venue: grid instants whose first tick came too late to decide them (a backfill, a repaired gap). */
+  cadenceSkippedNotLive: number
+  /** Live venue: grid instants decided by the clock because no tick passed them in time. */
+  cadenceByClock: number
 }
 
 function gcd(a: number, b: number): number {
@@ -130,7 +156,11 @@ export class EngineRunner {
   private consumer: LogConsumer | undefined
   private running: Promise<void> | undefined
   private failure: Error | undefined
-  private readonly counters = { ticks: 0, decisionsStaged: 0, outcomesStaged: 0 }
+  private readonly counters = { ticks: 0, decisionsStaged: 0, outcomesStaged: 0, cadenceSkippedNotLive: 0, cadenceByClock: 0 }
+  /** Live venue: the newest cadence instant decided per question and asset (from the ledger, so a restart knows it). */
+  private readonly cadenceHigh = new Map<string, number>()
+  private liveTimer: NodeJS.Timeout | null = null
+  private liveRound: Promise<void> | null = null
 
   private constructor(
     private readonly options: Required<Pick<EngineRunnerOptions, 'cadence' | 'trainDays'>> & EngineRunnerOptions,
@@ -142,7 +172,7 @@ export class EngineRunner {
     this.questions = soldMarketQuestions()
     this.step = this.questions.map((q) => q.horizonMs).reduce(gcd)
     this.resolver = new ResolutionEngine({ ledger })
-    this.live = new LiveFeatures(options.clock ?? null, options.accountClock ?? null)
+    this.live = new LiveFeatures(options.clock ?? options.live?.clock ?? null, options.accountClock ?? null)
     const catalog = new QuestionCatalog()
     this.engine = new DecisionEngine({ ledger, fits, live: this.live, catalog, walletProvider: options.walletProvider ?? null })
     this.replayer = new Replayer(ledger.index, fits)
@@ -154,6 +184,11 @@ export class EngineRunner {
   private register(d: Parameters<ResolutionEngine['register']>[0]): void {
     if (this.accountResolver.owns(d)) this.accountResolver.register(d)
     else this.resolver.register(d)
+    if (d.payment_rail === 'none' && d.subject === null) {
+      const key = `${d.question_id}|${d.asset}`
+      const at = Date.parse(d.created_at)
+      if (at > (this.cadenceHigh.get(key) ?? -Infinity)) this.cadenceHigh.set(key, at)
+    }
   }
 
   /**
@@ -200,7 +235,45 @@ export class EngineRunner {
     void accountClock
     const every = options.accountResolveIntervalMs ?? 60_000
     if (every > 0) runner.accountResolver.start(every)
+    if (options.live) runner.startLiveCadence(options.live)
     return runner
+  }
+
+  /** The clock's checks for grid instants no tick passed (live venue only). */
+  private startLiveCadence(o: LiveCadenceOptions): void {
+    this.liveTimer = setInterval(() => {
+      if (this.liveRound) return
+      this.liveRound = this.decideByClock(o).catch((err: unknown) => log.error({ err }, 'deciding by the clock failed')).finally(() => {
+        this.liveRound = null
+      })
+    }, o.checkEveryMs ?? 1000)
+    this.liveTimer.unref()
+  }
+
+  /**
+   * Decides every grid instant that no tick has passed `fallbackDelayMs` after it, while the engine holds everything
+   * the log has (else the ticks it has not read yet decide). An instant further back than the delay plus the tolerance
+   * was missed (the service was not running): it is skipped, never decided late.
+   */
+  private async decideByClock(o: LiveCadenceOptions): Promise<void> {
+    const ends = await this.ledger.log.endOffsets(this.names.ticks)
+    if (!ends.every((e, p) => (this.processed.get(p) ?? 0) >= e)) return
+    const now = o.clock.now()
+    const delay = o.fallbackDelayMs ?? RESOLUTION_GRACE_MS
+    const tolerance = o.toleranceMs ?? RESOLUTION_GRACE_MS
+    let staged = false
+    for (const [asset, s] of this.assets) {
+      if (s.trainer) continue
+      while (s.nextGrid + delay <= now) {
+        if (now - s.nextGrid <= delay + tolerance) {
+          this.counters.cadenceByClock++
+          this.decideAt(asset, s.nextGrid)
+          staged = true
+        }
+        s.nextGrid += this.step
+      }
+    }
+    if (staged) await this.ledger.flush()
   }
 
   private async handle(batch: ConsumedBatch): Promise<void> {
@@ -240,8 +313,11 @@ export class EngineRunner {
     if (time > s.last) {
       if (s.trainer && time > s.cut) this.fit(tick.asset, s)
       if (this.options.cadence && !s.trainer) {
+        const live = this.options.live
+        const receivedAt = live ? Date.parse(tick.provenance.received_at) : 0
         while (s.nextGrid < time) {
-          this.decideAt(tick.asset, s.nextGrid)
+          if (live && receivedAt - s.nextGrid > (live.toleranceMs ?? RESOLUTION_GRACE_MS)) this.counters.cadenceSkippedNotLive++
+          else this.decideAt(tick.asset, s.nextGrid)
           s.nextGrid += this.step
         }
       }
@@ -273,6 +349,8 @@ export class EngineRunner {
     let journaled: ReturnType<LiveFeatures['journaled']> | undefined
     for (const q of this.questions) {
       if (at % q.horizonMs !== 0) continue
+      // Live venue: one cadence decision per instant (the clock may have decided it before a late tick arrived).
+      if (this.options.live && (this.cadenceHigh.get(`${q.id}|${asset}`) ?? -Infinity) >= at) continue
       journaled ??= this.live.journaled(asset, at)
       const { record, isNew } = this.engine.compose(q, asset, null, at, null, journaled)
       if (!isNew) continue
@@ -317,6 +395,8 @@ export class EngineRunner {
   private closing: Promise<void> | null = null
 
   private async closeOnce(): Promise<void> {
+    if (this.liveTimer) clearInterval(this.liveTimer)
+    await this.liveRound
     this.clocks?.unsubscribe()
     await this.accountResolver.close()
     await this.consumer?.stop()

@@ -2,9 +2,10 @@
  * `svc start` (what `npm start` runs): the whole service in one process (app/ServiceApp.ts). By default it runs the
  * seeded simulated venue in the present: its history is generated up to now and pushed through at full speed (the
  * models fit on its first SVC_TRAIN_DAYS), then ticks arrive live at 1x, so every instant served is wall time. With
- * SVC_TAPE it replays that dated tape instead (warm-up at full speed, then accelerated). Ticks go through the event
- * log into Parquet and the DuckDB catalog, and the API serves them. SIGTERM/SIGINT stop the feed, drain in-flight
- * requests, seal what the sink buffers and commit.
+ * SVC_VENUE=hyperliquid it ingests the live venue (REST backfill, then the websocket). With SVC_TAPE it replays that
+ * dated tape instead (warm-up at full speed, then accelerated). Ticks go through the event log into Parquet and the
+ * DuckDB catalog, and the API serves them. SIGTERM/SIGINT stop the feed, drain in-flight requests, seal what the sink
+ * buffers and commit.
  */
 import { parseArgs } from 'node:util'
 import type { Command } from '../Command.ts'
@@ -15,6 +16,7 @@ const usage = `Usage: svc start [--port N] [--host H] [--data-dir DIR] [--tape T
 
 Runs the service in one process: feeds a venue through the event log into Parquet + DuckDB and serves the API.
 Default: the simulated BTC/ETH/SOL venue in the present (SIMULATED data, said on every answer in x-svc-data-time).
+SVC_VENUE=hyperliquid: the live venue (SVC_HL_BASE_URL, SVC_HL_WS_URL; a local stand-in: svc venue serve).
 
 Options (each overrides the environment variable in brackets; every variable is in README, Environment):
   --port N        listen port (PORT, default 8080; 0 picks a free one)
@@ -34,7 +36,10 @@ kept in <data>/venue.json) up to now at full speed (a restart: only the gap sinc
 Warm-up, tape: up to the training cut, and on until every sold question has resolved a clock, at full speed (a
 restart: up to the next cadence hour after what the log holds), then at --speed. The Parquet sink starts when the
 warm-up ends and catches up in the background; market routes answer 503 STALE_DATA (WARMING_UP) until then.
-Market: SVC_UNIVERSE=replay|hyperliquid (default replay), SVC_HL_BASE_URL, SVC_COINGECKO_URL, SVC_COINGECKO_KEY.
+Live venue: first start backfills SVC_TRAIN_DAYS + 7 days of 1h bars and hourly funding over REST and fits on them
+(the cut is kept in <data>/venue.json), then streams; a restart repairs the span since the newest tick in the log.
+Market: SVC_UNIVERSE=replay|hyperliquid (default hyperliquid on the live venue, else replay), SVC_COINGECKO_URL,
+SVC_COINGECKO_KEY.
 Wallets: SVC_WALLET_PROVIDER=hyperliquid|none (default none: wallet/risk routes 503, S09..S11 PROVIDER_DOWN).
 `
 

@@ -21,6 +21,7 @@ import type { MarketData, MarketRead, SnapshotRead } from './MarketData.ts'
 import type { MaybePromise } from '../../common/MaybePromise.ts'
 import type { MarketCapSource } from './CoinGeckoMarketCapSource.ts'
 import type { UniverseSource, VenueUniverse } from './UniverseSource.ts'
+import type { LiveVenue } from '../../pipeline/venue/VenueStatus.ts'
 
 /** The paid market surfaces, implemented elsewhere. */
 export type PaidMarketData = Pick<MarketData, 'liquidationSurface' | 'fundingSnapshot' | 'fundingAsset' | 'fundingOpportunities'>
@@ -36,7 +37,15 @@ export interface MarketServicesOptions {
   paid?: PaidMarketData | null
   /** True while the service (re)starts and its market state has not caught up with the venue: reads answer 503. */
   warmingUp?: () => boolean
+  /**
+   * The live venue's connector, when the market is the live venue: an unreachable venue makes market reads 503
+   * PROVIDER_DOWN, and a price past its staleness budget 503 STALE_DATA, never an old price served as current.
+   */
+  liveVenue?: Pick<LiveVenue, 'stage' | 'lastError'> | null
 }
+
+/** The quote's price inputs: one of them within its budget makes a live quote current. */
+const PRICE_INPUTS: readonly MarketInput[] = ['mid', 'mark']
 
 type Legal = { legal: true; row: TickUniverseAsset | null; universe: VenueUniverse | null } | { legal: false }
 
@@ -64,6 +73,7 @@ export class MarketServices implements MarketData {
   readonly #marketcap: MarketCapSource | null
   readonly #paid: PaidMarketData | null
   readonly #warmingUp: () => boolean
+  readonly #liveVenue: MarketServicesOptions['liveVenue']
   /**
    * The last snapshot answer per symbol. Between ticks (and universe updates) every request would build the same
    * answer, so it is built once and frozen (the envelope then serializes it once too).
@@ -76,6 +86,7 @@ export class MarketServices implements MarketData {
     this.#marketcap = options.marketcap ?? null
     this.#paid = options.paid ?? null
     this.#warmingUp = options.warmingUp ?? (() => false)
+    this.#liveVenue = options.liveVenue ?? null
   }
 
   /**
@@ -83,10 +94,38 @@ export class MarketServices implements MarketData {
    * Spec: STALE_DATA 503, retryable. Thrown before any payment settles, so a paid read is not charged.
    */
   #refuseWhileWarming(): void {
+    this.#refuseUnreachable()
     if (!this.#warmingUp()) return
     throw new ServiceError('STALE_DATA', {
       message: 'The service has just (re)started and is catching up with the venue; market data is not current yet.',
       detail: { reason: 'WARMING_UP' },
+      retryAfterMs: WARMING_RETRY_MS,
+    })
+  }
+
+  /**
+   * Issue 28: "an unreachable venue at start is PROVIDER_DOWN on /readyz and the market routes, never old prices as
+   * fresh". Prices the log holds from before the start are not current while the venue does not answer.
+   */
+  #refuseUnreachable(): void {
+    const venue = this.#liveVenue
+    if (!venue || venue.stage() !== 'unreachable') return
+    throw new ServiceError('PROVIDER_DOWN', {
+      message: 'The live venue has not answered since the service started; no price is current.',
+      detail: { reason: 'VENUE_UNREACHABLE', provider: 'hyperliquid', stage: 'unreachable', last_error: venue.lastError() },
+      retryAfterMs: WARMING_RETRY_MS,
+    })
+  }
+
+  /** Live venue: a quote whose price inputs are all past their staleness budget is refused (STALE_DATA), not served. */
+  #refuseStalePrice(sym: string): void {
+    if (!this.#liveVenue) return
+    const prices = this.#state.freshness(sym, PRICE_INPUTS)
+    if (prices.length === 0 || prices.some((f) => f.ok)) return
+    const newest = prices.reduce((a, b) => (a.age_ms <= b.age_ms ? a : b))
+    throw new ServiceError('STALE_DATA', {
+      message: `The venue's newest ${newest.input} price for ${sym} is ${Math.round(newest.age_ms / 1000)} s old, past its ${newest.staleness_budget_ms / 1000} s budget.`,
+      detail: { reason: 'VENUE_STALE', asset: sym, input: newest.input, age_ms: newest.age_ms, staleness_budget_ms: newest.staleness_budget_ms, last_success_at: newest.last_success_at, stage: this.#liveVenue.stage() },
       retryAfterMs: WARMING_RETRY_MS,
     })
   }
@@ -131,6 +170,7 @@ export class MarketServices implements MarketData {
   snapshot(symbol: string): MaybePromise<SnapshotRead | null> {
     this.#refuseWhileWarming()
     const sym = symbol.toUpperCase()
+    this.#refuseStalePrice(sym)
     const universe = this.#universe.peek()
     if (universe === null) return this.#legal(sym).then((legal) => this.#answer(sym, legal))
     const consumed = this.#state.consumedCount
@@ -288,6 +328,13 @@ export class MarketServices implements MarketData {
 
   #needPaid(): PaidMarketData {
     this.#refuseWhileWarming()
+    if (this.#liveVenue?.stage() === 'stale') {
+      throw new ServiceError('STALE_DATA', {
+        message: "The venue's data is older than its staleness budget (the connector is reconnecting or the venue is silent).",
+        detail: { reason: 'VENUE_STALE', stage: 'stale' },
+        retryAfterMs: WARMING_RETRY_MS,
+      })
+    }
     if (this.#paid) return this.#paid
     throw new ServiceError('PROVIDER_DOWN', {
       message: 'The paid market surfaces are not wired on this deployment.',

@@ -7,13 +7,16 @@
  * a (re)start, market routes answer the spec's typed 503, not old prices."
  */
 import type { Clock } from '../../common/Clock.ts'
-import type { DataTime, DataTimeSource } from './schemas.ts'
+import type { VenueStage, VenueStatus } from '../../pipeline/venue/VenueStatus.ts'
+import type { DataQuality, DataTime, DataTimeSource } from './schemas.ts'
 
 export interface DataTimelineOptions {
   mode: DataTime['mode']
-  /** 'simulated' for the built-in generator, else the tape's file name. */
+  /** 'simulated' for the built-in generator, 'hyperliquid' for the live venue, else the tape's file name. */
   source: string
   simulated: boolean
+  /** The live venue connector (live mode only): its stage makes the data's quality real or degraded. */
+  venue?: { status(): VenueStatus; stage(): VenueStage }
   /** Event time per wall time (1 in the present). */
   speed: number
   /** The newest venue event time the service holds (the market state's), or null before any. */
@@ -43,6 +46,17 @@ export class DataTimeline implements DataTimeSource {
     this.#headerAt = undefined
   }
 
+  venue(): VenueStatus | null {
+    return this.#o.venue?.status() ?? null
+  }
+
+  /** Simulated data says so; live venue data is real while the connector streams, degraded otherwise; a tape's is real. */
+  quality(): DataQuality {
+    if (this.#o.simulated) return 'simulated'
+    const stage = this.#o.venue?.stage()
+    return stage === undefined || stage === 'streaming' ? 'real' : 'degraded'
+  }
+
   status(): DataTime {
     const { mode, source, simulated, speed, eventTime, clock } = this.#o
     const at = eventTime()
@@ -50,6 +64,7 @@ export class DataTimeline implements DataTimeSource {
       mode,
       source,
       simulated,
+      quality: this.quality(),
       event_time: at === null ? null : new Date(at).toISOString(),
       lag_ms: mode === 'present' && at !== null ? Math.max(0, clock.now() - at) : null,
       speed,
@@ -59,13 +74,18 @@ export class DataTimeline implements DataTimeSource {
 
   header(): string {
     const at = this.#o.eventTime()
-    if (at !== this.#headerAt) {
+    const quality = this.quality()
+    if (at !== this.#headerAt || quality !== this.#headerQuality) {
       this.#headerAt = at
+      this.#headerQuality = quality
       const { mode, source, speed } = this.#o
       const time = at === null ? 'none' : new Date(at).toISOString()
       const base = mode === 'present' ? `present; event_time=${time}; source=${source}` : `replay; virtual_time=${time}; speed=${speed}; source=${source}`
-      this.#header = this.#warmingUp ? `${base}; warming_up` : base
+      const withQuality = `${base}; quality=${quality}`
+      this.#header = this.#warmingUp ? `${withQuality}; warming_up` : withQuality
     }
     return this.#header
   }
+
+  #headerQuality: DataQuality | null = null
 }

@@ -26,5 +26,6 @@ export function health(providers: ProviderRegistry | undefined, startedAtMs: num
     uptime_s: Math.max(0, Math.floor((nowMs - startedAtMs) / 1000)),
     providers: list,
     data_time: dataTime ? dataTime.status() : null,
+    venue: dataTime?.venue() ?? null,
   }
 }

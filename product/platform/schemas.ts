@@ -1,5 +1,6 @@
 /** Platform shapes: provider health rows, /healthz, /readyz and GET /v1/providers (spec, Platform and measured record). */
 import { NullableInstant, NullableNumber, NullableString, StringEnum, Type, type Static } from '../../common/schema.ts'
+import { VENUE_STATUS, type VenueStatus } from '../../pipeline/venue/VenueStatus.ts'
 
 const Strict = { additionalProperties: false } as const
 
@@ -23,6 +24,9 @@ export const PROVIDER_HEALTH = Type.Object(
 export type ProviderHealthRow = Static<typeof PROVIDER_HEALTH>
 
 export const DATA_TIME_MODES = ['present', 'replay'] as const
+/** simulated: the built-in generator; real: venue data as received; degraded: the live venue's feed is reconnecting, stale or unreachable. */
+export const DATA_QUALITIES = ['simulated', 'real', 'degraded'] as const
+export type DataQuality = (typeof DATA_QUALITIES)[number]
 
 /**
  * What time the data lives in (docs/decisions.md): `present` serves the wall clock (the simulated venue generated up
@@ -31,9 +35,11 @@ export const DATA_TIME_MODES = ['present', 'replay'] as const
 export const DATA_TIME = Type.Object(
   {
     mode: StringEnum(DATA_TIME_MODES),
-    /** 'simulated' for the built-in generator, else the tape's file name. */
+    /** 'simulated' for the built-in generator, 'hyperliquid' for the live venue, else the tape's file name. */
     source: Type.String(),
     simulated: Type.Boolean(),
+    /** What the data is: simulated, real, or real but degraded (the live feed is not current). */
+    quality: StringEnum(DATA_QUALITIES),
     /** The newest venue event the service holds: the present (minus lag) or the replay's virtual time. */
     event_time: NullableInstant,
     /** present: wall time minus event_time (how far the feed is behind); replay: null (virtual time has no wall lag). */
@@ -57,6 +63,8 @@ export const HEALTH = Type.Object(
     uptime_s: Type.Number({ minimum: 0 }),
     providers: Type.Array(PROVIDER_HEALTH),
     data_time: Type.Union([DATA_TIME, Type.Null()]),
+    /** The live venue connector's state (pipeline/venue/VenueStatus.ts); null when the data is simulated or a tape. */
+    venue: Type.Union([VENUE_STATUS, Type.Null()]),
   },
   Strict,
 )
@@ -70,6 +78,8 @@ export interface DataTimeSource {
   header(): string
   /** True until the market state has caught up after a (re)start. */
   readonly warmingUp: boolean
+  /** The live venue connector's state, or null when the data is simulated or a tape. */
+  venue(): VenueStatus | null
 }
 
 /** Provider inventory and health (readyz rollup, GET /v1/providers). */
