@@ -52,6 +52,7 @@ export interface RestWeightBudgetStats {
 }
 
 const WINDOW_MS = 60_000
+const HEAVIEST_REQUEST = 60
 
 export class RestWeightBudget {
   readonly weightPerMinute: number
@@ -69,8 +70,13 @@ export class RestWeightBudget {
 
   constructor(options: RestWeightBudgetOptions = {}) {
     this.weightPerMinute = options.weightPerMinute ?? 1200
-    if (!(this.weightPerMinute > 0)) throw new RangeError(`RestWeightBudget weightPerMinute must be positive, got ${this.weightPerMinute}`)
-    this.#limit = Math.floor(this.weightPerMinute * (options.share ?? 0.9))
+    const share = options.share ?? 0.9
+    if (!(share > 0 && share <= 1)) throw new RangeError(`RestWeightBudget share must be in (0, 1], got ${share}`)
+    this.#limit = Math.floor(this.weightPerMinute * share)
+    // The heaviest documented request (userRole) weighs 60: a smaller window could never admit it honestly.
+    if (!(this.#limit >= HEAVIEST_REQUEST)) {
+      throw new RangeError(`RestWeightBudget: weightPerMinute × share must be at least ${HEAVIEST_REQUEST} (the heaviest request), got ${this.weightPerMinute} × ${share}`)
+    }
     this.#backoffBaseMs = options.backoffBaseMs ?? 1000
     this.#backoffCapMs = Math.max(options.backoffCapMs ?? 60_000, this.#backoffBaseMs)
   }
@@ -88,7 +94,6 @@ export class RestWeightBudget {
 
   /** Resolves when `weight` tokens were taken (in arrival order); rejects only if `signal` aborts while waiting. */
   acquire(weight: number, signal?: AbortSignal): Promise<void> {
-    // A request never needs more than the whole window (the heaviest documented one weighs 60).
     const turn = this.#queue.then(() => this.#take(Math.min(weight, this.#limit), signal))
     this.#queue = turn.catch(() => undefined)
     return turn

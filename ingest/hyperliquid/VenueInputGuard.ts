@@ -3,7 +3,7 @@
  * stream and the REST client (HL_BAD_RESPONSE names the field); the ticks built from what did parse are checked here
  * for what a parser cannot see: prices that are not positive, negative sizes, bars whose high and low do not bound
  * their open and close, funding beyond the venue's cap, books that cross, and event times in the future (a candle
- * from tomorrow). A refused input is counted by reason and logged once per reason (the first time it is seen): a
+ * from tomorrow). A universe snapshot is refused whole when one of its rows is bad: it is one observation. A refused input is counted by reason and logged once per reason (the first time it is seen): a
  * venue that keeps sending the same bad thing does not flood the log, and /readyz shows the counts.
  */
 import type { Logger } from 'pino'
@@ -20,7 +20,8 @@ export const VENUE_REJECT_REASONS = [
   'bad_field',
   /** Tick-level (here). */
   'non_positive_price',
-  'negative_size',
+  /** A size or volume that is negative, or not positive where the venue only reports positive ones (a trade's). */
+  'bad_size',
   'bad_bar',
   'funding_out_of_range',
   'crossed_book',
@@ -36,6 +37,8 @@ export interface VenueInputGuardOptions {
 
 const positive = (x: number) => Number.isFinite(x) && x > 0
 const nonNegative = (x: number) => Number.isFinite(x) && x >= 0
+const nullOrNonNegative = (x: number | null) => x === null || nonNegative(x)
+const fundingOk = (perHour: number) => Number.isFinite(perHour) && Math.abs(perHour) <= FUNDING_CAP_PER_HOUR
 
 export class VenueInputGuard {
   readonly #futureToleranceMs: number
@@ -78,7 +81,7 @@ export class VenueInputGuard {
     switch (tick.kind) {
       case 'bar':
         if (![tick.open, tick.high, tick.low, tick.close].every(positive)) return 'non_positive_price'
-        if (!nonNegative(tick.volume)) return 'negative_size'
+        if (!nonNegative(tick.volume)) return 'bad_size'
         if (tick.low > tick.high || tick.high < Math.max(tick.open, tick.close) || tick.low > Math.min(tick.open, tick.close)) return 'bad_bar'
         return null
       case 'mid':
@@ -86,17 +89,26 @@ export class VenueInputGuard {
       case 'index':
         return positive(tick.price) ? null : 'non_positive_price'
       case 'trade':
+      case 'liquidation':
         if (!positive(tick.price)) return 'non_positive_price'
-        return positive(tick.size) ? null : 'negative_size'
+        return positive(tick.size) ? null : 'bad_size'
       case 'book_top':
         if (!positive(tick.bid) || !positive(tick.ask)) return 'non_positive_price'
-        if (!nonNegative(tick.bid_size) || !nonNegative(tick.ask_size)) return 'negative_size'
+        if (!nonNegative(tick.bid_size) || !nonNegative(tick.ask_size)) return 'bad_size'
         return tick.bid > tick.ask ? 'crossed_book' : null
       case 'open_interest':
-        return nonNegative(tick.value) ? null : 'negative_size'
+        return nonNegative(tick.value) ? null : 'bad_size'
       case 'funding':
       case 'predicted_funding':
-        return Number.isFinite(tick.rate) && Math.abs(tick.rate / tick.interval_hours) <= FUNDING_CAP_PER_HOUR ? null : 'funding_out_of_range'
+        return fundingOk(tick.rate / tick.interval_hours) ? null : 'funding_out_of_range'
+      case 'universe':
+        for (const a of tick.assets) {
+          // An idle or delisted market reports 0.0 prices (reference §2): zero is data here, a negative price is not.
+          if (![a.mark, a.mid, a.oracle, a.prev_day_price].every(nullOrNonNegative)) return 'non_positive_price'
+          if (!nullOrNonNegative(a.open_interest) || !nullOrNonNegative(a.day_volume_usd)) return 'bad_size'
+          if (a.funding !== null && !fundingOk(a.funding)) return 'funding_out_of_range'
+        }
+        return null
       default:
         return null
     }

@@ -77,7 +77,7 @@ t.test('faults: bad frames refused by reason, duplicates and late trades kept ou
   venue.fault({ kind: 'candle_correction', coin: 'BTC', interval: '1h' })
   await until('every bad frame counted', () => {
     const r = connector.status().rejected
-    return ['not_json', 'unknown_channel', 'bad_field', 'negative_size', 'future_time'].every((k) => (r[k] ?? 0) >= 1)
+    return ['not_json', 'unknown_channel', 'bad_field', 'bad_size', 'future_time'].every((k) => (r[k] ?? 0) >= 1)
   }, 20_000)
   venue.fault({ kind: 'rest_status', status: 429, count: 4 })
   venue.fault({ kind: 'disconnect' })
@@ -92,7 +92,7 @@ t.test('faults: bad frames refused by reason, duplicates and late trades kept ou
 
   const ticks = sink.ticks()
   const status = connector.status()
-  t.match(status.rejected, { not_json: 1, unknown_channel: 1, bad_field: 1, negative_size: 1, future_time: 1 }, 'each bad frame counted once with its reason')
+  t.match(status.rejected, { not_json: 1, unknown_channel: 1, bad_field: 1, bad_size: 1, future_time: 1 }, 'each bad frame counted once with its reason')
   t.ok(status.duplicates >= 1, `${status.duplicates} repeated records dropped`)
   t.ok(status.late >= 1, `${status.late} late trade(s) kept out of the ordered stream`)
   t.equal(outOfOrder(ticks), 0, 'still in event-time order')
