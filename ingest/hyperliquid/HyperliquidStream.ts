@@ -147,6 +147,8 @@ export class HyperliquidStream extends EventEmitter {
   #reconnectTimer: NodeJS.Timeout | null = null
   #quietTimer: NodeJS.Timeout | null = null
   #pongTimer: NodeJS.Timeout | null = null
+  /** Wall time of the last inbound frame: the quiet timer reads it instead of being re-armed on every frame. */
+  #lastInbound = 0
 
   private constructor(o: HyperliquidStreamOptions) {
     super()
@@ -239,6 +241,7 @@ export class HyperliquidStream extends EventEmitter {
         ws.send(JSON.stringify({ method: 'subscribe', subscription }))
         this.stats.subscriptionsSent++
       }
+      this.#lastInbound = Date.now()
       this.#armQuietTimer(ws)
       this.#log.info({ url: this.url, connection, subscriptions: this.#subscriptions.length }, 'websocket open')
       this.emit('open', connection)
@@ -251,7 +254,8 @@ export class HyperliquidStream extends EventEmitter {
         receivedAny = true
         this.#attempt = 0
       }
-      this.#armQuietTimer(ws)
+      this.#lastInbound = Date.now()
+      if (this.#pongTimer) this.#answered()
       this.#handle(data, connection)
     })
     ws.on('error', (err) => {
@@ -287,13 +291,17 @@ export class HyperliquidStream extends EventEmitter {
     }, delayMs)
   }
 
-  #armQuietTimer(ws: WebSocket): void {
-    if (this.#pongTimer) clearTimeout(this.#pongTimer)
-    this.#pongTimer = null
+  /**
+   * Pings once the connection has been quiet for pingAfterMs. The timer is armed once and, when it fires, looks at the
+   * last inbound frame: a busy stream re-arms it for the rest of the quiet period rather than on every frame.
+   */
+  #armQuietTimer(ws: WebSocket, afterMs = this.#pingAfterMs): void {
     if (this.#quietTimer) clearTimeout(this.#quietTimer)
     this.#quietTimer = setTimeout(() => {
       this.#quietTimer = null
-      if (ws.readyState !== WebSocket.OPEN) return
+      if (ws.readyState !== WebSocket.OPEN || this.#stopped) return
+      const quiet = Date.now() - this.#lastInbound
+      if (quiet < this.#pingAfterMs) return this.#armQuietTimer(ws, this.#pingAfterMs - quiet)
       ws.send(JSON.stringify({ method: 'ping' }))
       this.stats.pingsSent++
       this.emit('ping')
@@ -303,7 +311,15 @@ export class HyperliquidStream extends EventEmitter {
         this.emit('silent', this.#connection)
         ws.terminate()
       }, this.#pongTimeoutMs)
-    }, this.#pingAfterMs)
+    }, afterMs)
+  }
+
+  /** Something arrived after a ping: the connection lives; wait for the next quiet period. */
+  #answered(): void {
+    if (this.#pongTimer) clearTimeout(this.#pongTimer)
+    this.#pongTimer = null
+    const ws = this.#ws
+    if (ws) this.#armQuietTimer(ws)
   }
 
   #clearTimers(): void {
