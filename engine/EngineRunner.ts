@@ -124,7 +124,8 @@ export interface EngineRunnerStats {
   openClocks: number
   ledger: { decisions: number; outcomes: number }
   fittedAssets: string[]
-  /** Live venue: grid instants whose first tick came too late to decide them (a backfill, a repaired gap). */
+  /** Live venue: grid instants not decided live (their first tick came too late: a backfill, a repaired gap; or the clock
+   * found them further back than the delay plus the tolerance): skipped, never decided late. */
   cadenceSkippedNotLive: number
   /** Live venue: grid instants decided by the clock because no tick passed them in time. */
   cadenceByClock: number
@@ -269,7 +270,7 @@ export class EngineRunner {
           this.counters.cadenceByClock++
           this.decideAt(asset, s.nextGrid)
           staged = true
-        }
+        } else this.counters.cadenceSkippedNotLive++
         s.nextGrid += this.step
       }
     }

@@ -17,6 +17,8 @@ import { tickTime, type Tick } from './Tick.ts'
 interface Held {
   tick: Tick
   time: number
+  /** When the tick arrived (its received_at), read once at push. */
+  received: number
   seq: number
   key: string | null
 }
@@ -78,13 +80,19 @@ export class TickReorderBuffer {
    */
   heldBehindBarrierSince(): number | null {
     const b = this.barrier
+    if (b === Infinity) return null
     let oldest: number | null = null
-    for (const h of this.#held) {
-      if (h.time < b) continue
-      const received = Date.parse(h.tick.provenance.received_at)
-      if (oldest === null || received < oldest) oldest = received
-    }
+    for (const h of this.#held) if (h.time >= b && (oldest === null || h.received < oldest)) oldest = h.received
     return oldest
+  }
+
+  /** How many held ticks are at or after the lowest barrier (held back by it, not by the window). */
+  heldBehindBarrierCount(): number {
+    const b = this.barrier
+    if (b === Infinity) return 0
+    let n = 0
+    for (const h of this.#held) if (h.time >= b) n++
+    return n
   }
 
   /** Holds the tick, unless it is older than what was already released (late) or its key is held (duplicate). */
@@ -95,7 +103,7 @@ export class TickReorderBuffer {
       if (this.#keys.has(key)) return 'duplicate'
       this.#keys.add(key)
     }
-    this.#held.push({ tick, time, seq: this.#seq++, key })
+    this.#held.push({ tick, time, received: Date.parse(tick.provenance.received_at), seq: this.#seq++, key })
     return 'held'
   }
 
