@@ -56,7 +56,7 @@ import { marketWiringOf, openMarketServices, type MarketWiring } from './openMar
 import { openWalletWiring, walletWiringOf } from './walletWiring.ts'
 import { HL_DEFAULT_BASE_URL, HyperliquidInfoClient } from '../ingest/hyperliquid/HyperliquidInfoClient.ts'
 import { HL_DEFAULT_WS_URL } from '../ingest/hyperliquid/HyperliquidStream.ts'
-import { RestWeightBudget } from '../ingest/hyperliquid/RestWeightBudget.ts'
+import { RestWeightBudget, type RestWeightBudgetOptions } from '../ingest/hyperliquid/RestWeightBudget.ts'
 import { HL_VENUE_SOURCE, HyperliquidConnector, type HyperliquidConnectorOptions } from '../pipeline/venue/HyperliquidConnector.ts'
 import { VenueLogSink } from '../pipeline/venue/VenueLogSink.ts'
 import { startProgress, type Progress } from '../common/progress.ts'
@@ -215,7 +215,7 @@ export class ServiceApp {
   static async start(
     config: AppConfig,
     say: (line: string) => void,
-    deps: { clock?: Clock; venueTiming?: LiveVenueTiming } = {},
+    deps: { clock?: Clock; venueTiming?: LiveVenueTiming; restBudget?: RestWeightBudgetOptions } = {},
   ): Promise<ServiceApp> {
     const clock = deps.clock ?? systemClock
     let trainUntil = trainUntilOf(config)
@@ -249,7 +249,7 @@ export class ServiceApp {
     // catches up on the history in the background.
     const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions, sink: { maxAgeMs: 5_000 }, startSink: false })
     // One REST budget for every call this process makes to the venue (the venue meters per IP).
-    const hlBudget = new RestWeightBudget()
+    const hlBudget = new RestWeightBudget(deps.restBudget)
     let feed: VenueFeed
     if (liveFile) {
       const client = new HyperliquidInfoClient({ baseUrl: liveFile.base_url, timeoutMs: 10_000, budget: hlBudget, clock })

@@ -102,7 +102,10 @@ export interface HyperliquidConnectorOptions {
   fundingDelayMs?: number
   /** Give up waiting for a bar or settlement once live ticks have waited behind it this long, clock ms. Default 300 000. */
   maxHoldMs?: number
-  /** Or once this many ticks are held. Default 500 000. */
+  /**
+   * Or once this many ticks are held back by a barrier. Default 500 000. Also the buffer's size past which new live
+   * ticks are dropped (counted) while the sink is behind, so a sink outage costs live data, never memory.
+   */
   maxHeld?: number
   /** The stage is 'stale' once the newest written event is older than this, clock ms. Default 120 000. */
   staleAfterMs?: number
@@ -225,7 +228,7 @@ export class HyperliquidConnector {
   #pollErrorsLogged = new Set<string>()
   #backfill = { from: null as number | null, to: null as number | null, done: false, ticks: 0 }
   #gapCounts = { repaired: 0, unrepairable: 0, missing: 0 }
-  #stats = { late: 0, duplicates: 0, restRequests: 0, restFailures: 0, lastRestError: null as string | null, corrections: 0, written: 0, units: 0 }
+  #stats = { late: 0, duplicates: 0, dropped: 0, restRequests: 0, restFailures: 0, lastRestError: null as string | null, corrections: 0, written: 0, units: 0 }
   #stopped = false
 
   private constructor(o: HyperliquidConnectorOptions) {
@@ -281,6 +284,7 @@ export class HyperliquidConnector {
       rejected: this.guard.counts(),
       late: this.#stats.late,
       duplicates: this.#stats.duplicates,
+      dropped: this.#stats.dropped,
       rest: {
         requests: this.#stats.restRequests,
         failures: this.#stats.restFailures,
@@ -365,9 +369,13 @@ export class HyperliquidConnector {
     const now = this.#clock.now()
     const resumeAt = this.#o.resume?.watermark ?? null
     const start = resumeAt ?? Math.floor((now - this.#o.historyMs) / this.#iv) * this.#iv
-    // The first bar close and settlement hour after `start`: every later one is expected.
+    // The first bar close after `start`, and the hour of `start` itself: a settlement's time is its hour plus the
+    // venue's jitter, so the settlement of the hour the watermark falls in may or may not be written yet (one at or
+    // before the watermark is; #obtainFunding counts it without writing it again). With no history and nothing to
+    // resume (a recording from now on), the first settlement is the next hour's: this hour's was before the start.
     const firstBar = (Math.floor(start / this.#iv) + 1) * this.#iv
-    const firstHour = (Math.floor(start / HOUR_MS) + 1) * HOUR_MS
+    const fromNow = resumeAt === null && this.#o.historyMs === 0
+    const firstHour = (Math.floor(start / HOUR_MS) + (fromNow ? 1 : 0)) * HOUR_MS
     for (const coin of this.#o.coins) {
       this.#bars.set(coin, { next: firstBar, ahead: new Set(), inFlight: false, retryAt: 0, failures: 0 })
       this.#funding.set(coin, { next: firstHour, ahead: new Set(), inFlight: false, retryAt: 0, failures: 0 })
@@ -458,7 +466,8 @@ export class HyperliquidConnector {
    * at the end of its backoff, since live ticks may already be waiting behind it. A 429 is not "back": its pause is the
    * budget's.
    */
-  #venueBack(): void {
+  #venueBack(reconnected = false): void {
+    if (reconnected || this.#failing) this.#backAt = this.#clock.now()
     if (!this.#failing) return
     this.#failing = false
     this.#restBackoff = { until: 0, failures: 0 }
@@ -469,9 +478,10 @@ export class HyperliquidConnector {
   }
 
   /**
-   * A venue that fails REST requests (5xx, timeouts, refused connections) is backed off as a whole: one schedule for
-   * every due fetch and poll, doubling to retryCapMs, so an outage costs a request every few seconds rather than one per
-   * series, and the REST budget stays for the repair when it is back. (A 429 pauses the budget itself.)
+   * A venue that fails REST requests (5xx, timeouts, refused connections) is backed off as a whole: polls stop, and
+   * one due fetch at a time probes it on one schedule doubling to retryCapMs, so an outage costs a request every few
+   * seconds rather than one per series, and the REST budget is left for the repair when it is back (an answer, or the
+   * websocket reconnecting, ends it). A 429 pauses the budget itself.
    */
   #restBackoff = { until: 0, failures: 0 }
 
@@ -481,6 +491,8 @@ export class HyperliquidConnector {
 
   /** A REST request failed since the venue last answered. */
   #failing = false
+  /** The clock's time the venue was last back (a REST answer after failures, or the websocket reconnected). */
+  #backAt = -Infinity
 
   /** Candles of `coin` closing in (from, to], as of `now`: pushed, and any the venue skipped recorded missing. */
   async #fetchBars(coin: string, from: number, to: number, now: number): Promise<void> {
@@ -502,7 +514,8 @@ export class HyperliquidConnector {
   /** Settlements of `coin` with time in (from, to]: pushed, and hours the venue skipped recorded missing. */
   async #fetchFunding(coin: string, from: number, to: number): Promise<void> {
     this.#stats.restRequests++
-    const res = await this.#o.client.fundingHistory(coin, { startTime: from + 1, endTime: to })
+    // From the settlement still expected, which can be the one of the hour `from` falls in (see #catchUp).
+    const res = await this.#o.client.fundingHistory(coin, { startTime: Math.min(from + 1, this.#funding.get(coin)!.next), endTime: to })
     this.#reachedVenue(res.receivedAt)
     this.#venueBack()
     this.#obtainFunding(res.data.filter((r) => r.coin === coin), res.receivedAt)
@@ -550,6 +563,12 @@ export class HyperliquidConnector {
       const due = this.#funding.get(row.coin)
       const hour = Math.floor(row.time / HOUR_MS) * HOUR_MS
       if (!due || !tick || hour < due.next || due.ahead.has(hour)) continue
+      if (row.time <= this.#written) {
+        // Written before the restart (the watermark is past it): in the log already, expected no more.
+        due.ahead.add(hour)
+        this.#advance(due, HOUR_MS)
+        continue
+      }
       if (!this.guard.admit(tick, now)) continue
       if (!this.#hold(tick)) continue
       due.ahead.add(hour)
@@ -614,8 +633,12 @@ export class HyperliquidConnector {
     )
   }
 
-  /** Into the reorder buffer; false (counted) when late or a repeat. */
+  /** Into the reorder buffer; false (counted) when late, a repeat, or the buffer is full while the sink is behind. */
   #hold(tick: Tick): boolean {
+    if (this.#buffer.size >= (this.#o.maxHeld ?? 500_000) && this.#backfill.done) {
+      if (this.#stats.dropped++ === 0) this.#log.error({ held: this.#buffer.size }, 'the sink is behind and the buffer is full: live ticks are dropped (counted) until it catches up')
+      return false
+    }
     const r = this.#buffer.push(tick, tickKey(tick))
     if (r === 'held') {
       if (!this.#backfill.done) this.#backfill.ticks++
@@ -679,7 +702,7 @@ export class HyperliquidConnector {
       if (lost !== undefined && connection > lost) {
         e.to = at
         this.#connectionOfEpisode.delete(e)
-        this.#venueBack()
+        this.#venueBack(true)
       }
     }
   }
@@ -762,7 +785,11 @@ export class HyperliquidConnector {
 
   #fetchDue(signal: AbortSignal, due: Due, what: string, fetch: () => Promise<void>): void {
     if (due.inFlight || Date.now() < due.retryAt || signal.aborted || this.#restBackingOff()) return
+    // While the venue fails, one request at a time probes it; the rest follow once it answers.
+    if (this.#failing && this.#probing) return
     due.inFlight = true
+    const probe = this.#failing
+    if (probe) this.#probing = true
     fetch().then(
       () => {
         // Answered but the item is not there yet (the venue has not published it): ask again shortly.
@@ -776,8 +803,12 @@ export class HyperliquidConnector {
       },
     ).finally(() => {
       due.inFlight = false
+      if (probe) this.#probing = false
     })
   }
+
+  /** A due fetch is probing a failing venue (see #fetchDue). */
+  #probing = false
 
   /**
    * A barrier that has held live ticks back for longer than maxHoldMs (or more than maxHeld ticks are held) gives up
@@ -785,13 +816,20 @@ export class HyperliquidConnector {
    * nothing is held (an outage), so the hold is measured from the arrival of the first tick it holds back.
    */
   #giveUpLongHolds(now: number): void {
-    const since = this.#buffer.heldBehindBarrierSince()
+    // While the venue is down (the websocket reconnecting, REST failing) nothing can be fetched and no live tick can
+    // arrive: waiting costs nothing new, and giving up would record as missing what the venue will serve again. The hold
+    // is measured from when the venue was last back, not from before an outage.
+    if (!this.#stream?.connected || this.#failing) return
+    const held = this.#buffer.heldBehindBarrierSince()
+    const since = held === null ? null : Math.max(held, this.#backAt)
     const tooLong = since !== null && now - since > (this.#o.maxHoldMs ?? 300_000)
-    const tooMany = this.#buffer.size > (this.#o.maxHeld ?? 500_000)
+    // Only what the barrier holds back counts: ticks below it wait for the sink, not for the bar or settlement.
+    const tooMany = since !== null && this.#buffer.heldBehindBarrierCount() > (this.#o.maxHeld ?? 500_000)
     if (!tooLong && !tooMany) return
     const barrier = this.#buffer.barrier
-    for (const [coin, due] of this.#bars) if (due.next === barrier) this.#markMissing(coin, 'bar', due.next, `live ticks waited more than ${this.#o.maxHoldMs ?? 300_000} ms for it`, 'hold')
-    for (const [coin, due] of this.#funding) if (due.next === barrier) this.#markMissing(coin, 'funding', due.next, `live ticks waited more than ${this.#o.maxHoldMs ?? 300_000} ms for it`, 'hold')
+    const why = tooLong ? `live ticks waited more than ${this.#o.maxHoldMs ?? 300_000} ms for it` : `more than ${this.#o.maxHeld ?? 500_000} live ticks waited for it`
+    for (const [coin, due] of this.#bars) if (due.next === barrier) this.#markMissing(coin, 'bar', due.next, why, 'hold')
+    for (const [coin, due] of this.#funding) if (due.next === barrier) this.#markMissing(coin, 'funding', due.next, why, 'hold')
     this.#setBarriers()
   }
 
@@ -854,6 +892,15 @@ export class HyperliquidConnector {
       // Polls are best effort: when the REST budget is short they give way to the bars and settlements that are due.
       const budget = this.#o.client.budget
       if (this.#restBackingOff() || (budget && (budget.available < POLL_HEADROOM || budget.pausedForMs > 0))) {
+        await sleep(pollMs, undefined, { signal }).catch(() => undefined)
+        continue
+      }
+      if (this.#failing) {
+        // The venue fails: one request probes it (unless a due fetch already does); the polls resume once it answers.
+        if (!this.#probing) {
+          this.#probing = true
+          await this.#pollContexts(false).catch((err: unknown) => this.#restFailed('metaAndAssetCtxs', err)).finally(() => (this.#probing = false))
+        }
         await sleep(pollMs, undefined, { signal }).catch(() => undefined)
         continue
       }

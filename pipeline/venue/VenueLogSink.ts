@@ -6,8 +6,9 @@
  *
  * Resume: a unit holds every tick of the instants it covers (the connector releases whole instants), and units are
  * written one after another, so the newest event time among the last records of the partitions is a watermark below
- * which everything released is durable, and `seq` continues from the highest one there. A large unit is cut into
- * several appends at instant boundaries (Kafka refuses batches over its message.max.bytes); the cut keeps the rule.
+ * which everything released is durable, and `seq` continues from the highest one there. On Kafka a large unit is cut
+ * into several appends at instant boundaries (the broker refuses batches over its message.max.bytes); the cut keeps
+ * the rule. The embedded log has no such limit: a unit is one append (one fsync round), however large.
  * A write whose outcome is unknown (a Kafka commit whose answer was lost) is looked up before it is retried: if its
  * last seq is in the log, it landed.
  */
@@ -22,8 +23,8 @@ import type { VenueResume, VenueSink, VenueUnit } from './HyperliquidConnector.t
 
 const log = childLogger('venue-log-sink')
 
-/** Bytes of tick values per append: well under Kafka's default 1 MiB message.max.bytes. */
-const APPEND_BYTES = 256 * 1024
+/** Kafka: bytes of tick values per append, well under the broker's default 1 MiB message.max.bytes. */
+const KAFKA_APPEND_BYTES = 256 * 1024
 
 export interface VenueLogSinkOptions {
   log: EventLog
@@ -39,6 +40,7 @@ export class VenueLogSink implements VenueSink {
   readonly #source: string
   readonly #producer: LogProducer
   readonly #gaps: Journal<typeof VENUE_GAPS.schema>
+  readonly #appendBytes: number
   #nextSeq: number
   /** The seq range each unit was given when first written (a retry reuses it). */
   readonly #assigned = new WeakMap<VenueUnit, { first: number; last: number }>()
@@ -50,6 +52,7 @@ export class VenueLogSink implements VenueSink {
     this.#producer = producer
     this.#gaps = gaps
     this.#nextSeq = nextSeq
+    this.#appendBytes = o.log.kind === 'kafka' ? KAFKA_APPEND_BYTES : Infinity
   }
 
   /** Opens the sink and reads where the connector resumes: the watermark, and the gap episodes recorded so far. */
@@ -106,7 +109,7 @@ export class VenueLogSink implements VenueSink {
       const tick = unit.ticks[i]!
       const time = tickTime(tick)
       const value = encodeTickEnvelope({ seq: seq++, tape: this.#source, tick })
-      if (bytes + value.length > APPEND_BYTES && records.length > 0 && time !== tickTime(unit.ticks[i - 1]!)) {
+      if (bytes + value.length > this.#appendBytes && records.length > 0 && time !== tickTime(unit.ticks[i - 1]!)) {
         out.push([{ topic: this.#ticksTopic, records }])
         records = []
         bytes = 0

@@ -61,6 +61,8 @@ export const VENUE_STATUS = Type.Object(
     /** Ticks older than what was already written (not placeable) and repeated ones, since the start. */
     late: Count,
     duplicates: Count,
+    /** Live ticks dropped because the sink was behind and the buffer full (the log was not taking writes). */
+    dropped: Count,
     rest: Type.Object(
       {
         requests: Count,

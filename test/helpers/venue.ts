@@ -11,6 +11,9 @@ import { HyperliquidInfoClient } from '../../ingest/hyperliquid/HyperliquidInfoC
 import { RestWeightBudget } from '../../ingest/hyperliquid/RestWeightBudget.ts'
 import { HyperliquidConnector, type HyperliquidConnectorOptions, type VenueUnit } from '../../pipeline/venue/HyperliquidConnector.ts'
 import type { VenueGapRecord } from '../../pipeline/records/venueGapRecord.ts'
+import { compressedRestBudget, compressedTimings } from '../../pipeline/venue/compressedTimings.ts'
+
+export { compressedRestBudget, compressedTimings }
 
 const HOUR = 3_600_000
 
@@ -24,28 +27,6 @@ export async function withLocalVenue(
   const venue = await LocalVenue.start({ frameMs: 50, ...rest, clock })
   t.teardown(() => venue.close())
   return { venue, clock }
-}
-
-/**
- * Connector timings for a session at `speed`: clock-time waits (reorder window, candle grace, funding delay, hold) are
- * the wall durations they stand for in a real session scaled up, so the venue's frames (every 50 wall ms) still fit in
- * them; network timings (polls, retries, pings, reconnects) are wall time and only shortened.
- */
-export function compressedTimings(speed: number): Partial<HyperliquidConnectorOptions> {
-  return {
-    reorderWindowMs: 200 * speed,
-    candleGraceMs: 300 * speed,
-    fundingDelayMs: 100 * speed,
-    // The REST budget is per wall minute, so a compressed repair may wait that long for it: the hold allows for it.
-    maxHoldMs: 90_000 * speed,
-    staleAfterMs: 120_000 + 200 * speed,
-    // Wall-time network schedules within the venue's real limits: REST weight 1200 a minute, 30 new websockets a minute.
-    pollMs: 4000,
-    tickMs: 20,
-    retryBaseMs: 200,
-    retryCapMs: 3000,
-    stream: { pingAfterMs: 800, pongTimeoutMs: 600, backoffBaseMs: 200, backoffCapMs: 2500, connectTimeoutMs: 2000 },
-  }
 }
 
 /** A sink that keeps every unit in memory (optionally failing the first `failFirst` writes). */
@@ -70,7 +51,7 @@ export function connectorOn(
   clock: ScaledClock,
   options: Partial<HyperliquidConnectorOptions> & Pick<HyperliquidConnectorOptions, 'sink'>,
 ): HyperliquidConnector {
-  const client = new HyperliquidInfoClient({ baseUrl: venue.baseUrl, timeoutMs: 2000, budget: new RestWeightBudget(), clock })
+  const client = new HyperliquidInfoClient({ baseUrl: venue.baseUrl, timeoutMs: 2000, budget: new RestWeightBudget(compressedRestBudget()), clock })
   return HyperliquidConnector.create({
     coins: ['BTC', 'ETH', 'SOL'],
     historyMs: 2 * 86_400_000,
