@@ -19,3 +19,19 @@ export class UsageError extends codedError({
     super('USAGE', message)
   }
 }
+
+/**
+ * A numeric flag: `fallback` when absent, else the number, which must pass `check` (described by `want` in the error,
+ * e.g. 'a number > 0'). Blank and non-numeric values are usage errors naming the flag.
+ */
+export function numberFlag(name: string, raw: string | undefined, fallback: number, check: (n: number) => boolean, want: string): number {
+  if (raw === undefined) return fallback
+  const n = Number(raw)
+  if (raw.trim() === '' || !Number.isFinite(n) || !check(n)) throw new UsageError(`--${name} must be ${want}, got '${raw}'`)
+  return n
+}
+
+/** numberFlag for a lower bound only: 'a number >= min'. */
+export function numberAtLeast(name: string, raw: string | undefined, fallback: number, min: number): number {
+  return numberFlag(name, raw, fallback, (n) => n >= min, `a number >= ${min}`)
+}

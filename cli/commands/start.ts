@@ -45,7 +45,7 @@ Wallets: SVC_WALLET_PROVIDER=hyperliquid|none (default none: wallet/risk routes 
 
 export const command: Command = {
   name: 'start',
-  summary: 'Run the whole service: the simulated venue in the present (or a tape) into Parquet + DuckDB, serving the API',
+  summary: 'Run the whole service: the simulated venue in the present, the live venue (SVC_VENUE=hyperliquid) or a tape, into Parquet + DuckDB, serving the API',
   usage,
   async run(argv) {
     const { values } = parseArgs({

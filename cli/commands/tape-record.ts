@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util'
 import { createWriteStream, type WriteStream } from 'node:fs'
 import { once } from 'node:events'
-import { UsageError, type Command } from '../Command.ts'
+import { UsageError, numberAtLeast, type Command } from '../Command.ts'
 import { TapeWriter } from '../../ingest/TapeWriter.ts'
 import { tickLine, type Tick } from '../../ingest/Tick.ts'
 import { HL_DEFAULT_BASE_URL, HyperliquidInfoClient } from '../../ingest/hyperliquid/HyperliquidInfoClient.ts'
@@ -49,13 +49,6 @@ Options:
 Gap episodes (a dropped websocket, a bar the venue did not serve) go to TAPE.gaps.ndjson.
 `
 
-/** A numeric flag that must be at least `min`. */
-function numberFlag(name: string, raw: string | undefined, fallback: number, min: number): number {
-  if (raw === undefined) return fallback
-  const n = Number(raw)
-  if (raw.trim() === '' || !Number.isFinite(n) || n < min) throw new UsageError(`--${name} must be a number >= ${min}, got '${raw}'`)
-  return n
-}
 
 /** Lazily opened NDJSON side file for late ticks. */
 class LateSink {
@@ -84,7 +77,7 @@ class LateSink {
 
 export const command: Command = {
   name: 'tape record',
-  summary: 'Record live Hyperliquid data (REST polls + websocket) into a tape',
+  summary: "Record live Hyperliquid into a tape through the service's venue connector (websocket, REST polls, bars, funding)",
   usage,
   async run(argv) {
     const { values } = parseArgs({
@@ -115,11 +108,11 @@ export const command: Command = {
     ] as const) {
       if (url !== undefined && !scheme.test(url)) throw new UsageError(`--${flag}: not a ${flag === 'ws-url' ? 'ws(s)' : 'http(s)'} URL: '${url}'`)
     }
-    const durationS = values.duration === undefined ? null : numberFlag('duration', values.duration, 0, 0.001)
-    const pollMs = Math.round(numberFlag('poll-s', values['poll-s'], 5, 0.1) * 1000)
-    const universeMs = Math.round(numberFlag('universe-s', values['universe-s'], 60, 0.1) * 1000)
-    const reorderMs = Math.round(numberFlag('reorder-ms', values['reorder-ms'], 2000, 0))
-    const backfillDays = numberFlag('backfill-days', values['backfill-days'], 0, 0)
+    const durationS = values.duration === undefined ? null : numberAtLeast('duration', values.duration, 0, 0.001)
+    const pollMs = Math.round(numberAtLeast('poll-s', values['poll-s'], 5, 0.1) * 1000)
+    const universeMs = Math.round(numberAtLeast('universe-s', values['universe-s'], 60, 0.1) * 1000)
+    const reorderMs = Math.round(numberAtLeast('reorder-ms', values['reorder-ms'], 2000, 0))
+    const backfillDays = numberAtLeast('backfill-days', values['backfill-days'], 0, 0)
     const interval = values.interval ?? '1h'
     if (!/^\d+[mhd]$/.test(interval)) throw new UsageError(`--interval: '${interval}' is not a bar interval (1m, 5m, 1h, 4h, 1d, …)`)
 

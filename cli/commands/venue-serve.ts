@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util'
 import { readFile } from 'node:fs/promises'
-import { UsageError, type Command } from '../Command.ts'
+import { UsageError, numberFlag, type Command } from '../Command.ts'
 import { systemClock, type Clock } from '../../common/Clock.ts'
 import { ScaledClock } from '../../common/ScaledClock.ts'
 import { CANONICAL_ASSETS } from '../../ingest/Tick.ts'
@@ -23,17 +23,11 @@ Options:
   --host H           interface, default 127.0.0.1
   --speed S          venue time per wall time, default 1 (60: an hour of venue time per wall minute)
   --seed N           synthetic market seed, default 1
-  --history-days D   simulated history before now, default 40
+  --history-days D   simulated history before now, default 45 (the service backfills 37 by default)
   --coins LIST       subset of BTC,ETH,SOL, comma-separated, default all
   --script FILE      a JSON fault script: [{ "afterMs": <venue ms after start>, "fault": {...} }, ...]
 `
 
-function numberFlag(name: string, raw: string | undefined, fallback: number, check: (n: number) => boolean, want: string): number {
-  if (raw === undefined) return fallback
-  const n = Number(raw)
-  if (raw.trim() === '' || !Number.isFinite(n) || !check(n)) throw new UsageError(`--${name} must be ${want}, got '${raw}'`)
-  return n
-}
 
 export const command: Command = {
   name: 'venue serve',
@@ -56,7 +50,7 @@ export const command: Command = {
     const port = numberFlag('port', values.port, 9100, (n) => Number.isInteger(n) && n >= 0 && n <= 65535, 'an integer port 0..65535')
     const speed = numberFlag('speed', values.speed, 1, (n) => n > 0, 'a number > 0')
     const seed = numberFlag('seed', values.seed, 1, (n) => Number.isSafeInteger(n) && n >= 0, 'a non-negative integer')
-    const historyDays = numberFlag('history-days', values['history-days'], 40, (n) => n >= 0.1 && n <= 3650, 'a number of days from 0.1 to 3650')
+    const historyDays = numberFlag('history-days', values['history-days'], 45, (n) => n >= 0.1 && n <= 3650, 'a number of days from 0.1 to 3650')
     const coins = (values.coins ?? CANONICAL_ASSETS.join(',')).split(',').map((c) => c.trim().toUpperCase()).filter((c) => c.length > 0)
     const badCoin = coins.find((c) => !(CANONICAL_ASSETS as readonly string[]).includes(c))
     if (coins.length === 0 || badCoin !== undefined) throw new UsageError(`--coins: '${badCoin ?? values.coins}' is not one of ${CANONICAL_ASSETS.join(', ')}`)

@@ -12,6 +12,7 @@
  * Two clocks on purpose: market data, funding and fault durations run on the venue clock (a ScaledClock compresses
  * a session), while the limits and the idle close are wall-time rules of the server, as on the real venue.
  */
+import type { HlCandle } from '../parseInfo.ts'
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { Socket } from 'node:net'
@@ -63,7 +64,7 @@ export interface LocalVenueOptions {
   seed?: number
   /** Subset of BTC, ETH, SOL. Default all three. */
   coins?: string[]
-  /** History before now: the origin is floor_hour(now − historyDays). Default 40. */
+  /** History before now: the origin is floor_hour(now − historyDays). Default 45 (more than the service's default 37-day backfill). */
   historyDays?: number
   /** candleSnapshot serves only the newest this many candles per coin and interval. Default 5000. */
   candleRetention?: number
@@ -126,15 +127,9 @@ export interface LocalVenueStats {
 }
 
 /** One closed candle of the venue's own list (`/_venue/bars`), numbers not strings. */
-export interface VenueBar {
-  openTime: number
-  /** T + 1: the bar's close instant (exclusive end). */
+export interface VenueBar extends Pick<HlCandle, 'openTime' | 'open' | 'high' | 'low' | 'close' | 'volume'> {
+  /** T + 1: the bar's close instant (exclusive end), unlike HlCandle's inclusive `T`. */
   closeTime: number
-  open: number
-  high: number
-  low: number
-  close: number
-  volume: number
   trades: number
   /** Removed from candleSnapshot by a purge_candles fault. */
   purged: boolean
@@ -247,7 +242,7 @@ export class LocalVenue {
     const script = o.script === undefined ? [] : LocalVenueFaults.parseScript(o.script, `${ROOT}/script`)
     const coins = o.coins ?? [...CANONICAL_ASSETS]
     script.forEach((entry, i) => checkServedCoin(`${ROOT}/script`, `/${i}/fault/coin`, entry.fault, coins))
-    const historyMs = Math.round((o.historyDays ?? 40) * DAY_MS)
+    const historyMs = Math.round((o.historyDays ?? 45) * DAY_MS)
     const originMs = Math.floor((clock.now() - historyMs) / HOUR_MS) * HOUR_MS
     const market = new LocalVenueMarket({
       seed: o.seed ?? 1,
@@ -843,7 +838,9 @@ export class LocalVenue {
         return
       }
       case 'l2Book': {
-        if (sub.bookAt !== null && now - sub.bookAt < BOOK_PERIOD_MS) return
+        // The venue publishes the book once a block, to every subscriber alike: one schedule for all connections (a
+        // 500 ms grid of venue time), so two clients see the same books with the same times.
+        if (sub.bookAt !== null && Math.floor(now / BOOK_PERIOD_MS) === Math.floor(sub.bookAt / BOOK_PERIOD_MS)) return
         const book = this.market.book(sub.coin, now)
         sub.bookAt = now
         if (book) this.#sendData(conn, sub, 'l2Book', wireBook(book))

@@ -8,6 +8,7 @@
  * their own timestamps; what is served at t is only what has happened by t (trades with time ≤ t, candles of those
  * trades, funding rows published by t, contexts and books of the last minute closed by t).
  */
+import type { HlCandle } from '../parseInfo.ts'
 import { OptionsError, validateOptions } from '../../../common/validation.ts'
 import { systemClock, type Clock } from '../../../common/Clock.ts'
 import { Prng } from '../../Prng.ts'
@@ -91,16 +92,10 @@ interface Series {
   funding: VenueFundingRow[]
 }
 
-/** One generated 1-minute bar as numbers (closeTime = the minute's end, exclusive). */
-export interface GeneratedBar {
-  coin: string
-  openTime: number
+/** One generated 1-minute bar as numbers. */
+export interface GeneratedBar extends Pick<HlCandle, 'coin' | 'openTime' | 'open' | 'high' | 'low' | 'close' | 'volume'> {
+  /** The minute's end (exclusive), unlike HlCandle's inclusive `T`. */
   closeTime: number
-  open: number
-  high: number
-  low: number
-  close: number
-  volume: number
   trades: number
 }
 

@@ -5,6 +5,7 @@
  * Reference §1: "Prices, sizes, rates, USD amounts: decimal strings ("30135.0", "0.0000125")". ingest/hyperliquid/
  * parseInfo.ts reads them with /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/; the venue never writes exponents or "NaN".
  */
+import type { HlCandle } from '../parseInfo.ts'
 
 /** candleSnapshot / candle intervals the stand-in simulates, in ms; open times sit on the UTC epoch grid. */
 export const CANDLE_INTERVALS = {
@@ -69,19 +70,9 @@ export function unitsDecimal(units: number, decimals: number): string {
 
 // ---------- the venue's numeric records ----------
 
-export interface VenueCandle {
-  coin: string
+/** A candle as the client parses it (parseInfo.ts HlCandle: `T` inclusive), of an interval the venue simulates. */
+export interface VenueCandle extends Omit<HlCandle, 'interval' | 'trades'> {
   interval: CandleInterval
-  /** `t`, epoch ms. */
-  openTime: number
-  /** `T`, inclusive: openTime + interval − 1. */
-  closeTime: number
-  open: number
-  high: number
-  low: number
-  close: number
-  /** Base units. */
-  volume: number
   trades: number
 }
 
