@@ -220,7 +220,42 @@ const DECIMAL = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/
  */
 function quickDec(v: unknown): number | null {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null
-  if (typeof v !== 'string' || !DECIMAL.test(v)) return null
+  return typeof v === 'string' ? decimalOf(v) : null
+}
+
+/** Exact powers of ten: every one up to 1e22 is a double. */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k)
+
+/**
+ * A DECIMAL string's value, or null. Plain decimals of at most 15 digits (every price and size the venue sends) take
+ * Clinger's fast path: the digits as an integer below 2^53 and 10^k are both exact doubles, so their quotient is the
+ * correctly rounded value, the same double Number() gives, without the regular expression or Number's general parser.
+ * Anything else (an exponent, more digits) goes the general way.
+ */
+function decimalOf(v: string): number | null {
+  const len = v.length
+  let i = v.charCodeAt(0) === 45 ? 1 : 0
+  const negative = i === 1
+  let mantissa = 0
+  let digits = 0
+  let fraction = -1
+  for (; i < len; i++) {
+    const c = v.charCodeAt(i)
+    if (c >= 48 && c <= 57) {
+      mantissa = mantissa * 10 + (c - 48)
+      digits++
+      if (fraction >= 0) fraction++
+    } else if (c === 46 && fraction < 0 && digits > 0) fraction = 0
+    else return generalDecimal(v)
+  }
+  if (digits === 0 || fraction === 0) return null
+  if (digits > 15) return generalDecimal(v)
+  const n = fraction > 0 ? mantissa / POW10[fraction]! : mantissa
+  return negative ? -n : n
+}
+
+function generalDecimal(v: string): number | null {
+  if (!DECIMAL.test(v)) return null
   const n = Number(v)
   return Number.isFinite(n) ? n : null
 }
@@ -236,11 +271,8 @@ function describe(v: unknown): string {
 
 export function dec(v: unknown, path: string): number {
   if (typeof v === 'number' && Number.isFinite(v)) return v
-  if (typeof v === 'string' && DECIMAL.test(v)) {
-    const n = Number(v)
-    if (Number.isFinite(n)) return n
-  }
-  return bad(path, `expected a decimal, got ${describe(v)}`)
+  const n = typeof v === 'string' ? decimalOf(v) : null
+  return n ?? bad(path, `expected a decimal, got ${describe(v)}`)
 }
 
 export function optDec(v: unknown, path: string): number | null {
