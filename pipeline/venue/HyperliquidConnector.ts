@@ -369,13 +369,11 @@ export class HyperliquidConnector {
     const now = this.#clock.now()
     const resumeAt = this.#o.resume?.watermark ?? null
     const start = resumeAt ?? Math.floor((now - this.#o.historyMs) / this.#iv) * this.#iv
-    // The first bar close after `start`, and the hour of `start` itself: a settlement's time is its hour plus the
-    // venue's jitter, so the settlement of the hour the watermark falls in may or may not be written yet (one at or
-    // before the watermark is; #obtainFunding counts it without writing it again). With no history and nothing to
-    // resume (a recording from now on), the first settlement is the next hour's: this hour's was before the start.
+    // The first bar close after `start`, and the first settlement hour after it; on a resume, the hour the watermark
+    // falls in: a settlement's time is its hour plus the venue's jitter, so that hour's may or may not be written yet
+    // (one at or before the watermark is; #obtainFunding counts it without writing it again).
     const firstBar = (Math.floor(start / this.#iv) + 1) * this.#iv
-    const fromNow = resumeAt === null && this.#o.historyMs === 0
-    const firstHour = (Math.floor(start / HOUR_MS) + (fromNow ? 1 : 0)) * HOUR_MS
+    const firstHour = (Math.floor(start / HOUR_MS) + (resumeAt === null ? 1 : 0)) * HOUR_MS
     for (const coin of this.#o.coins) {
       this.#bars.set(coin, { next: firstBar, ahead: new Set(), inFlight: false, retryAt: 0, failures: 0 })
       this.#funding.set(coin, { next: firstHour, ahead: new Set(), inFlight: false, retryAt: 0, failures: 0 })
