@@ -11,6 +11,7 @@ import { benchPayments } from './payments.ts'
 import { benchRecord } from './record.ts'
 import { benchArena } from './arena.ts'
 import { benchDelivery } from './delivery.ts'
+import { benchVenue } from './venue.ts'
 
 const print = (line: string) => process.stdout.write(line + '\n')
 const brokers = process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(',') : null
@@ -53,3 +54,6 @@ await benchArena({ payers: Number(process.env.ARENA_BENCH_PAYERS ?? 100_000), ca
 
 print('\n== delivery: resolutions fanned out to 1,000 registered outcome hook endpoints on a local receiver (guard, signature, pinned client, durable attempt row each) vs the same signed POSTs from the same client alone, same run')
 await benchDelivery({ resolutions: Number(process.env.DELIVERY_BENCH_RESOLUTIONS ?? 500), print }).catch((err: unknown) => print(`delivery bench failed: ${String(err)}`))
+
+print('\n== live venue: Hyperliquid websocket frames (LocalVenue at 1x, replayed as fast as they go) through the connector into durable ticks on the embedded log vs a bare websocket client reading the same frames, same server, same run (goal ≥ 0.5); memory over 30 minutes of venue time replayed at 60x, read after full collections')
+await benchVenue({ hours: Number(process.env.VENUE_BENCH_HOURS ?? 6), print }).catch((err: unknown) => print(`venue bench failed: ${String(err)}`))
