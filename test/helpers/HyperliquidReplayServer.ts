@@ -55,7 +55,7 @@ export function loadCassettes(dir = CASSETTE_DIR): { interactions: RecordedInter
 /**
  * hyperliquid-api.md §2 quotes this BTC context as a real response ("Real BTC ctx"); used verbatim.
  */
-const RECORDED_BTC_CTX = {
+export const RECORDED_BTC_CTX = {
   funding: '-0.0000015186',
   openInterest: '27353.17682',
   prevDayPx: '76317.0',

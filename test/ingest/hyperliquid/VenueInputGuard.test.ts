@@ -33,6 +33,7 @@ import {
   parseTrades,
 } from '../../../ingest/hyperliquid/parseInfo.ts'
 import type { BarTick, BookTopTick, FundingTick, OpenInterestTick, PredictedFundingTick, PriceTick, Tick, TradeTick } from '../../../ingest/Tick.ts'
+import { RECORDED_BTC_CTX } from '../../helpers/HyperliquidReplayServer.ts'
 
 const NOW = Date.parse('2025-06-02T10:30:00Z')
 const HOUR = 3_600_000
@@ -68,21 +69,9 @@ function mid(px: string): PriceTick<'mid'> {
   return allMidsToTicks(parseAllMids({ BTC: px }), CTX)[0]!
 }
 
-/** Reference §2, the real BTC ctx of metaAndAssetCtxs, with fields overridden. */
+/** Reference §2, the real BTC ctx of metaAndAssetCtxs (the replay server's recording), with fields overridden. */
 function ctxTicks(over: Record<string, string | null> = {}): Tick[] {
-  const ctx = {
-    funding: '-0.0000015186',
-    openInterest: '27353.17682',
-    prevDayPx: '76317.0',
-    dayNtlVlm: '1516669192.1953897476',
-    premium: '-0.0005927453',
-    oraclePx: '77605.0',
-    markPx: '77562.0',
-    midPx: '77558.5',
-    impactPxs: ['77558.0', '77559.0'],
-    dayBaseVlm: '19707.77457',
-    ...over,
-  }
+  const ctx = { ...RECORDED_BTC_CTX, ...over }
   return activeAssetCtxToTicks(parseActiveAssetCtx({ coin: 'BTC', ctx }), CTX)
 }
 function ctxTick<K extends Tick['kind']>(kind: K, over: Record<string, string | null> = {}): Extract<Tick, { kind: K }> {
