@@ -12,7 +12,7 @@
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
-import { mkdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import { Registry } from 'prom-client'
 import { codedError } from '../common/CodedError.ts'
@@ -26,6 +26,7 @@ import { SimulatedVenue } from '../ingest/SimulatedVenue.ts'
 import { SIMULATED_SOURCE } from '../ingest/SyntheticMarket.ts'
 import { CANONICAL_ASSETS } from '../ingest/Tick.ts'
 import { writeFileAtomic } from '../pipeline/log/atomicFile.ts'
+import { openDataFolder, restrictUmask } from '../pipeline/log/dataModes.ts'
 import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { openEventLog } from '../pipeline/log/openEventLog.ts'
 import { Pipeline } from '../pipeline/Pipeline.ts'
@@ -225,7 +226,9 @@ export class ServiceApp {
     if (config.SVC_VENUE === 'hyperliquid' && config.SVC_TAPE !== undefined) {
       throw new AppConfigError('SVC_TAPE replays a dated tape and SVC_VENUE=hyperliquid streams the live venue: set one of them')
     }
-    await mkdir(dataDir, { recursive: true })
+    // Files 0600, folders 0700 (pipeline/log/dataModes.ts): our writers pass the modes; DuckDB's files follow the umask.
+    restrictUmask()
+    await openDataFolder(dataDir)
     let simulated = true
     let liveFile: LiveVenueFile | null = null
     let simulatedVenue: SimulatedVenue | null = null

@@ -7,10 +7,11 @@
  * digits of the JCS SHA-256 of the params (models/questions/BinaryQuestion.ts, S01_market_regime.ts), so a stored
  * file can be checked against its name.
  */
-import { mkdir, readdir, readFile } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { jcsSha256 } from '../common/hash.ts'
 import { writeFileAtomic } from '../pipeline/log/atomicFile.ts'
+import { mkdirData } from '../pipeline/log/dataModes.ts'
 import type { FittedParams } from '../models/QuestionModel.ts'
 function key(questionId: string, version: string): string {
   return `${questionId}\n${version}`
@@ -25,7 +26,7 @@ export class FitStore {
   static async open(dir: string | null): Promise<FitStore> {
     const store = new FitStore(dir)
     if (dir) {
-      await mkdir(dir, { recursive: true })
+      await mkdirData(dir)
       for (const q of await readdir(dir, { withFileTypes: true })) {
         if (!q.isDirectory()) continue
         for (const f of await readdir(join(dir, q.name))) {
@@ -49,7 +50,7 @@ export class FitStore {
     if (this.fits.has(k)) return
     this.fits.set(k, fitted)
     if (this.dir) {
-      await mkdir(join(this.dir, fitted.question_id), { recursive: true })
+      await mkdirData(join(this.dir, fitted.question_id))
       await writeFileAtomic(join(this.dir, fitted.question_id, `${encodeURIComponent(fitted.version)}.json`), JSON.stringify(fitted))
     }
   }

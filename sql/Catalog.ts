@@ -14,7 +14,7 @@
  * data dir.
  */
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, readFile } from 'node:fs/promises'
+import { chmod, readdir, readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import {
   DuckDBInstance,
@@ -32,6 +32,7 @@ import {
   type Json,
 } from '@duckdb/node-api'
 import { childLogger } from '../common/logger.ts'
+import { DATA_FILE_MODE, mkdirData } from '../pipeline/log/dataModes.ts'
 import { ensureSchemaAnchor } from '../pipeline/sinks/parquetFile.ts'
 import { PARQUET_ROOT, anchorPath, tableRoot } from '../pipeline/sinks/parquetLayout.ts'
 import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
@@ -136,7 +137,7 @@ export class Catalog {
       throw new CatalogError('CATALOG_MISSING', `no catalog at ${path}: the owning process applies it first (Catalog.apply)`)
     }
     if (!readOnly) {
-      await mkdir(dir, { recursive: true })
+      await mkdirData(dir)
       await writeSchemaAnchors(dir, options.tables ?? sinkTables())
     }
     let instance: DuckDBInstance
@@ -147,6 +148,8 @@ export class Catalog {
       if (/lock/i.test(message)) throw new CatalogError('CATALOG_LOCKED', `${path} is held by another process: ${message}`, { cause: err })
       throw new CatalogError('CATALOG_SQL', `cannot open ${path}: ${message}`, { cause: err })
     }
+    // DuckDB creates the file under the process umask; a catalog opened for writing is narrowed to the data mode.
+    if (!readOnly) await chmod(path, DATA_FILE_MODE)
     const conn = await instance.connect()
     const applied: string[] = []
     try {

@@ -6,6 +6,7 @@
  * the same stale lock at the same instant can both succeed.
  */
 import { open, readFile, realpath, rename, unlink, writeFile } from 'node:fs/promises'
+import { DATA_FILE_MODE } from './dataModes.ts'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
@@ -40,7 +41,7 @@ export class DirLock {
     heldInThisProcess.add(realDir)
     try {
       try {
-        const fh = await open(path, 'wx')
+        const fh = await open(path, 'wx', DATA_FILE_MODE)
         try {
           await fh.writeFile(content)
           await fh.sync()
@@ -63,7 +64,7 @@ export class DirLock {
         }
         log.warn({ lock: path, stalePid: Number.isNaN(pid) ? null : pid }, 'taking over stale embedded log lock')
         const tmp = `${path}.tmp-${process.pid}`
-        await writeFile(tmp, content)
+        await writeFile(tmp, content, { mode: DATA_FILE_MODE })
         await rename(tmp, path)
       }
     } catch (err) {

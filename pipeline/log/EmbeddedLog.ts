@@ -46,13 +46,14 @@
  *   from one partition, making it incomplete too, so this repeats until nothing is incomplete (logged). Offsets stay
  *   dense, so consumers and sinks see no difference.
  */
-import { mkdir, open, readdir, readFile, rm, unlink, type FileHandle } from 'node:fs/promises'
+import { open, readdir, readFile, rm, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { JSONSchemaType } from 'ajv'
 import type { Logger } from 'pino'
 import { childLogger } from '../../common/logger.ts'
 import { partitionForKey } from '../../common/murmur2.ts'
 import { fsyncDir, writeFileAtomic } from './atomicFile.ts'
+import { DATA_FILE_MODE, mkdirData } from './dataModes.ts'
 import { DirLock } from './DirLock.ts'
 import { EmbeddedConsumer, type EmbeddedLogInternals, type WakeSignal } from './EmbeddedConsumer.ts'
 import type { ConsumedRecord, ConsumerLag, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
@@ -185,8 +186,8 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
 
   static async open(dir: string, options: EmbeddedLogOptions = {}): Promise<EmbeddedLog> {
     const resolved = validateOptions(options) as ResolvedOptions
-    await mkdir(join(dir, 'topics'), { recursive: true })
-    await mkdir(join(dir, 'groups'), { recursive: true })
+    await mkdirData(join(dir, 'topics'))
+    await mkdirData(join(dir, 'groups'))
     const lock = await DirLock.acquire(dir, childLogger('embedded-log'))
     const log = new EmbeddedLog(dir, resolved, lock)
     try {
@@ -214,11 +215,11 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
           continue
         }
         const topicDir = join(this.dir, 'topics', spec.name)
-        await mkdir(topicDir, { recursive: true })
+        await mkdirData(topicDir)
         const partitions: PartitionState[] = []
         for (let p = 0; p < spec.partitions; p++) {
           const dir = join(topicDir, String(p))
-          await mkdir(dir, { recursive: true })
+          await mkdirData(dir)
           partitions.push(this.emptyPartition(spec.name, p, dir))
         }
         await fsyncDir(topicDir)
@@ -513,7 +514,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     const path = join(p.dir, segmentName(baseOffset))
     let fh: FileHandle
     try {
-      fh = await open(path, 'w+')
+      fh = await open(path, 'w+', DATA_FILE_MODE)
     } catch (err) {
       this.fail(err, `creating segment ${path} failed`)
     }
@@ -739,7 +740,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
       const partitions: PartitionState[] = []
       for (let p = 0; p < (meta.partitions as number); p++) {
         const dir = join(topicDir, String(p))
-        await mkdir(dir, { recursive: true })
+        await mkdirData(dir)
         const found: TxRun[] = []
         const state = await this.recoverPartition(name, p, dir, found)
         partitions.push(state)

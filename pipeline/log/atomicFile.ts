@@ -1,6 +1,7 @@
 /** Crash-safe small-file replacement: write a temp file, fsync it, rename over the target, fsync the directory. */
 import { open, rename, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
+import { DATA_FILE_MODE } from './dataModes.ts'
 
 let counter = 0
 
@@ -13,10 +14,10 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** `mode`: the file's permissions from its first byte (0o600 for secrets: never readable by others, not even briefly). */
+/** `mode`: the file's permissions from its first byte (default DATA_FILE_MODE: never readable by others, not even briefly). */
 export async function writeFileAtomic(path: string, data: string | Buffer, options: { mode?: number } = {}): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}-${++counter}`
-  const fh = await open(tmp, 'w', options.mode ?? 0o666)
+  const fh = await open(tmp, 'w', options.mode ?? DATA_FILE_MODE)
   try {
     await fh.writeFile(data)
     await fh.sync()

@@ -21,13 +21,14 @@
  *
  * One compactor per data dir at a time: `open` takes $DATA/parquet/.compaction/LOCK (SINK_LOCKED otherwise).
  */
-import { mkdir, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from 'pino'
 import { childLogger } from '../../common/logger.ts'
 import { optionsValidator } from '../../common/validation.ts'
 import { DirLock } from '../log/DirLock.ts'
+import { mkdirData } from '../log/dataModes.ts'
 import { SinkError } from './SinkError.ts'
 import { copyToSealedParquet, fsyncPath, sqlString } from './parquetFile.ts'
 import {
@@ -114,7 +115,7 @@ export class ParquetCompactor {
     const { now, consumed, ...plain } = options
     const resolved = validateOptions(plain)
     const lockDir = join(resolved.dataDir, PARQUET_ROOT, '.compaction')
-    await mkdir(lockDir, { recursive: true })
+    await mkdirData(lockDir)
     let lock: DirLock
     try {
       lock = await DirLock.acquire(lockDir, childLogger('parquet-compactor'))

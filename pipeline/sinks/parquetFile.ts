@@ -3,9 +3,10 @@
  * fsync the directory. A reader globbing *.parquet sees either nothing or the whole file, and a sealed file
  * survives a crash (the rename is durable once the directory is synced).
  */
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { chmod, open, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
+import { DATA_FILE_MODE, mkdirData } from '../log/dataModes.ts'
 import { tempFileName } from './parquetLayout.ts'
 import { columnsDdl, type ColumnSpec } from './TopicTable.ts'
 
@@ -27,9 +28,11 @@ export async function fsyncPath(path: string): Promise<void> {
 export async function copyToSealedParquet(connection: DuckDBConnection, select: string, finalPath: string): Promise<void> {
   const dir = dirname(finalPath)
   const tmp = join(dir, tempFileName(basename(finalPath)))
-  await mkdir(dir, { recursive: true })
+  await mkdirData(dir)
   try {
     await connection.run(`COPY (${select}) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`)
+    // DuckDB creates the file under the process umask; the data folder's mode is set here whatever that is.
+    await chmod(tmp, DATA_FILE_MODE)
     await fsyncPath(tmp)
     await rename(tmp, finalPath)
     await fsyncPath(dir)

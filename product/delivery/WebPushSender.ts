@@ -24,7 +24,7 @@
  *   'gone' disables the device). It throws only for a caller's mistake (bad send options) or after close.
  */
 import { ECDH, createECDH } from 'node:crypto'
-import { mkdir, readFile, stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import webpush from 'web-push'
 import { childLogger } from '../../common/logger.ts'
@@ -32,6 +32,7 @@ import { ServiceError } from '../../common/ServiceError.ts'
 import type { ReasonCode } from '../../common/errors.ts'
 import { OptionsError, validateOptions, type FieldError } from '../../common/validation.ts'
 import { writeFileAtomic } from '../../pipeline/log/atomicFile.ts'
+import { DATA_FILE_MODE, mkdirData } from '../../pipeline/log/dataModes.ts'
 
 const log = childLogger('push')
 
@@ -396,6 +397,6 @@ async function loadOrCreateKeys(dir: string): Promise<VapidKeys> {
 
 /** Created 0600 from the first byte (the private key is never readable by others), replaced atomically. */
 async function writeKeyFile(dir: string, path: string, keys: VapidKeys): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 })
-  await writeFileAtomic(path, JSON.stringify({ ...keys, created_at: new Date().toISOString() }, null, 2) + '\n', { mode: 0o600 })
+  await mkdirData(dir)
+  await writeFileAtomic(path, JSON.stringify({ ...keys, created_at: new Date().toISOString() }, null, 2) + '\n', { mode: DATA_FILE_MODE })
 }

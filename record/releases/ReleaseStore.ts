@@ -9,10 +9,11 @@
  * (`activate-<version>.parquet`). A rollback is a new activation row of the parent. Statuses (candidate, active,
  * superseded, rejected) are derived from the rows at read time, never stored.
  */
-import { link, mkdir, readdir, rm } from 'node:fs/promises'
+import { link, readdir, rm } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { canonicalJson } from '../../common/jcs.ts'
 import { jcsSha256 } from '../../common/hash.ts'
+import { mkdirData } from '../../pipeline/log/dataModes.ts'
 import { fsyncPath, sqlString } from '../../pipeline/sinks/parquetFile.ts'
 import { columnsDdl, quoteIdent } from '../../pipeline/sinks/TopicTable.ts'
 import type { JsonRow } from '../../sql/Catalog.ts'
@@ -126,7 +127,7 @@ export class ReleaseStore implements ReleaseReads {
       const finalPath = join(releaseTableRoot(this.dataDir, table), name)
       const dir = dirname(finalPath)
       const tmp = join(dir, `.${basename(finalPath)}.${process.pid}.tmp`)
-      await mkdir(dir, { recursive: true })
+      await mkdirData(dir)
       const staging = `staging_${table.dir}`
       try {
         await conn.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(staging)} (${columnsDdl(table.columns)})`)

@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdir, readFile, stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import { jcsSha256 } from '../../common/hash.ts'
 import { loadTicks } from '../../ingest/loadTicks.ts'
@@ -26,6 +26,7 @@ import { isoMs, tickTime } from '../../ingest/Tick.ts'
 import { buildDataset, DATASET_GAP_MS, type DatasetStats } from '../../models/Dataset.ts'
 import type { LabelledSample, QuestionId, QuestionModel } from '../../models/QuestionModel.ts'
 import { writeFileAtomic } from '../../pipeline/log/atomicFile.ts'
+import { mkdirData } from '../../pipeline/log/dataModes.ts'
 import { ReleaseError } from './ReleaseError.ts'
 
 export const DATASET_KIND = 'tapes+split/1'
@@ -115,7 +116,7 @@ export async function defineDataset(dataDir: string, spec: DatasetSpec): Promise
   }
   const manifest: DatasetManifest = { ...identity, dataset_hash: datasetHash(identity), paths }
   const dir = join(dataDir, DATASETS_DIR)
-  await mkdir(dir, { recursive: true })
+  await mkdirData(dir)
   await writeFileAtomic(join(dir, `${manifest.dataset_hash}.json`), JSON.stringify(manifest, null, 2) + '\n')
   return manifest
 }
