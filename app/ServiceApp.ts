@@ -34,7 +34,7 @@ import { newestReplayedTime, tapeIdOf } from '../pipeline/TapeProducer.ts'
 import { Arena } from '../product/arena/Arena.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
 import { DuelService } from '../product/duel/DuelService.ts'
-import type { DeliveryService } from '../product/delivery/DeliveryService.ts'
+import { DeliveryKeyMissing, type DeliveryService } from '../product/delivery/DeliveryService.ts'
 import { openDelivery } from './openDelivery.ts'
 import { QuestionCatalog } from '../engine/QuestionCatalog.ts'
 import { FunnelService } from '../product/funnel/FunnelService.ts'
@@ -202,7 +202,8 @@ export class ServiceApp {
     /** The duel; the Arena subscribes to its events (duel.events, product/duel/CallEvents.ts). */
     readonly duel: DuelService,
     private readonly arena: Arena,
-    private readonly delivery: DeliveryService,
+    /** null: its records are sealed under a key this start lacks (DeliveryKeyMissing); its routes answer 503. */
+    private readonly delivery: DeliveryService | null,
     private readonly funnel: FunnelService | null,
     private readonly x402: X402PaymentGate | null,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
@@ -328,15 +329,24 @@ export class ServiceApp {
     const arena = await Arena.open({ log: eventLog, clock, partitions, events: duel.events })
     // Delivery: its journals rebuilt, then the outcome bus (replayed from the beginning, so a resolution written while
     // the service was down is delivered now) and the decisions channel (alert watches), in the engine's event time.
-    const delivery = await openDelivery({
-      config, dataDir, log: eventLog, clock, partitions,
-      ledger: {
-        decision: (id) => runner.ledger.index.decision(id),
-        clockNow: () => runner.live.now() ?? clock.now(),
-        resolutions: runner.ledger.bus.resolutions,
-        decisions: runner.ledger.bus.decisions,
-      },
-    })
+    let delivery: DeliveryService | null = null
+    try {
+      delivery = await openDelivery({
+        config, dataDir, log: eventLog, clock, partitions,
+        ledger: {
+          decision: (id) => runner.ledger.index.decision(id),
+          clockNow: () => runner.live.now() ?? clock.now(),
+          resolutions: runner.ledger.bus.resolutions,
+          decisions: runner.ledger.bus.decisions,
+        },
+      })
+    } catch (err) {
+      if (!(err instanceof DeliveryKeyMissing)) throw err
+      // Loud, not fatal (docs/decisions.md): the rest of the service serves; delivery refuses (503 SERVICE_UNWIRED on
+      // its routes) and /readyz shows the delivery stage down until the service starts with the key.
+      log.error({ err: err.message, code: err.code, unreadable: err.unreadable }, 'delivery refused to start: its records are sealed under a key this start lacks')
+      market.providers.computed('delivery', 'delivery', () => ({ status: 'down', last_success_at: null, latency_ms: null, error_class: err.code }))
+    }
     // The operator funnel exists only with an admin key (spec: otherwise its route does not exist): snapshots of the
     // ledger bus, the credit rows, the duel's call events and the Arena's award counts, on their own journal.
     const funnel = config.SVC_ADMIN_KEY
@@ -399,7 +409,7 @@ export class ServiceApp {
       services: {
         clock, dataTime: timeline,
         billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
-        record, ladder: record, releases, ...wallet.services, metrics, arena, delivery, ...(funnel ? { funnel } : {}),
+        record, ladder: record, releases, ...wallet.services, metrics, arena, ...(delivery ? { delivery } : {}), ...(funnel ? { funnel } : {}),
       },
     })
     const logKind = config.SVC_LOG
@@ -522,7 +532,7 @@ export class ServiceApp {
       this.record.releases.close()
       this.record.db.close()
       await this.x402?.close()
-      await this.delivery.close()
+      await this.delivery?.close()
       await this.arena.close()
       await this.duel.close()
       await this.billing.close()

@@ -14,8 +14,12 @@
  *   row: the first written.
  * - delivery.contacts: POST /v1/contacts captures; the contact id is derived from the normalized contact, so a second
  *   capture of it is "already recorded".
+ * With a deployment key (SVC_DELIVERY_KEY) registration urls, push keys and contacts are stored sealed
+ * (product/delivery/sealing.ts): the views then show `sealed:A256GCM:...` in those columns, and spec.host beside a
+ * sealed url.
  */
 import { createHash } from 'node:crypto'
+import type { AtRestCipher } from '../../common/AtRestCipher.ts'
 import { Instant, IsoMs, JsonObject, Nullable, NullableString, StringEnum, Type, type Static } from '../../common/schema.ts'
 import { JournalDef } from '../journal/JournalDef.ts'
 
@@ -42,10 +46,14 @@ export const REGISTRATION_RECORD_SCHEMA = Type.Object(
     /** The lower-case payer owning the target; null only for a hook paid by a rail that names no payer. */
     payer: Nullable(Payer),
     event: StringEnum(REGISTRATION_EVENTS),
-    /** Hooks and endpoints: the delivery URL; devices: the push service endpoint; null otherwise. */
+    /**
+     * Hooks and endpoints: the delivery URL; devices: the push service endpoint; null otherwise. Sealed
+     * (`sealed:A256GCM:...`) when the deployment has a key, with the plain host in spec.host.
+     */
     url: NullableString,
     /**
-     * Kind-specific fields: hook { decision_id, secret }, endpoint { expires_at, secret }, device { keys }, follow
+     * Kind-specific fields: hook { decision_id, secret }, endpoint { expires_at, secret }, device { keys } (sealed text
+     * with a key), follow
      * { question_id, subject_kind, subject, channels }, alert { kind, subject_kind, subject, threshold, cooldown_s }.
      * `secret` is { alg: 'A256GCM', iv, ct, tag } when the deployment configures a key, else { alg: 'derived' }.
      */
@@ -155,8 +163,11 @@ export function deliveryId(...parts: string[]): string {
 export const CONTACT_RECORD_SCHEMA = Type.Object(
   {
     contact_id: Type.String({ pattern: '^ct_[0-9a-f]{32}$' }),
-    /** As normalized: an e-mail address in lower case, or a Telegram @handle. */
-    contact: Type.String({ minLength: 3, maxLength: 254 }),
+    /**
+     * As normalized: an e-mail address in lower case, or a Telegram @handle; sealed (`sealed:A256GCM:...`,
+     * common/AtRestCipher.ts) when the deployment has a key, which is why it may be longer than an address.
+     */
+    contact: Type.String({ minLength: 3, maxLength: 512 }),
     contact_kind: StringEnum(['email', 'telegram']),
     consent: Type.Literal(true),
     source: NullableString,
@@ -167,8 +178,13 @@ export const CONTACT_RECORD_SCHEMA = Type.Object(
 )
 export type ContactRow = Static<typeof CONTACT_RECORD_SCHEMA>
 
-export function contactId(normalized: string): string {
-  return `ct_${createHash('sha256').update(`svc.contact.v1|${normalized}`).digest('hex').slice(0, 32)}`
+/**
+ * The contact's id from its normalized form: with the deployment's at-rest cipher an HMAC under its key (the id of an
+ * e-mail address must not confirm a guess of it), without one a plain hash.
+ */
+export function contactId(normalized: string, cipher: AtRestCipher | null = null): string {
+  const digest = cipher ? cipher.keyedId('svc.contact.v1', normalized) : createHash('sha256').update(`svc.contact.v1|${normalized}`).digest('hex')
+  return `ct_${digest.slice(0, 32)}`
 }
 
 export const DELIVERY_CONTACTS = new JournalDef({

@@ -1,10 +1,17 @@
 /**
  * Delivery's projection: the current state of every target (the fold of its registration records in log order), who
- * paid for which decision, and what the delivery record says of each delivery. Rebuilt from the journals at every
- * start; nothing here is stored anywhere else.
+ * paid for which decision, what the delivery record says of each delivery, and which contacts are recorded. Rebuilt
+ * from the journals at every start; nothing here is stored anywhere else.
+ *
+ * With a deployment key the records hold URLs, push keys and contacts sealed (common/AtRestCipher.ts; sealing.ts says
+ * which fields): the book opens them, so everything in memory is plain. A record it cannot open (sealed, and this
+ * start has no key or another key) is counted in `unreadable` and left out: delivery refuses to start on it rather
+ * than deliver to a partial book (DeliveryService.open).
  */
-import type { AskRow, AttemptRow, RegistrationRow } from '../../pipeline/records/deliveryRecord.ts'
+import { isSealed, isSealedText, type AtRestCipher } from '../../common/AtRestCipher.ts'
+import type { AskRow, AttemptRow, ContactRow, RegistrationRow } from '../../pipeline/records/deliveryRecord.ts'
 import type { StoredSecret } from './HookSigner.ts'
+import { contactAad, keysAad, urlAad } from './sealing.ts'
 
 export const ENDPOINT_WINDOW_MS = 30 * 86_400_000
 
@@ -104,6 +111,11 @@ function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
 }
 
 export class DeliveryBook {
+  constructor(private readonly cipher: AtRestCipher | null = null) {}
+
+  /** Sealed records this start could not open (no key, or another key), and the first one's target, for the log. */
+  unreadable = 0
+  firstUnreadable: string | null = null
   readonly hooks = new Map<string, HookState>()
   readonly hooksByDecision = new Map<string, HookState[]>()
   readonly endpoints = new Map<string, EndpointState>()
@@ -118,6 +130,8 @@ export class DeliveryBook {
   readonly followsBySubject = new Map<string, FollowState[]>()
   readonly alertsBySubject = new Map<string, AlertState[]>()
   readonly asks = new Map<string, string>()
+  /** Recorded contacts by contact id (the first record of each). */
+  readonly contacts = new Map<string, ContactRow>()
   readonly deliveries = new Map<string, DeliveryProgress>()
   /** Per target: deliveries recorded, delivered, and those whose latest attempt failed. */
   private readonly counts = new Map<string, TargetCounts>()
@@ -126,9 +140,11 @@ export class DeliveryBook {
   private readonly seenRegistrations = new Set<string>()
   private readonly seenAttempts = new Set<string>()
 
-  applyRegistration(r: RegistrationRow): void {
-    if (this.seenRegistrations.has(r.id)) return
-    this.seenRegistrations.add(r.id)
+  applyRegistration(row: RegistrationRow): void {
+    if (this.seenRegistrations.has(row.id)) return
+    this.seenRegistrations.add(row.id)
+    const r = this.opened(row)
+    if (!r) return
     const s = r.spec as Record<string, unknown>
     const clockAt = Date.parse(r.clock_at)
     switch (r.target_kind) {
@@ -228,6 +244,44 @@ export class DeliveryBook {
         return
       }
     }
+  }
+
+  /** The record with its sealed fields opened; null (counted unreadable) when this start cannot open them. */
+  private opened(r: RegistrationRow): RegistrationRow | null {
+    const spec = r.spec as Record<string, unknown>
+    const sealedUrl = isSealedText(r.url)
+    const sealedKeys = isSealedText(spec.keys)
+    const sealedSecret = isSealed(spec.secret)
+    if (!sealedUrl && !sealedKeys && !sealedSecret) return r
+    try {
+      if (!this.cipher) throw new Error('no key')
+      // The secret stays sealed in memory (opened per attempt by the signer); opening it here proves the key is the one.
+      if (sealedSecret) this.cipher.open(spec.secret as StoredSecret & { alg: 'A256GCM' }, r.target_id)
+      return {
+        ...r,
+        url: sealedUrl ? this.cipher.openText(r.url!, urlAad(r.target_id)) : r.url,
+        spec: sealedKeys ? { ...spec, keys: JSON.parse(this.cipher.openText(spec.keys as string, keysAad(r.target_id))) } : spec,
+      }
+    } catch {
+      this.unreadable++
+      this.firstUnreadable ??= r.target_id
+      return null
+    }
+  }
+
+  applyContact(r: ContactRow): void {
+    if (this.contacts.has(r.contact_id)) return
+    if (isSealedText(r.contact)) {
+      try {
+        if (!this.cipher) throw new Error('no key')
+        this.cipher.openText(r.contact, contactAad(r.contact_id))
+      } catch {
+        this.unreadable++
+        this.firstUnreadable ??= r.contact_id
+        return
+      }
+    }
+    this.contacts.set(r.contact_id, r)
   }
 
   applyAsk(r: AskRow): void {

@@ -40,6 +40,7 @@ import {
   DeliveryBook, ENDPOINT_WINDOW_MS, type AlertKind, type AlertState, type DeviceState, type EndpointState, type FollowState, type SubjectKind,
 } from './DeliveryBook.ts'
 import { HookSigner, type StoredSecret } from './HookSigner.ts'
+import { contactAad, sealRegistration } from './sealing.ts'
 import { WebPushSender } from './WebPushSender.ts'
 import type { CheckedUrl, DeliveryLedger, HookTransport, PostResult, PushSender, PushSubscription, UrlChecker } from './ports.ts'
 
@@ -91,8 +92,22 @@ interface Job {
 const hash = (parts: string[]) => createHash('sha256').update(parts.join('|')).digest('hex').slice(0, 24)
 const iso = (ms: number) => new Date(ms).toISOString()
 
+/**
+ * The deployment has records sealed under a key it was not given (SVC_DELIVERY_KEY unset or changed): delivery cannot
+ * sign, reach or list them, so it does not start (docs/decisions.md); the composition root keeps serving without it.
+ */
+export class DeliveryKeyMissing extends Error {
+  readonly code = 'DELIVERY_KEY_MISSING'
+  constructor(readonly unreadable: number, readonly first: string | null, keyConfigured: boolean) {
+    super(
+      `${unreadable} delivery record(s) (first: ${first}) are sealed under a key this start ${keyConfigured ? 'does not have: SVC_DELIVERY_KEY differs from the one they were written with' : 'lacks: set SVC_DELIVERY_KEY to the key they were written with'}`,
+    )
+    this.name = 'DeliveryKeyMissing'
+  }
+}
+
 export class DeliveryService {
-  readonly book = new DeliveryBook()
+  readonly book: DeliveryBook
   private followers: JournalFollower[] = []
   private subscriptions: Subscription[] = []
   private readonly queued = new Set<string>()
@@ -114,8 +129,8 @@ export class DeliveryService {
     private readonly asks: Journal<typeof DELIVERY_ASKS.schema>,
     private readonly attempts: Journal<typeof DELIVERY_ATTEMPTS.schema>,
     private readonly contacts: Journal<typeof DELIVERY_CONTACTS.schema>,
-    private readonly contactIds: Map<string, ContactRow>,
   ) {
+    this.book = new DeliveryBook(options.signer.cipher)
     this.retryDelayMs = options.retryDelayMs ?? 2000
     this.concurrency = options.concurrency ?? 64
   }
@@ -128,7 +143,7 @@ export class DeliveryService {
       Journal.open({ log: options.log, def: DELIVERY_ATTEMPTS, ...partitions }),
       Journal.open({ log: options.log, def: DELIVERY_CONTACTS, ...partitions }),
     ])
-    const s = new DeliveryService(options, registrations, asks, attempts, contacts, new Map())
+    const s = new DeliveryService(options, registrations, asks, attempts, contacts)
     const group = options.groupId ?? 'svc.delivery'
     const onInvalid = (what: string) => (err: Error, r: { partition: number; offset: number }) =>
       log.warn({ partition: r.partition, offset: r.offset, err: err.message }, `undecodable ${what} record ignored`)
@@ -137,13 +152,15 @@ export class DeliveryService {
         await registrations.follow(`${group}.registrations`, (r) => s.book.applyRegistration(r), { skipOwnWrites: true, onInvalid: onInvalid('registration') }),
         await asks.follow(`${group}.asks`, (r) => s.book.applyAsk(r), { skipOwnWrites: true, onInvalid: onInvalid('ask') }),
         await attempts.follow(`${group}.attempts`, (r) => s.book.applyAttempt(r), { skipOwnWrites: true, onInvalid: onInvalid('attempt') }),
-        await contacts.follow(`${group}.contacts`, (r) => void (s.contactIds.has(r.contact_id) || s.contactIds.set(r.contact_id, r)), {
-          skipOwnWrites: true, onInvalid: onInvalid('contact'),
-        }),
+        await contacts.follow(`${group}.contacts`, (r) => s.book.applyContact(r), { skipOwnWrites: true, onInvalid: onInvalid('contact') }),
       )
     } catch (err) {
       await s.close()
       throw err
+    }
+    if (s.book.unreadable > 0) {
+      await s.close()
+      throw new DeliveryKeyMissing(s.book.unreadable, s.book.firstUnreadable, options.signer.cipher !== null)
     }
     // After the book is whole: the bus replays every resolution and decision, and what the record lacks is delivered.
     s.subscriptions.push(
@@ -389,11 +406,13 @@ export class DeliveryService {
 
   // ------------------------------------------------------------ registrations
 
+  /** A registration record as stored (sealing.ts: with a key, its url and push keys sealed). */
   private registration(kind: TargetKind, targetId: string, payer: string | null, event: RegistrationEvent, url: string | null, spec: Record<string, unknown>, paymentId: string | null = null): RegistrationRow {
-    return {
+    const row: RegistrationRow = {
       v: 1, id: `reg_${randomUUID()}`, target_kind: kind, target_id: targetId, payer, event, url, spec, payment_id: paymentId,
       recorded_at: iso(this.options.clock.now()), clock_at: iso(this.options.ledger.clockNow()),
     }
+    return sealRegistration(row, this.options.signer.cipher)
   }
 
   private async record(row: RegistrationRow): Promise<void> {
@@ -654,14 +673,19 @@ export class DeliveryService {
     const normalized = input.contact.trim()
     const kind: ContactRow['contact_kind'] = normalized.startsWith('@') ? 'telegram' : 'email'
     const value = kind === 'email' ? normalized.toLowerCase() : normalized
-    const id = contactId(value)
-    const have = this.contactIds.get(id)
+    const cipher = this.options.signer.cipher
+    const id = contactId(value, cipher)
+    // A contact recorded before the deployment had a key carries the unkeyed id: it is still "already recorded".
+    const have = this.book.contacts.get(id) ?? (cipher ? this.book.contacts.get(contactId(value, null)) : undefined)
     const view = (r: ContactRow) => ({ contact_id: r.contact_id, contact_kind: r.contact_kind, status: 'recorded', recorded_at: r.recorded_at, message_sent: false })
     if (have) return { created: false, contact: view(have) }
-    const row: ContactRow = { contact_id: id, contact: value, contact_kind: kind, consent: true, source: input.source, seat: input.seat, recorded_at: iso(this.options.clock.now()) }
+    const row: ContactRow = {
+      contact_id: id, contact: cipher ? cipher.sealText(value, contactAad(id)) : value, contact_kind: kind, consent: true, source: input.source, seat: input.seat,
+      recorded_at: iso(this.options.clock.now()),
+    }
     await this.contacts.append([row])
-    if (!this.contactIds.has(id)) this.contactIds.set(id, row)
-    return { created: true, contact: view(this.contactIds.get(id)!) }
+    this.book.applyContact(row)
+    return { created: true, contact: view(this.book.contacts.get(id)!) }
   }
 
   // ------------------------------------------------------------ lifecycle

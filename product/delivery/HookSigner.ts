@@ -17,16 +17,19 @@
  * retry or a re-delivery after a crash carries the same id).
  *
  * Every hook and endpoint has its own secret (so one receiver can never forge another's deliveries):
- * - with a key (SVC_DELIVERY_KEY): 32 random bytes, stored AES-256-GCM encrypted in the registration record with the
- *   target id as additional data (a ciphertext moved to another target does not decrypt);
+ * - with a key (SVC_DELIVERY_KEY): 32 random bytes, stored sealed by the at-rest cipher (common/AtRestCipher.ts,
+ *   AES-256-GCM) in the registration record with the target id as additional data (a ciphertext moved to another
+ *   target does not decrypt);
  * - without one: HMAC-SHA256(deployment signing secret, target id): derived on demand, nothing secret is stored.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto'
-import { mkdir, readFile } from 'node:fs/promises'
+import { createHmac, randomBytes } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { AtRestCipher, keyBytes, type Sealed } from '../../common/AtRestCipher.ts'
 import { writeFileAtomic } from '../../pipeline/log/atomicFile.ts'
+import { DATA_FILE_MODE, mkdirData } from '../../pipeline/log/dataModes.ts'
 
-export type StoredSecret = { alg: 'A256GCM'; iv: string; ct: string; tag: string } | { alg: 'derived' }
+export type StoredSecret = Sealed | { alg: 'derived' }
 
 export interface SignedHeaders extends Record<string, string> {
   'x-svc-delivery-id': string
@@ -39,14 +42,6 @@ export interface SignedHeaders extends Record<string, string> {
 
 const SECRET_PREFIX = 'whsec_'
 
-/** Reads a 32-byte key given as 64 hex digits, base64 or whsec_<base64>; null when it is not one. */
-export function keyBytes(text: string): Buffer | null {
-  const t = text.trim()
-  if (/^[0-9a-fA-F]{64}$/.test(t)) return Buffer.from(t, 'hex')
-  const b = Buffer.from(t.startsWith(SECRET_PREFIX) ? t.slice(SECRET_PREFIX.length) : t, 'base64')
-  return b.length === 32 ? b : null
-}
-
 export function signedContent(deliveryId: string, timestampS: number, body: string | Buffer): Buffer {
   return Buffer.concat([Buffer.from(`${deliveryId}.${timestampS}.`), Buffer.isBuffer(body) ? body : Buffer.from(body)])
 }
@@ -55,8 +50,8 @@ export class HookSigner {
   private constructor(
     /** The deployment-wide signing secret (32 bytes). */
     private readonly deploymentSecret: Buffer,
-    /** The at-rest encryption key; null: secrets are derived. */
-    private readonly key: Buffer | null,
+    /** The at-rest cipher (the deployment key); null: secrets are derived, nothing is sealed. */
+    readonly cipher: AtRestCipher | null,
   ) {}
 
   /**
@@ -64,8 +59,7 @@ export class HookSigner {
    * restart signs with the same secrets (derived ones included).
    */
   static async open(options: { dir: string; signingSecret?: string | null; key?: string | null }): Promise<HookSigner> {
-    const key = options.key ? keyBytes(options.key) : null
-    if (options.key && !key) throw new Error('SVC_DELIVERY_KEY must be 32 bytes: 64 hex digits or base64')
+    const cipher = AtRestCipher.fromKey(options.key)
     let secret = options.signingSecret ? keyBytes(options.signingSecret) : null
     if (options.signingSecret && !secret) throw new Error('SVC_SIGNING_SECRET must be 32 bytes: 64 hex digits, base64 or whsec_<base64>')
     if (!secret) {
@@ -76,36 +70,25 @@ export class HookSigner {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
         secret = randomBytes(32)
-        await mkdir(options.dir, { recursive: true, mode: 0o700 })
-        await writeFileAtomic(file, secret.toString('base64'), { mode: 0o600 })
+        await mkdirData(options.dir)
+        await writeFileAtomic(file, secret.toString('base64'), { mode: DATA_FILE_MODE })
       }
     }
-    return new HookSigner(secret, key)
+    return new HookSigner(secret, cipher)
   }
 
   /** A new target's secret: the whsec_ text shown once, and what its registration record stores. */
   newSecret(targetId: string): { secret: string; stored: StoredSecret } {
-    if (!this.key) return { secret: this.derived(targetId), stored: { alg: 'derived' } }
+    if (!this.cipher) return { secret: this.derived(targetId), stored: { alg: 'derived' } }
     const raw = randomBytes(32)
-    const iv = randomBytes(12)
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv)
-    cipher.setAAD(Buffer.from(targetId))
-    const ct = Buffer.concat([cipher.update(raw), cipher.final()])
-    return {
-      secret: SECRET_PREFIX + raw.toString('base64'),
-      stored: { alg: 'A256GCM', iv: iv.toString('base64'), ct: ct.toString('base64'), tag: cipher.getAuthTag().toString('base64') },
-    }
+    return { secret: SECRET_PREFIX + raw.toString('base64'), stored: this.cipher.seal(raw, targetId) }
   }
 
   /** The secret a stored record stands for (throws when the ciphertext does not decrypt with this key and target). */
   secretOf(targetId: string, stored: StoredSecret): string {
     if (stored.alg === 'derived') return this.derived(targetId)
-    if (!this.key) throw new Error(`target ${targetId} has an encrypted secret but no SVC_DELIVERY_KEY is configured`)
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(stored.iv, 'base64'))
-    decipher.setAAD(Buffer.from(targetId))
-    decipher.setAuthTag(Buffer.from(stored.tag, 'base64'))
-    const raw = Buffer.concat([decipher.update(Buffer.from(stored.ct, 'base64')), decipher.final()])
-    return SECRET_PREFIX + raw.toString('base64')
+    if (!this.cipher) throw new Error(`target ${targetId} has an encrypted secret but no SVC_DELIVERY_KEY is configured`)
+    return SECRET_PREFIX + this.cipher.open(stored, targetId).toString('base64')
   }
 
   private derived(targetId: string): string {
