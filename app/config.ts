@@ -113,8 +113,9 @@ export const ENV_SCHEMA = Type.Object(
     SVC_DELIVERY_KEY: Type.Optional(
       Type.String({
         minLength: 32,
-        'x-unset': 'hook secrets are derived from the signing secret (nothing secret stored)',
-        description: 'AES-256-GCM key (64 hex digits or base64) that encrypts each hook and endpoint secret at rest',
+        'x-unset': 'hook secrets are derived from the signing secret; URLs, push keys and contacts are stored plain',
+        description:
+          'AES-256-GCM key (64 hex digits or base64) that encrypts at rest each hook and endpoint secret, hook and endpoint URLs, push endpoints and keys, and contacts; keep it: a start without it refuses delivery',
       }),
     ),
     SVC_PUSH_SUBJECT: Type.Optional(
