@@ -11,6 +11,7 @@
 import { isSealed, isSealedText, type AtRestCipher } from '../../common/AtRestCipher.ts'
 import type { AskRow, AttemptRow, ContactRow, RegistrationRow } from '../../pipeline/records/deliveryRecord.ts'
 import type { StoredSecret } from './HookSigner.ts'
+import type { AlertKind, SubjectKind, TargetCounts } from './schemas.ts'
 import { contactAad, keysAad, urlAad } from './sealing.ts'
 
 export const ENDPOINT_WINDOW_MS = 30 * 86_400_000
@@ -53,9 +54,6 @@ export interface DeviceState {
   active_since: number
 }
 
-export const SUBJECT_KINDS = ['asset', 'wallet'] as const
-export type SubjectKind = (typeof SUBJECT_KINDS)[number]
-
 export interface FollowState {
   follow_id: string
   payer: string
@@ -68,9 +66,6 @@ export interface FollowState {
   removed_at: string | null
   clock_at: number
 }
-
-export const ALERT_KINDS = ['probability', 'refusal', 'resolution'] as const
-export type AlertKind = (typeof ALERT_KINDS)[number]
 
 export interface AlertState {
   alert_id: string
@@ -93,12 +88,6 @@ export interface DeliveryProgress {
   attempts: number
   final: boolean
   status: AttemptRow['status']
-}
-
-export interface TargetCounts {
-  registered: number
-  delivered: number
-  failing: number
 }
 
 /** Wallet subjects are stored lower case (the routes lower them), assets as the canonical symbol. */

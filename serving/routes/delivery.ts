@@ -5,18 +5,17 @@
  * each with the owner's x-svc-payer.
  */
 import { ServiceError } from '../../common/ServiceError.ts'
-import { ADDRESS_PATTERN, CANONICAL_ASSETS, HttpsUrl, Probability, QuestionId, Strict, StringEnum, Type, Uuid } from '../../common/schema.ts'
-import { ALERT_KINDS, SUBJECT_KINDS, type AlertKind, type SubjectKind } from '../../product/delivery/DeliveryBook.ts'
-import { DEFAULT_ALERT_COOLDOWN_S } from '../../product/delivery/DeliveryService.ts'
-import { QUESTION_IDS } from '../../models/QuestionModel.ts'
-import { ANY_OBJECT, FREE, PAYER_HEADER, env, notFound, paid } from './define.ts'
+import { ADDRESS_PATTERN, CANONICAL_ASSETS, Strict } from '../../common/schema.ts'
+import {
+  ALERT_DELETED, ALERT_ID, ALERT_REQUEST, ALERT_VIEW, CONTACT_REQUEST, CONTACT_VIEW, DEFAULT_ALERT_COOLDOWN_S, DEVICE_ID, DEVICE_VIEW, ENDPOINT_ID,
+  ENDPOINT_REQUEST, ENDPOINT_VIEW, FOLLOW_ID, FOLLOW_REMOVED, FOLLOW_REQUEST, FOLLOW_VIEW, HOOK_ARMED, HOOK_REQUEST, PUSH_CONFIG, PUSH_REGISTRATION_REQUEST,
+  listOf, type AlertKind, type SubjectKind,
+} from '../../product/delivery/schemas.ts'
+import { FREE, PAYER_HEADER, env, notFound, paid } from './define.ts'
 import type { HandlerContext, RouteDef } from './types.ts'
 
 const payerOf = (ctx: HandlerContext) => (ctx.headers['x-svc-payer'] as string).toLowerCase()
-const LIST = Type.Object({ items: Type.Array(Type.Object({}, { additionalProperties: true })), count: Type.Integer({ minimum: 0 }) })
 const list = (items: unknown[]) => ({ data: { items, count: items.length } })
-const Question = StringEnum(QUESTION_IDS as unknown as readonly string[], { description: 'a catalog question id' })
-const Subject = Type.String({ minLength: 1, maxLength: 42, description: "an asset (BTC, ETH, SOL) when subject_kind is 'asset'; a 0x address when 'wallet'" })
 
 /** subject must fit subject_kind (one rule for follows and alerts). */
 function subjectOf(ctx: HandlerContext): { subject_kind: SubjectKind; subject: string } {
@@ -43,8 +42,8 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     tags: ['delivery'],
     pay: paid('decision.deep'),
     needs: ['delivery'],
-    request: { body: Strict({ decision_id: Uuid, url: HttpsUrl }) },
-    response: env(ANY_OBJECT, 201),
+    request: { body: HOOK_REQUEST },
+    response: env(HOOK_ARMED, 201),
     errors: ['DECISION_NOT_FOUND', 'HOOK_CLOCK_TERMINAL', 'UNSAFE_URL'],
     precheck: async (ctx) => {
       const d = await ctx.need('delivery').checkHook({ decision_id: String(ctx.body.decision_id), url: String(ctx.body.url) })
@@ -65,8 +64,8 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     tags: ['delivery'],
     pay: paid('delivery.hook_endpoint'),
     needs: ['delivery'],
-    request: { headers: PAYER_HEADER, body: Strict({ url: HttpsUrl }) },
-    response: env(ANY_OBJECT, 201),
+    request: { headers: PAYER_HEADER, body: ENDPOINT_REQUEST },
+    response: env(ENDPOINT_VIEW, 201),
     errors: ['HOOK_ENDPOINT_CAP', 'UNSAFE_URL'],
     paymentRef: (ctx) => ctx.need('delivery').newEndpointId(),
     // A replay is known before the payment, so it is answered there: no charge and no challenge (a payer whose balance
@@ -91,7 +90,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     pay: FREE,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
-    response: env(LIST),
+    response: env(listOf(ENDPOINT_VIEW)),
     errors: [],
     handler: (ctx) => list(ctx.need('delivery').listEndpoints(payerOf(ctx))),
   },
@@ -103,8 +102,8 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     tags: ['delivery'],
     pay: FREE,
     needs: ['delivery'],
-    request: { headers: PAYER_HEADER, params: Strict({ endpoint_id: Type.String({ pattern: '^he_[0-9a-f]{32}$' }) }) },
-    response: env(ANY_OBJECT),
+    request: { headers: PAYER_HEADER, params: Strict({ endpoint_id: ENDPOINT_ID }) },
+    response: env(ENDPOINT_VIEW),
     errors: ['HOOK_ENDPOINT_NOT_FOUND'],
     handler: async (ctx) => {
       const r = await ctx.need('delivery').pauseEndpoint(payerOf(ctx), String(ctx.params.endpoint_id))
@@ -120,7 +119,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     tags: ['delivery'],
     pay: FREE,
     request: {},
-    response: env(Type.Object({ configured: Type.Boolean(), vapid_public_key: Type.Union([Type.String(), Type.Null()]) })),
+    response: env(PUSH_CONFIG),
     errors: [],
     handler: (ctx) => ({ data: ctx.services.delivery?.pushConfig() ?? { configured: false, vapid_public_key: null } }),
   },
@@ -134,21 +133,9 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     needs: ['delivery'],
     request: {
       headers: PAYER_HEADER,
-      body: Strict({
-        subscription: Type.Object(
-          {
-            endpoint: Type.String({ format: 'uri', maxLength: 2048, pattern: '^https://' }),
-            keys: Strict({
-              p256dh: Type.String({ pattern: '^[A-Za-z0-9_-]{87}=?$', description: 'the P-256 public key, base64url (65 bytes)' }),
-              auth: Type.String({ pattern: '^[A-Za-z0-9_-]{22}(==)?$', description: 'the auth secret, base64url (16 bytes)' }),
-            }),
-            expirationTime: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
-          },
-          { additionalProperties: false },
-        ),
-      }),
+      body: PUSH_REGISTRATION_REQUEST,
     },
-    response: env(ANY_OBJECT, 201),
+    response: env(DEVICE_VIEW, 201),
     errors: ['UNSAFE_URL'],
     handler: async (ctx) => {
       const sub = ctx.body.subscription as { endpoint: string; keys: { p256dh: string; auth: string } }
@@ -165,7 +152,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     pay: FREE,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
-    response: env(LIST),
+    response: env(listOf(DEVICE_VIEW)),
     errors: [],
     handler: (ctx) => list(ctx.need('delivery').listDevices(payerOf(ctx))),
   },
@@ -177,8 +164,8 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     tags: ['delivery'],
     pay: FREE,
     needs: ['delivery'],
-    request: { headers: PAYER_HEADER, params: Strict({ device_id: Type.String({ pattern: '^pd_[0-9a-f]{24}$' }) }) },
-    response: env(ANY_OBJECT),
+    request: { headers: PAYER_HEADER, params: Strict({ device_id: DEVICE_ID }) },
+    response: env(DEVICE_VIEW),
     errors: [],
     handler: async (ctx) => ({ data: await ctx.need('delivery').disableDevice(payerOf(ctx), String(ctx.params.device_id)) }),
   },
@@ -193,9 +180,9 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     needs: ['delivery'],
     request: {
       headers: PAYER_HEADER,
-      body: Strict({ question_id: Question, subject_kind: StringEnum(SUBJECT_KINDS), subject: Subject, channels: Type.Integer({ minimum: 1, maximum: 7 }) }),
+      body: FOLLOW_REQUEST,
     },
-    response: env(ANY_OBJECT, 201),
+    response: env(FOLLOW_VIEW, 201),
     errors: [],
     handler: async (ctx) => {
       const r = await ctx.need('delivery').setFollow(payerOf(ctx), { question_id: String(ctx.body.question_id), ...subjectOf(ctx), channels: Number(ctx.body.channels) })
@@ -211,7 +198,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     pay: FREE,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
-    response: env(LIST),
+    response: env(listOf(FOLLOW_VIEW)),
     errors: [],
     handler: (ctx) => list(ctx.need('delivery').listFollows(payerOf(ctx))),
   },
@@ -223,8 +210,8 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     tags: ['delivery'],
     pay: FREE,
     needs: ['delivery'],
-    request: { headers: PAYER_HEADER, params: Strict({ follow_id: Type.String({ pattern: '^fl_[0-9a-f]{24}$' }) }) },
-    response: env(ANY_OBJECT),
+    request: { headers: PAYER_HEADER, params: Strict({ follow_id: FOLLOW_ID }) },
+    response: env(FOLLOW_REMOVED),
     errors: [],
     handler: async (ctx) => ({ data: await ctx.need('delivery').removeFollow(payerOf(ctx), String(ctx.params.follow_id)) }),
   },
@@ -240,16 +227,9 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     needs: ['delivery'],
     request: {
       headers: PAYER_HEADER,
-      body: Strict({
-        kind: StringEnum(ALERT_KINDS),
-        question_id: Type.Optional(Question),
-        subject_kind: StringEnum(SUBJECT_KINDS),
-        subject: Subject,
-        threshold: Type.Optional(Probability),
-        cooldown_s: Type.Optional(Type.Integer({ minimum: 60, maximum: 604_800 })),
-      }),
+      body: ALERT_REQUEST,
     },
-    response: env(ANY_OBJECT, 201),
+    response: env(ALERT_VIEW, 201),
     errors: ['ALERT_CAP'],
     handler: async (ctx) => {
       const kind = ctx.body.kind as AlertKind
@@ -276,7 +256,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     pay: FREE,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
-    response: env(LIST),
+    response: env(listOf(ALERT_VIEW)),
     errors: [],
     handler: (ctx) => list(ctx.need('delivery').listAlerts(payerOf(ctx))),
   },
@@ -288,8 +268,8 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     tags: ['delivery'],
     pay: FREE,
     needs: ['delivery'],
-    request: { headers: PAYER_HEADER, params: Strict({ alert_id: Type.String({ pattern: '^al_[0-9a-f]{24}$' }) }) },
-    response: env(ANY_OBJECT),
+    request: { headers: PAYER_HEADER, params: Strict({ alert_id: ALERT_ID }) },
+    response: env(ALERT_DELETED),
     errors: [],
     handler: async (ctx) => ({ data: await ctx.need('delivery').deleteAlert(payerOf(ctx), String(ctx.params.alert_id)) }),
   },
@@ -301,17 +281,9 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     tags: ['delivery'],
     pay: FREE,
     request: {
-      body: Strict({
-        contact: Type.Union([
-          Type.String({ format: 'email', maxLength: 254 }),
-          Type.String({ pattern: '^@[A-Za-z0-9_]{5,32}$', description: 'a Telegram @handle' }),
-        ]),
-        consent: Type.Literal(true, { description: 'the person agreed to be contacted; nothing is recorded without it' }),
-        source: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$' })),
-        seat: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$' })),
-      }),
+      body: CONTACT_REQUEST,
     },
-    response: env(ANY_OBJECT, 201),
+    response: env(CONTACT_VIEW, 201),
     errors: ['CONTACTS_UNWIRED'],
     handler: async (ctx) => {
       const delivery = ctx.services.delivery
