@@ -62,10 +62,10 @@ import { HL_VENUE_SOURCE, HyperliquidConnector, type HyperliquidConnectorOptions
 import { VenueLogSink } from '../pipeline/venue/VenueLogSink.ts'
 import { startProgress, type Progress } from '../common/progress.ts'
 import { progressOf } from './config.ts'
+import { DAY_MS } from '../common/time.ts'
 
 const log = childLogger('app')
 
-const DAY_MS = 86_400_000
 /** The simulated venue's seed: one fixed market, so two folders started the same day tell the same story. */
 const SIMULATED_SEED = 1
 

@@ -25,10 +25,11 @@ import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
 import { startEngine } from './engineFixture.ts'
 import { loadGenerator, measure } from './serving.ts'
+import { CANONICAL_ASSETS } from '../common/schema.ts'
 
 const T0 = Date.parse('2026-03-02T00:00:00.000Z')
 const MONTH = 30 * 86_400_000
-const ASSETS = ['BTC', 'ETH', 'SOL'] as const
+const ASSETS = CANONICAL_ASSETS
 
 /** N calls over P payers, each locked and graded an hour later, spread over a month; deterministic (LCG). */
 function population(payers: number, calls: number): { events: CallEvents; locked: CallLocked[]; graded: CallGraded[] } {

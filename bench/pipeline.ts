@@ -13,6 +13,7 @@ import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
 import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { KafkaLog } from '../pipeline/log/KafkaLog.ts'
 import { Pipeline } from '../pipeline/Pipeline.ts'
+import { CANONICAL_ASSETS } from '../common/schema.ts'
 
 export interface PipelineBenchResult {
   log: 'embedded' | 'kafka'
@@ -27,7 +28,7 @@ export async function benchPipeline(options: { hours?: number; kafkaBrokers?: st
   try {
     const tape = join(dir, 'bench.ndjson')
     const writer = TapeWriter.open(tape)
-    const records = await new SyntheticMarket({ seed: 3, hours: options.hours ?? 72, assets: ['BTC', 'ETH', 'SOL'] }).writeTo(writer)
+    const records = await new SyntheticMarket({ seed: 3, hours: options.hours ?? 72, assets: [...CANONICAL_ASSETS] }).writeTo(writer)
     await writer.close()
     const results: PipelineBenchResult[] = []
     const logs: Array<['embedded' | 'kafka', (dataDir: string) => Promise<EventLog>]> = [['embedded', (d) => EmbeddedLog.open(join(d, 'log'))]]

@@ -15,9 +15,10 @@ import { copyToSealedParquet } from '../pipeline/sinks/parquetFile.ts'
 import { groupDir, sealedFileName, tableRoot } from '../pipeline/sinks/parquetLayout.ts'
 import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
 import { fileColumns } from '../pipeline/sinks/TopicTable.ts'
+import { DAY_MS } from '../common/time.ts'
+import { CANONICAL_ASSETS } from '../common/schema.ts'
 
-export const SYNTHETIC_ASSETS = ['BTC', 'ETH', 'SOL'] as const
-const DAY_MS = 86_400_000
+export const SYNTHETIC_ASSETS = CANONICAL_ASSETS
 
 export interface SyntheticLedgerOptions {
   /** Decisions in all (each with an outcome). */

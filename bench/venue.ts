@@ -36,10 +36,8 @@ import { HL_VENUE_SOURCE, HyperliquidConnector, type HyperliquidConnectorOptions
 import { VenueLogSink } from '../pipeline/venue/VenueLogSink.ts'
 import { FRAME_CHANNELS, startReplayVenue, type FrameIndex, type ReplayVenue } from './venueFrames.ts'
 import { compressedRestBudget, compressedTimings } from '../pipeline/venue/compressedTimings.ts'
+import { MINUTE_MS, HOUR_MS, DAY_MS } from '../common/time.ts'
 
-const MINUTE_MS = 60_000
-const HOUR_MS = 3_600_000
-const DAY_MS = 86_400_000
 const COINS = ['BTC', 'ETH', 'SOL']
 const BAR_INTERVAL = '1h'
 /** Mid-hour, so the replay crosses hour boundaries mid-span: bars and settlements (and their barriers) are in it. */

@@ -23,9 +23,8 @@ import type { Clock } from '../common/Clock.ts'
 import { LocalVenue } from '../ingest/hyperliquid/local/LocalVenue.ts'
 import { LocalVenueMarket } from '../ingest/hyperliquid/local/LocalVenueMarket.ts'
 import { CANDLE_INTERVALS, wireAssetCtx, wireBook, wireCandle, wireTrade, type CandleInterval } from '../ingest/hyperliquid/local/wire.ts'
+import { HOUR_MS, DAY_MS } from '../common/time.ts'
 
-const HOUR_MS = 3_600_000
-const DAY_MS = 86_400_000
 /** LocalVenue's pacing at 1x: a push every 100 ms; the book at most every 500 ms (the real venue's l2Book cap). */
 const PUSH_MS = 100
 const BOOK_PERIOD_MS = 500

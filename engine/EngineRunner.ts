@@ -54,9 +54,9 @@ import { AccountResolver } from './AccountResolver.ts'
 import type { Subscription } from './LedgerBus.ts'
 import type { WalletProvider } from '../ingest/wallet/WalletProvider.ts'
 import { QuestionCatalog } from './QuestionCatalog.ts'
+import { DAY_MS } from '../common/time.ts'
 
 const log = childLogger('engine-runner')
-const DAY_MS = 86_400_000
 
 export interface EngineRunnerOptions {
   log: EventLog

@@ -25,6 +25,7 @@ import type { CanonicalAsset } from '../common/schema.ts'
 import type { DecisionService } from './DecisionService.ts'
 import type { DecisionRead, DecisionRecord, FeedChip, LineageBundle, OpenClock, PendingResolution, ReplayResult, ResolutionRecord, SignalCatalog, SignalEntry } from './schemas.ts'
 import type { LedgerReads } from './LedgerReads.ts'
+import { REFUSAL_KINDS } from '../models/QuestionModel.ts'
 
 /** The wire error of an engine refusal: its registry code, and its reason (or the code's stand-in reason). */
 function toServiceError(err: EngineError): ServiceError {
@@ -108,7 +109,7 @@ export function decisionRead(d: LedgerDecision, snapshot?: FeatureSnapshot): Dec
 }
 
 /** Spec: "refusal kinds stale_input, insufficient_confidence, suppress" (probability 0, confidence 0). */
-const REFUSAL_KINDS = new Set(['stale_input', 'insufficient_confidence', 'suppress'])
+const REFUSALS = new Set<string>(REFUSAL_KINDS)
 
 /**
  * A decision as an answer: the record as data, and the meta it implies (spec, Response envelope: meta.probabilities
@@ -141,7 +142,7 @@ export function decisionAnswer(read: DecisionRead): DecisionAnswer {
   if (known) return known
   const r = read.record
   const answer: DecisionAnswer = {
-    refusal: REFUSAL_KINDS.has(r.decision),
+    refusal: REFUSALS.has(r.decision),
     ...(read.reserved ? { charge: false as const } : {}),
     data: r,
     meta: {

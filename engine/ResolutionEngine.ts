@@ -23,8 +23,8 @@ import type { LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
 import { QUESTIONS } from '../models/questions/index.ts'
 import type { DecisionLedger } from './DecisionLedger.ts'
 import { isClaim } from './LedgerIndex.ts'
+import { DAY_MS } from '../common/time.ts'
 
-const DAY_MS = 86_400_000
 
 /** The one number a resolution record shows as `statistic` (the full measurement stays in statistic_detail). */
 export const PRIMARY_STATISTIC: Readonly<Record<string, string>> = {

@@ -11,8 +11,8 @@
 import { SyntheticMarket } from './SyntheticMarket.ts'
 import { tickLine, tickTime, type CanonicalAsset } from './Tick.ts'
 import type { TapeEntry } from './TapeReader.ts'
+import { MINUTE_MS } from '../common/time.ts'
 
-const MINUTE_MS = 60_000
 /** SyntheticMarket's longest run: five years of minutes past the origin (its options schema's bound). */
 const RUN_HOURS = 24 * 366 * 5
 

@@ -22,6 +22,7 @@ import {
   type Tick,
 } from './Tick.ts'
 import type { TapeWriter } from './TapeWriter.ts'
+import { MINUTE_MS, HOUR_MS } from '../common/time.ts'
 
 export const REGIMES = ['calm', 'normal', 'turbulent'] as const
 export type Regime = (typeof REGIMES)[number]
@@ -129,8 +130,6 @@ export const SYNTHETIC_MODEL = {
 export const SIMULATED_SOURCE = 'simulated'
 export const GENERATOR_PROVIDER = 'svc-generator'
 export const DEFAULT_START = '2026-01-01T00:00:00.000Z'
-const MINUTE_MS = 60_000
-const HOUR_MS = 3_600_000
 
 export interface SyntheticMarketOptions {
   /** Non-negative safe integer. */

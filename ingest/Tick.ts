@@ -7,11 +7,12 @@
 import type { ErrorObject } from 'ajv'
 import { codedError } from '../common/CodedError.ts'
 import { compile } from '../common/validation.ts'
+import { CANONICAL_ASSETS } from '../common/schema.ts'
 
 export const TICK_SCHEMA_VERSION = 1 as const
 
-/** Canonical assets sold on paid surfaces (spec: Shared conventions, asset). */
-export const CANONICAL_ASSETS = ['BTC', 'ETH', 'SOL'] as const
+/** Canonical assets sold on paid surfaces (spec: Shared conventions, asset): the one list is common/schema.ts's. */
+export { CANONICAL_ASSETS }
 export type CanonicalAsset = (typeof CANONICAL_ASSETS)[number]
 
 export const TICK_KINDS = [

@@ -20,11 +20,10 @@ import type { LabelledSample, QuestionId, QuestionModel, Resolution } from './Qu
 import { FeatureState } from '../pipeline/features/FeatureState.ts'
 import { TickHistory } from '../pipeline/features/TickHistory.ts'
 import { tickTime, type Tick } from '../ingest/Tick.ts'
+import { HOUR_MS, DAY_MS } from '../common/time.ts'
 
 /** Late-data allowance after a window closes before it is resolved (live: records can arrive after their event time). */
 export const RESOLUTION_GRACE_MS = 5 * 60_000
-const HOUR_MS = 3_600_000
-const DAY_MS = 86_400_000
 /**
  * Two consecutive ticks further apart than this mark a gap. Longer than any stream's own cadence on the recorded tapes
  * (OKX funding settles every 8 h; every bar series is 1 h or shorter), shorter than any question's window could

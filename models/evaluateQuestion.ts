@@ -28,12 +28,12 @@ import { tieGroups } from './verification/pairs.ts'
 import { expectedCalibrationError, type EceResult } from './verification/ece.ts'
 import { isoMs } from '../ingest/Tick.ts'
 import type { SaleGate } from './saleGate.ts'
+import { DAY_MS } from '../common/time.ts'
 
 export const DEFAULT_SPLIT_SHARE = 0.7
 export const ECE_BINS = 10
 /** The per-value reliability table is printed when the forecasts take at most this many distinct values. */
 export const PER_VALUE_MAX = 20
-const DAY_MS = 86_400_000
 
 /** One distinct forecast value: how often it was issued and how often its event happened. */
 export interface ValueReliability {

@@ -18,6 +18,7 @@
 import { blockBootstrapSkillCi, DEFAULT_SEED } from './verification/bootstrap.ts'
 import { isoMs } from '../ingest/Tick.ts'
 import { FIT_SHARE, TRAIN_FLOOR } from './questions/common.ts'
+import { DAY_MS } from '../common/time.ts'
 
 export const GATE_MIN_SCORED = 100
 /** Resamples of the gate's interval: fewer than `svc eval`'s 2,000, as it runs at every fit; the seed is the same. */
@@ -25,7 +26,6 @@ export const GATE_RESAMPLES = 1000
 export const GATE_REASONS = ['holdout_below_floor', 'no_skill_with_confidence', 'loses_to_one_feature_baseline'] as const
 export type GateReason = (typeof GATE_REASONS)[number]
 
-const DAY_MS = 86_400_000
 
 /** One scored holdout decision: the model's, the base rate's and the one-feature baseline's Brier scores. */
 export interface GateRow {

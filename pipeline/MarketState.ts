@@ -19,11 +19,10 @@ import { intervalMs } from './features/FeatureState.ts'
 import { stalenessBudgetMs, type FeatureInput } from './features/stalenessBudgets.ts'
 import type { EventLog, LogConsumer } from './log/EventLog.ts'
 import { decodeTickRecord } from './TickEnvelope.ts'
+import { HOUR_MS, DAY_MS } from '../common/time.ts'
 
 const log = childLogger('market-state')
 
-const HOUR_MS = 3_600_000
-const DAY_MS = 24 * HOUR_MS
 /** S02 readiness (spec Limits): "24 hourly observations per market". */
 export const LIQ_HOURS_REQUIRED = 24
 

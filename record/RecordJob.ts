@@ -39,8 +39,8 @@ import type { RecordDb } from './RecordDb.ts'
 import { RecordError } from './RecordError.ts'
 import { LADDER_NOTICE_MS, nextCrossing, type LadderCrossing, type ReleaseFacts } from './ladder.ts'
 import { snapshotOfRow, snapshotRowHash, type IntelligenceSnapshot } from './snapshot.ts'
+import { DAY_MS } from '../common/time.ts'
 
-const DAY_MS = 86_400_000
 const HIVE = "hive_partitioning = true, union_by_name = true, hive_types = {'date': DATE, 'asset': VARCHAR}"
 
 export interface RecordJobOptions {

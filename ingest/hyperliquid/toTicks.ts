@@ -37,6 +37,7 @@ import type {
   HlPredictedFunding,
   HlTrade,
 } from './parseInfo.ts'
+import { HOUR_MS } from '../../common/time.ts'
 
 export const HL_SOURCE = 'hyperliquid:perp'
 export type HlProvider = 'hyperliquid-info' | 'hyperliquid-ws'
@@ -49,7 +50,6 @@ export interface HlTickContext {
 /** Restricts per-asset ticks to these venue coins (e.g. ['BTC','ETH','SOL']); null = every plain-ticker coin. */
 export type CoinFilter = readonly string[] | null
 
-const HOUR_MS = 3_600_000
 
 /**
  * tapes/README.md (BTC fundingHistory): "8-hourly until 2023-06-08 00:00, hourly after". The 00:00 record of that

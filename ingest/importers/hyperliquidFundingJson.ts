@@ -10,8 +10,8 @@ import { TICK_SCHEMA_VERSION, isoMs, type FundingTick } from '../Tick.ts'
 import { ImportError } from './ImportError.ts'
 import type { Importer, SourceFile, SourceTick } from './Importer.ts'
 import { assetSymbol, decimal, epochMs } from './parse.ts'
+import { HOUR_MS } from '../../common/time.ts'
 
-const HOUR_MS = 3_600_000
 /** First hour of hourly funding on Hyperliquid. */
 export const HYPERLIQUID_HOURLY_FROM = Date.UTC(2023, 5, 8, 1)
 

@@ -18,8 +18,8 @@
  */
 import { STATE_RULES, WALLET_STATES, WalletStateMachine, type StateObservation, type StateRun, type WalletState } from './WalletStateMachine.ts'
 import type { WalletHistory, WalletTransfer } from '../../ingest/wallet/WalletProvider.ts'
+import { DAY_MS } from '../../common/time.ts'
 
-export const DAY_MS = 86_400_000
 export const FEATURE_WINDOW_MS = 30 * DAY_MS
 export const MIN_FILLS_30D = 30
 export const MIN_ACTIVE_DAYS_30D = 7

@@ -11,7 +11,8 @@ import type { LabelledSample } from '../QuestionModel.ts'
 import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
 import type { AccountQuestion } from '../questions/AccountQuestion.ts'
 import { accountWindow, transferAsCandidate, walletFeatureSnapshot } from './accountSnapshot.ts'
-import { activitySpan, DAY_MS } from './WalletFeatures.ts'
+import { DAY_MS } from '../../common/time.ts'
+import { activitySpan } from './WalletFeatures.ts'
 import type { WalletHistory } from '../../ingest/wallet/WalletProvider.ts'
 
 export function accountResolutionWindow(history: WalletHistory, start: number, end: number): ResolutionWindow {

@@ -6,8 +6,7 @@
  * volatility ratio does not. The features are a deterministic function of the decision time alone (UTC), so a replay
  * reproduces them bit for bit and they need no warm-up.
  */
-const HOUR_MS = 3_600_000
-const DAY_MS = 24 * HOUR_MS
+import { HOUR_MS, DAY_MS } from '../../common/time.ts'
 const TAU = 2 * Math.PI
 
 /** Hour of day (UTC, fractional) of an epoch-ms instant. */

@@ -1,6 +1,7 @@
 /** Statistics the resolvers measure on a resolution window's bars (same estimators as the features). */
 import type { ResolutionWindow } from '../../pipeline/features/ResolutionWindow.ts'
-import { HOUR_MS, parkinsonVariance } from '../../pipeline/features/volatility.ts'
+import { HOUR_MS } from '../../common/time.ts'
+import { parkinsonVariance } from '../../pipeline/features/volatility.ts'
 
 /** Parkinson realized volatility per hour over the window's bars; null without bars. */
 export function windowParkinsonPerHour(window: ResolutionWindow): number | null {

@@ -15,10 +15,10 @@ import type { FeatureSnapshot, InputFreshness } from './FeatureSnapshot.ts'
 import { isoMs, tickTime, type Tick } from '../../ingest/Tick.ts'
 import { stalenessBudgetMs, type FeatureInput } from './stalenessBudgets.ts'
 import { NEUTRAL_FUNDING_PER_HOUR, fundingPerHour, fundingSide } from './funding.ts'
-import { HOUR_MS, parkinsonVariance, perHourVol } from './volatility.ts'
+import { parkinsonVariance, perHourVol } from './volatility.ts'
 import { TimeSeries } from './TimeSeries.ts'
+import { HOUR_MS, DAY_MS } from '../../common/time.ts'
 
-const DAY_MS = 24 * HOUR_MS
 const QUALITY_CODE = { real: 0, degraded: 1, simulated: 2 } as const
 const QUALITY_NAME = ['real', 'degraded', 'simulated'] as const
 

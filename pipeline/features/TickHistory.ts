@@ -9,7 +9,7 @@ import type { ResolutionWindow } from './ResolutionWindow.ts'
 import { tickTime, type Tick } from '../../ingest/Tick.ts'
 import { fundingPerHour } from './funding.ts'
 import { intervalMs } from './FeatureState.ts'
-import { HOUR_MS } from './volatility.ts'
+import { HOUR_MS } from '../../common/time.ts'
 import { TimeSeries } from './TimeSeries.ts'
 
 /** A funding gap up to this multiple of the settlement interval still counts as covered (venue timing jitter). */

@@ -6,8 +6,8 @@
  * Parkinson (1980), "The extreme value method for estimating the variance of the rate of return", J. Business 53(1):
  *   σ²·Δt ≈ (ln(H/L))² / (4 ln 2) per bar — uses the intrabar range, so even one hourly bar gives an estimate.
  */
+import { HOUR_MS } from '../../common/time.ts'
 
-export const HOUR_MS = 3_600_000
 const FOUR_LN2 = 4 * Math.LN2
 
 export function logReturn(from: number, to: number): number {

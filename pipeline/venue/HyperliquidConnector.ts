@@ -49,9 +49,9 @@ import {
 import { intervalMs } from '../features/FeatureState.ts'
 import type { VenueGapCause, VenueGapRecord } from '../records/venueGapRecord.ts'
 import type { VenueStage, VenueStatus } from './VenueStatus.ts'
+import { HOUR_MS } from '../../common/time.ts'
 
 export const HL_VENUE_SOURCE = 'hyperliquid'
-const HOUR_MS = 3_600_000
 /** REST weight a poll round leaves for due bars and settlements (a round weighs about 46 for three coins). */
 const POLL_HEADROOM = 200
 /** Candles per candleSnapshot request: well under the venue's 5000, and one page of the 500-element ranges. */

@@ -2,8 +2,7 @@
  * The Arena's calendar, all UTC and pure: quest days (UTC calendar day) and weeks, and seasons (ISO-8601 weeks,
  * Monday 00:00Z to the next Monday). Spec (Arena resources): "season_key (ISO week)".
  */
-export const DAY_MS = 86_400_000
-export const WEEK_MS = 7 * DAY_MS
+import { DAY_MS } from '../../common/time.ts'
 
 export interface Period {
   /** 2026-03-02 for a day, 2026-W10 for an ISO week. */

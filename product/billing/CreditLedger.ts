@@ -30,6 +30,7 @@ import { QUESTIONS, questionById } from '../../models/questions/index.ts'
 import type { Journal } from '../../pipeline/journal/Journal.ts'
 import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { newDrawId, type DRAW_RECORD_SCHEMA, type DrawRow } from '../../pipeline/records/drawRecord.ts'
+import { DAY_MS } from '../../common/time.ts'
 
 /** The credit draws journal on the event log (pipeline/records/drawRecord.ts). */
 export type DrawsJournal = Journal<typeof DRAW_RECORD_SCHEMA>
@@ -37,7 +38,6 @@ export type DrawsJournal = Journal<typeof DRAW_RECORD_SCHEMA>
 export const SCOUT_QUESTIONS = 3
 export const SCOUT_CREDITS_PER_QUESTION = JUDGMENT_FLOOR_CREDITS
 export const SCOUT_CREDITS = SCOUT_QUESTIONS * SCOUT_CREDITS_PER_QUESTION
-export const DAY_MS = 86_400_000
 
 /** Spec (Limits): the free allowance applies to S01, S05, S06 — the questions the registry marks entryTier. */
 export function isEntryTier(questionId: string | null | undefined): boolean {

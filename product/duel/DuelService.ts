@@ -36,9 +36,9 @@ import {
   BOARD_MIN_GRADED, CROWD_MIN_GRADED, RECENT_CALLS,
   type AggregateBoard, type BoardWindow, type CallView, type CrowdBenchmark, type LockedCall, type OptInView, type PersonalScoreboard, type PublicBoard,
 } from './schemas.ts'
+import { DAY_MS } from '../../common/time.ts'
 
 const log = childLogger('duel')
-const DAY_MS = 86_400_000
 const WINDOW_MS: Record<Exclude<BoardWindow, 'all'>, number> = { '30d': 30 * DAY_MS, '7d': 7 * DAY_MS }
 
 /** What the duel needs of the decision ledger: a narrow port the composition root fills from the engine. */

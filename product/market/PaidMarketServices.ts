@@ -35,8 +35,9 @@ import type { MarketRead } from './MarketData.ts'
 import type { PaidMarketData } from './MarketServices.ts'
 import { assertNoProfitLanguage } from './profitLanguage.ts'
 import { venueOfSource } from './ReplayUniverseSource.ts'
+import { HOUR_MS } from '../../common/time.ts'
+import { REFUSAL_KINDS } from '../../models/QuestionModel.ts'
 
-const HOUR_MS = 3_600_000
 
 /**
  * The liquidation surface window: 24 h, the same window the readiness rule counts (spec Limits: "24 hourly
@@ -49,7 +50,7 @@ export const LIQUIDATION_STALENESS_BUDGET_MS = HOUR_MS + 15 * 60_000
 /** Settlement interval assumed for a schedule when no settlement was seen (the venue's hourly funding). */
 const DEFAULT_FUNDING_INTERVAL_HOURS = 1
 
-const REFUSAL_KINDS = new Set(['stale_input', 'insufficient_confidence', 'suppress'])
+const REFUSALS = new Set<string>(REFUSAL_KINDS)
 
 /** Inputs of the funding-per-asset context (funding, basis, execution risk). */
 const FUNDING_CONTEXT_INPUTS: readonly MarketInput[] = ['funding', 'mark', 'index', 'book']
@@ -327,7 +328,7 @@ function stateOf(freshness: Freshness[]): string {
 function decisionFacts(reads: DecisionRead[]): { reserved: boolean; refusal: boolean } {
   return {
     reserved: reads.length > 0 && reads.every((r) => r.reserved === true),
-    refusal: reads.length > 0 && reads.every((r) => REFUSAL_KINDS.has(r.record.decision)),
+    refusal: reads.length > 0 && reads.every((r) => REFUSALS.has(r.record.decision)),
   }
 }
 

@@ -31,6 +31,7 @@ import { S01_METHOD_V2 } from '../../models/questions/S01_market_regime.ts'
 import { blockBootstrapCi, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED } from '../../models/verification/bootstrap.ts'
 import { familyModel, type ReleaseBody } from './body.ts'
 import { isRealized } from './dataset.ts'
+import { DAY_MS } from '../../common/time.ts'
 
 export const GATES = ['evidence', 'improvement', 'no_regression', 'reproducible'] as const
 export type GateName = (typeof GATES)[number]
@@ -48,7 +49,6 @@ export const FLAT_BRIER = 0.0005
  */
 export const MAP_SLOPE_MAX = 5
 export const FOLDS = 4
-const DAY_MS = 86_400_000
 const LL_CLIP = 1e-15
 
 export interface GateVerdict {

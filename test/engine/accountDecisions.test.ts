@@ -13,7 +13,7 @@
 import t from 'tap'
 import { ACTIVE_POLICY_VERSION } from '../../models/policy/rulesets.ts'
 import { accountResolutionWindow, walletSamples } from '../../models/account/walletSamples.ts'
-import { DAY_MS } from '../../models/account/WalletFeatures.ts'
+import { DAY_MS } from '../../common/time.ts'
 import type { WalletHistory } from '../../ingest/wallet/WalletProvider.ts'
 import { ACCOUNT_RESOLUTION_DEADLINE_MS, ACCOUNT_RESOLUTION_GRACE_MS } from '../../engine/AccountResolver.ts'
 import { EngineError } from '../../engine/EngineError.ts'

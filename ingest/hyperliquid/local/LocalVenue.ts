@@ -39,10 +39,8 @@ import {
   type VenueCandle,
   type VenueFundingRow,
 } from './wire.ts'
+import { MINUTE_MS, HOUR_MS, DAY_MS } from '../../../common/time.ts'
 
-const MINUTE_MS = 60_000
-const HOUR_MS = 3_600_000
-const DAY_MS = 86_400_000
 const BOOK_PERIOD_MS = 500
 /** Reference §1: "Time-range requests return at most 500 elements". */
 const PAGE_LIMIT = 500

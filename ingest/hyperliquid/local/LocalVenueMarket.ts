@@ -26,9 +26,8 @@ import {
   type VenueLevel,
   type VenueTrade,
 } from './wire.ts'
+import { MINUTE_MS, HOUR_MS } from '../../../common/time.ts'
 
-const MINUTE_MS = 60_000
-const HOUR_MS = 3_600_000
 const DAY_MINUTES = 1440
 /** SyntheticMarket's longest run (its options schema's bound): the venue never runs out of future. */
 const RUN_HOURS = 24 * 366 * 5

@@ -12,8 +12,8 @@ import { createHash } from 'node:crypto'
 import { Prng } from '../../Prng.ts'
 import { CANONICAL_ASSETS, type CanonicalAsset } from '../../Tick.ts'
 import type { VenueTrade } from './wire.ts'
+import { MINUTE_MS } from '../../../common/time.ts'
 
-const MINUTE_MS = 60_000
 /** Reference §3: "tid = 50-bit hash of the two order ids". */
 const TID_MASK = (1n << 50n) - 1n
 /** Odd, so multiplying modulo 2^50 is a bijection: distinct trade numbers keep distinct tids. */
