@@ -9,11 +9,11 @@
  * (`activate-<version>.parquet`). A rollback is a new activation row of the parent. Statuses (candidate, active,
  * superseded, rejected) are derived from the rows at read time, never stored.
  */
-import { link, readdir, rm } from 'node:fs/promises'
+import { chmod, link, readdir, rm } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { canonicalJson } from '../../common/jcs.ts'
 import { jcsSha256 } from '../../common/hash.ts'
-import { mkdirData } from '../../pipeline/log/dataModes.ts'
+import { DATA_FILE_MODE, mkdirData } from '../../pipeline/log/dataModes.ts'
 import { fsyncPath, sqlString } from '../../pipeline/sinks/parquetFile.ts'
 import { columnsDdl, quoteIdent } from '../../pipeline/sinks/TopicTable.ts'
 import type { JsonRow } from '../../sql/Catalog.ts'
@@ -135,6 +135,8 @@ export class ReleaseStore implements ReleaseReads {
         for (const row of rows) await conn.run(`INSERT INTO ${quoteIdent(staging)} VALUES (${placeholders})`, [...row])
         await conn.run(`COPY (SELECT * FROM ${quoteIdent(staging)}) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`)
         await conn.run(`DROP TABLE ${quoteIdent(staging)}`)
+        // DuckDB creates the file under the process umask; the data folder's mode is set here whatever that is.
+        await chmod(tmp, DATA_FILE_MODE)
         await fsyncPath(tmp)
         try {
           await link(tmp, finalPath)
