@@ -35,6 +35,7 @@ import { BillingService } from '../product/billing/BillingService.ts'
 import { DuelService } from '../product/duel/DuelService.ts'
 import type { DeliveryService } from '../product/delivery/DeliveryService.ts'
 import { openDelivery } from './openDelivery.ts'
+import { openAnswerKeyring } from '../record/answerKeys/answerKeyFile.ts'
 import { QuestionCatalog } from '../engine/QuestionCatalog.ts'
 import { FunnelService } from '../product/funnel/FunnelService.ts'
 import { DataTimeline } from '../product/platform/DataTimeline.ts'
@@ -381,6 +382,8 @@ export class ServiceApp {
     const compaction = compactor
       ? new PeriodicTask({ name: 'compaction-schedule', intervalMs: config.SVC_COMPACT_INTERVAL_S * 1000, run: () => oneAtATime(() => compactor.compact()) })
       : null
+    // Signed in the service's clock, the one records' created_at are written in (a scaled venue clock included).
+    const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: () => clock.now() })
     const server = await Server.start({
       port: config.PORT,
       host: config.HOST,
@@ -396,7 +399,7 @@ export class ServiceApp {
       services: {
         clock, dataTime: timeline,
         billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
-        record, ladder: record, releases, ...wallet.services, metrics, arena, delivery, ...(funnel ? { funnel } : {}),
+        record, ladder: record, releases, ...wallet.services, metrics, arena, delivery, answerKeys, ...(funnel ? { funnel } : {}),
       },
     })
     const logKind = config.SVC_LOG
