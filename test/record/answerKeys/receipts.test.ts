@@ -16,6 +16,9 @@ import type { DecisionRecord } from '../../../engine/schemas.ts'
 import { AnswerKeyring } from '../../../record/answerKeys/AnswerKeyring.ts'
 import { ANSWER_KEYS_DIR, openAnswerKeyring, rotateAnswerKey } from '../../../record/answerKeys/answerKeyFile.ts'
 import { signedTextOf } from '../../../record/answerKeys/answerSignature.ts'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { MCP_PATH } from '../../../serving/mcp/McpEndpoint.ts'
 import { jsonCaller, withServer } from '../../helpers/serving/server.ts'
 import { memoryServices, T0 } from '../../helpers/serving/memoryServices.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
@@ -203,4 +206,26 @@ t.test("README's offline check runs as printed: it accepts a served receipt and 
   const bad = await run({ ...got.body.data, probability: 0.01 })
   t.equal(bad.code, 1)
   t.match(bad.out, /NOT signed/)
+})
+
+t.test('every route and MCP tool that serves the record signs it: latest, lineage, svc_get_decision; svc_verify checks it', async (t) => {
+  const { server, call, rec, answerKeys } = await served(t)
+  const verify = async (body: unknown, signature: unknown) => (await call('POST', '/v1/verify', { poj_id: rec.decision_id, body, signature })).body.data
+  const latest = await call('GET', `/v1/decisions/latest?question_id=${rec.question_id}&asset=BTC`)
+  t.same(latest.body.data, rec)
+  t.match(await verify(latest.body.data, latest.body.meta.signatures[0]), { valid: true }, 'latest: signed and verifies')
+  const lineage = await call('GET', `/v1/lineage/${rec.decision_id.slice(0, 8)}`)
+  t.same(lineage.body.meta.signatures.map((x: any) => x.decision_id), [rec.decision_id], 'lineage: its one record signed')
+  t.match(await verify(lineage.body.data.decision, lineage.body.meta.signatures[0]), { valid: true }, 'lineage: the record in it verifies')
+  t.same((await call('GET', '/v1/feed')).body.meta.signatures, [], 'an answer without a decision record carries none')
+
+  const client = new Client({ name: 'svc-test', version: '0.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url + MCP_PATH)))
+  t.teardown(() => client.close())
+  const got = (await client.callTool({ name: 'svc_get_decision', arguments: { decision_id: rec.decision_id } })).structuredContent as any
+  t.equal(got.meta.signatures[0].signer, answerKeys.signer, 'svc_get_decision: signed')
+  const checked = (await client.callTool({ name: 'svc_verify', arguments: { poj_id: rec.decision_id, body: got.data, signature: got.meta.signatures[0] } })).structuredContent as any
+  t.match(checked.data, { valid: true, ledger: { status: 'match' } }, 'svc_verify: the receipt from svc_get_decision verifies')
+  const altered = (await client.callTool({ name: 'svc_verify', arguments: { poj_id: rec.decision_id, body: { ...got.data, probability: 0.01 }, signature: got.meta.signatures[0] } })).structuredContent as any
+  t.match(altered.data, { valid: false, signature: { ok: false } }, 'svc_verify: an altered probability does not')
 })
