@@ -382,8 +382,8 @@ export class ServiceApp {
     const compaction = compactor
       ? new PeriodicTask({ name: 'compaction-schedule', intervalMs: config.SVC_COMPACT_INTERVAL_S * 1000, run: () => oneAtATime(() => compactor.compact()) })
       : null
-    // Signed in the service's clock, the one records' created_at are written in (a scaled venue clock included).
-    const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: () => clock.now() })
+    // Wall time, not the data clock: key windows are when the operator rotated, and a replay's virtual time restarts.
+    const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: Date.now })
     const server = await Server.start({
       port: config.PORT,
       host: config.HOST,

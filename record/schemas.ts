@@ -215,7 +215,7 @@ export const VERIFY_RESULT = Type.Object(
       Type.Object(
         {
           ok: Type.Boolean(),
-          reason: StringEnum(['ok', 'unrecoverable', 'unknown_signer', 'outside_window', 'signer_mismatch', 'before_record']),
+          reason: StringEnum(['ok', 'unrecoverable', 'unknown_signer', 'outside_window', 'signer_mismatch']),
           claimed_signer: Type.String(),
           recovered_signer: NullableString,
           signed_at: Type.String(),

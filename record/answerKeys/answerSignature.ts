@@ -9,8 +9,9 @@
  * moved by whoever holds the receipt.
  *
  * A signature counts when its recovered signer is a published key whose window [valid_from, valid_until) holds
- * signed_at (and signed_at is not before the record's created_at): keys rotate by closing a window, a retired key
- * keeps vouching for what it signed inside its window, and nothing it signs after proves anything.
+ * signed_at: keys rotate by closing a window, a retired key keeps vouching for what it signed inside its window, and
+ * nothing it signs after proves anything. Windows and signed_at are wall time (when the operator rotated), not the
+ * service's data clock: a replayed tape's virtual time restarts with the service and would fall outside them.
  */
 import { recoverMessageAddress, type Hex } from 'viem'
 import { canonicalJson } from '../../common/jcs.ts'
@@ -38,7 +39,7 @@ export interface SignatureCheck {
   /** The published key of that address whose window holds signed_at, else null. */
   key: PublishedAnswerKey | null
   ok: boolean
-  reason: 'ok' | 'unrecoverable' | 'unknown_signer' | 'outside_window' | 'signer_mismatch' | 'before_record'
+  reason: 'ok' | 'unrecoverable' | 'unknown_signer' | 'outside_window' | 'signer_mismatch'
 }
 
 export async function checkAnswerSignature(body: Record<string, unknown>, sig: Pick<AnswerSignature, 'signer' | 'signature' | 'signed_at'>, keys: readonly PublishedAnswerKey[]): Promise<SignatureCheck> {
@@ -54,8 +55,6 @@ export async function checkAnswerSignature(body: Record<string, unknown>, sig: P
   if (recovered.toLowerCase() !== sig.signer.toLowerCase()) return { recovered_signer: recovered, key, ok: false, reason: 'signer_mismatch' }
   if (!keys.some(same)) return { recovered_signer: recovered, key: null, ok: false, reason: 'unknown_signer' }
   if (key === null) return { recovered_signer: recovered, key: null, ok: false, reason: 'outside_window' }
-  const created = typeof body.created_at === 'string' ? Date.parse(body.created_at) : Number.NaN
-  if (!(Date.parse(sig.signed_at) >= created)) return { recovered_signer: recovered, key, ok: false, reason: 'before_record' }
   return { recovered_signer: recovered, key, ok: true, reason: 'ok' }
 }
 
