@@ -22,6 +22,7 @@ import { MCP_PATH } from '../../../serving/mcp/McpEndpoint.ts'
 import { jsonCaller, withServer } from '../../helpers/serving/server.ts'
 import { memoryServices, T0 } from '../../helpers/serving/memoryServices.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
+import { AuthorizingPaymentGate } from '../../helpers/serving/AuthorizingPaymentGate.ts'
 import type { TapTest } from '../../helpers/logs.ts'
 
 const ROOT = new URL('../../../', import.meta.url).pathname
@@ -228,4 +229,35 @@ t.test('every route and MCP tool that serves the record signs it: latest, lineag
   t.match(checked.data, { valid: true, ledger: { status: 'match' } }, 'svc_verify: the receipt from svc_get_decision verifies')
   const altered = (await client.callTool({ name: 'svc_verify', arguments: { poj_id: rec.decision_id, body: { ...got.data, probability: 0.01 }, signature: got.meta.signatures[0] } })).structuredContent as any
   t.match(altered.data, { valid: false, signature: { ok: false } }, 'svc_verify: an altered probability does not')
+})
+
+t.test('paid funding answers sign each decision record they carry (S06 and S07 per asset; one per opportunity)', async (t) => {
+  const { parts, ledger } = memoryServices()
+  const dataDir = await makeTempDir(t)
+  const answerKeys = await openAnswerKeyring({ dataDir, now: () => T0 })
+  const s06 = recordOf({ question_id: 'S06_funding_anomaly', input_hash: '06'.repeat(32) })
+  const s07 = recordOf({ question_id: 'S07_funding_persistence', input_hash: '07'.repeat(32) })
+  const eth = recordOf({ question_id: 'S06_funding_anomaly', asset: 'ETH', input_hash: '16'.repeat(32) })
+  for (const r of [s06, s07, eth]) ledger.add(r)
+  const row = (asset: string) => ({ asset, venue: null, rate: null, unit: 'fraction_per_hour', rate_kind: null, interval_hours: null, next_funding_at: null, next_funding_basis: null, last_settlement: null, provenance: null })
+  const assumptions = { economics_modeled: 'none', content: 'raw_context', funding_unit: 'fraction_per_hour', basis_definition: 'perp mark over index', neutral_funding_per_hour: 0.0000125, not_modeled: ['fees'], note: 'raw context' }
+  const read = <T>(data: T) => ({ data, state: 'ok', freshness: [], data_sources: ['hyperliquid:perp'] })
+  const market = Object.assign(Object.create(Object.getPrototypeOf(parts.market!)), parts.market!, {
+    fundingAsset: async () => read({ asset: 'BTC', venue: 'hyperliquid', funding: row('BTC'), decisions: { S06_funding_anomaly: s06, S07_funding_persistence: s07 }, basis: { basis_bps: null, perp_mark: null, index: null }, execution_risk: { top_of_book_depth_usd: null, spread_bps: null }, assumptions }),
+    fundingOpportunities: async () => read({ opportunities: [{ asset: 'BTC', funding_bps: null, basis_bps: null, decision: s06 }, { asset: 'ETH', funding_bps: null, basis_bps: null, decision: eth }], assumptions }),
+  })
+  const server = await withServer(t, { services: { ...parts, market, paymentGate: new AuthorizingPaymentGate(), answerKeys } })
+  const call = jsonCaller(server)
+  const check = async (body: DecisionRecord, sigs: any[]) => {
+    const sig = sigs.find((x) => x.decision_id === body.decision_id)
+    return (await call('POST', '/v1/verify', { poj_id: body.decision_id, body, signature: sig })).body.data.valid
+  }
+  const asset = await call('GET', '/v1/funding/BTC')
+  t.equal(asset.status, 200)
+  t.same(asset.body.meta.signatures.map((x: any) => x.decision_id), [s06.decision_id, s07.decision_id])
+  for (const d of [asset.body.data.decisions.S06_funding_anomaly, asset.body.data.decisions.S07_funding_persistence]) t.equal(await check(d, asset.body.meta.signatures), true, `${d.question_id} verifies`)
+  const opp = await call('GET', '/v1/funding/opportunities')
+  t.equal(opp.status, 200)
+  t.same(opp.body.meta.signatures.map((x: any) => x.decision_id), [s06.decision_id, eth.decision_id])
+  for (const o of opp.body.data.opportunities) t.equal(await check(o.decision, opp.body.meta.signatures), true, `${o.asset} verifies`)
 })
