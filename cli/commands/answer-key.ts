@@ -3,8 +3,11 @@
  * the key in force now (its window closes, its address stays published, its private key is dropped) and makes the
  * next one; the service reads the keyring at start, so rotate with it stopped and start it again.
  */
+import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
+import { childLogger } from '../../common/logger.ts'
+import { DirLock } from '../../pipeline/log/DirLock.ts'
 import { UsageError, type Command } from '../Command.ts'
 import { environment } from '../environment.ts'
 import { openAnswerKeyring, rotateAnswerKey } from '../../record/answerKeys/answerKeyFile.ts'
@@ -30,8 +33,16 @@ function keysCommand(verb: 'rotate' | 'show', summary: string): Command {
       const config = environment({ SVC_DATA_DIR: values['data-dir'] })
       const options = { dataDir: resolve(config.SVC_DATA_DIR), configuredKey: config.SVC_ANSWER_KEY ?? null, now: Date.now }
       if (verb === 'rotate') {
-        const r = await rotateAnswerKey(options)
-        process.stdout.write(`answer-key: ${r.retired ? `retired ${r.retired.address} at ${r.retired.valid_until}; ` : ''}in force ${r.active.address} from ${r.active.valid_from}\n`)
+        // A running service keeps signing with the key it read at start, whose window this would close: holding the
+        // embedded log's lock for the rotation refuses it (LOG_LOCKED) while a service owns the data folder.
+        const logDir = join(options.dataDir, 'log')
+        const lock = existsSync(logDir) ? await DirLock.acquire(logDir, childLogger('answer-key')) : null
+        try {
+          const r = await rotateAnswerKey(options)
+          process.stdout.write(`answer-key: ${r.retired ? `retired ${r.retired.address} at ${r.retired.valid_until}; ` : ''}in force ${r.active.address} from ${r.active.valid_from}\n`)
+        } finally {
+          await lock?.release()
+        }
       } else {
         const ring = await openAnswerKeyring(options)
         for (const k of ring.keys) process.stdout.write(`${k.address}  ${k.valid_from} → ${k.valid_until ?? 'in force'}\n`)
