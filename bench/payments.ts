@@ -39,6 +39,7 @@ import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts
 import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
+import { openAnswerKeyring } from '../record/answerKeys/answerKeyFile.ts'
 import { LocalFacilitator } from '../peers/LocalFacilitator.ts'
 import { randomUUID } from 'node:crypto'
 import { median } from 'simple-statistics'
@@ -182,6 +183,9 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
       ledger: engine,
       engine,
       billing,
+      // Every decision record served is signed, as `svc start` wires it (issue 29).
+      // PAYMENTS_BENCH_UNSIGNED=1 leaves it out, to measure what signing costs a paid call.
+      ...(process.env.PAYMENTS_BENCH_UNSIGNED === '1' ? {} : { answerKeys: await openAnswerKeyring({ dataDir: dir, now: Date.now }) }),
       paymentGate: new RailRouter({ payTo: PAY_TO, credits: new CreditsPaymentGate(billing.ledger, PAY_TO), x402 }),
       // The bench measures payments, not the token bucket refusing them.
       rateLimiter: new RateLimiter({ ip: { burst: 1e9, refillPerSec: 1e9 }, payer: { burst: 1e9, refillPerSec: 1e9 } }),
