@@ -383,7 +383,7 @@ export class ServiceApp {
       ? new PeriodicTask({ name: 'compaction-schedule', intervalMs: config.SVC_COMPACT_INTERVAL_S * 1000, run: () => oneAtATime(() => compactor.compact()) })
       : null
     // Wall time, not the data clock: key windows are when the operator rotated, and a replay's virtual time restarts.
-    const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: Date.now })
+    const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: Date.now, worker: true })
     const server = await Server.start({
       port: config.PORT,
       host: config.HOST,
@@ -514,6 +514,7 @@ export class ServiceApp {
     this.closing ??= (async () => {
       await this.server.close()
       this.server.services.metrics?.close()
+      await this.server.services.answerKeys?.close()
       await this.funnel?.close()
       await this.record.compaction?.stop()
       await this.record.compactor?.close()

@@ -14,6 +14,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import type { Hex } from 'viem'
 import { writeFileAtomic } from '../../pipeline/log/atomicFile.ts'
 import { AnswerKeyring } from './AnswerKeyring.ts'
+import { SigningWorker } from './SigningWorker.ts'
 import type { PublishedAnswerKey } from './answerSignature.ts'
 
 export const ANSWER_KEYS_DIR = 'answer-keys'
@@ -37,6 +38,8 @@ export interface AnswerKeyOptions {
   /** SVC_ANSWER_KEY: a secp256k1 private key (0x + 64 hex digits); unset: the service makes one and keeps it. */
   configuredKey?: string | null
   now: () => number
+  /** Sign on a worker thread (the service: a signature costs as much as the rest of a paid call). Close the keyring. */
+  worker?: boolean
 }
 
 /** The keyring of a data folder, opening a key (or rotating to the configured one) when needed. */
@@ -62,7 +65,7 @@ export async function openAnswerKeyring(o: AnswerKeyOptions): Promise<AnswerKeyr
     openNext(file, { address: privateKeyToAccount(privateKey).address, valid_from: at, valid_until: null, source: 'generated', private_key: privateKey }, at)
     await writeKeyring(dir, file)
   }
-  return new AnswerKeyring(file.keys.map(published), privateKeyToAccount(privateKey), o.now)
+  return new AnswerKeyring(file.keys.map(published), privateKeyToAccount(privateKey), o.now, o.worker ? SigningWorker.start(privateKey) : null)
 }
 
 /**

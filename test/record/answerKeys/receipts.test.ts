@@ -261,3 +261,17 @@ t.test('paid funding answers sign each decision record they carry (S06 and S07 p
   t.same(opp.body.meta.signatures.map((x: any) => x.decision_id), [s06.decision_id, eth.decision_id])
   for (const o of opp.body.data.opportunities) t.equal(await check(o.decision, opp.body.meta.signatures), true, `${o.asset} verifies`)
 })
+
+t.test('signed on a worker thread (as the service signs): the same scheme, verifying; closed, it refuses', async (t) => {
+  const { parts, ledger } = memoryServices()
+  const answerKeys = await openAnswerKeyring({ dataDir: await makeTempDir(t), now: () => T0, worker: true })
+  t.teardown(() => answerKeys.close())
+  const rec = recordOf()
+  ledger.add(rec)
+  const call = jsonCaller(await withServer(t, { services: { ...parts, answerKeys } }))
+  const got = await call('GET', `/v1/decisions/${rec.decision_id}`)
+  const v = await call('POST', '/v1/verify', { poj_id: rec.decision_id, body: got.body.data, signature: got.body.meta.signatures[0] })
+  t.match(v.body.data, { valid: true, signature: { recovered_signer: answerKeys.signer } })
+  await answerKeys.close()
+  await t.rejects(Promise.resolve(answerKeys.sign(recordOf({ input_hash: '99'.repeat(32) }))), /closed/)
+})
