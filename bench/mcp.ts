@@ -59,7 +59,7 @@ export async function benchMcp(opts: { durationSec?: number; pairs?: number; con
       ledger: engine,
       engine,
       // Every decision record served is signed, as `svc start` wires it (issue 29).
-      answerKeys: await openAnswerKeyring({ dataDir: dir, now: Date.now }),
+      answerKeys: await openAnswerKeyring({ dataDir: dir, now: Date.now, worker: true }),
       rateLimiter: new RateLimiter({ ip: { burst: 1e9, refillPerSec: 1e9 }, payer: { burst: 1e9, refillPerSec: 1e9 } }),
     },
   })
@@ -93,6 +93,7 @@ export async function benchMcp(opts: { durationSec?: number; pairs?: number; con
     return result
   } finally {
     await server.close()
+    await server.services.answerKeys?.close()
     await started.runner.close()
     await started.log.close()
     await rm(dir, { recursive: true, force: true })

@@ -179,7 +179,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
         engine,
         market: wiring.market,
         // Every decision record served is signed, as `svc start` wires it (issue 29).
-        answerKeys: await openAnswerKeyring({ dataDir: dir, now: Date.now }),
+        answerKeys: await openAnswerKeyring({ dataDir: dir, now: Date.now, worker: true }),
         providers: wiring.providers,
         // Counted into /metrics as `svc start` wires it (the access log follows LOG_LEVEL: silent below info).
         metrics: new ServiceMetrics(new Registry()),
@@ -254,6 +254,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     return { generator, connections, durationSec, bare, rows, floor }
   } finally {
     await server?.close()
+    await server?.services.answerKeys?.close()
     await runner?.close()
     await engineLog?.close()
     await wiring?.close()
