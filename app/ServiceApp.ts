@@ -36,6 +36,7 @@ import { BillingService } from '../product/billing/BillingService.ts'
 import { DuelService } from '../product/duel/DuelService.ts'
 import { DeliveryKeyMissing, type DeliveryService } from '../product/delivery/DeliveryService.ts'
 import { openDelivery } from './openDelivery.ts'
+import { openAnswerKeyring } from '../record/answerKeys/answerKeyFile.ts'
 import { QuestionCatalog } from '../engine/QuestionCatalog.ts'
 import { FunnelService } from '../product/funnel/FunnelService.ts'
 import { DataTimeline } from '../product/platform/DataTimeline.ts'
@@ -394,6 +395,8 @@ export class ServiceApp {
     const compaction = compactor
       ? new PeriodicTask({ name: 'compaction-schedule', intervalMs: config.SVC_COMPACT_INTERVAL_S * 1000, run: () => oneAtATime(() => compactor.compact()) })
       : null
+    // Wall time, not the data clock: key windows are when the operator rotated, and a replay's virtual time restarts.
+    const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: Date.now, worker: true })
     const server = await Server.start({
       port: config.PORT,
       host: config.HOST,
@@ -409,7 +412,7 @@ export class ServiceApp {
       services: {
         clock, dataTime: timeline,
         billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
-        record, ladder: record, releases, ...wallet.services, metrics, arena, ...(delivery ? { delivery } : {}), ...(funnel ? { funnel } : {}),
+        record, ladder: record, releases, ...wallet.services, metrics, arena, ...(delivery ? { delivery } : {}), answerKeys, ...(funnel ? { funnel } : {}),
       },
     })
     const logKind = config.SVC_LOG
@@ -524,6 +527,7 @@ export class ServiceApp {
     this.closing ??= (async () => {
       await this.server.close()
       this.server.services.metrics?.close()
+      await this.server.services.answerKeys?.close()
       await this.funnel?.close()
       await this.record.compaction?.stop()
       await this.record.compactor?.close()

@@ -110,6 +110,13 @@ export const ENV_SCHEMA = Type.Object(
         description: 'deployment-wide hook signing secret (32 bytes: 64 hex digits, base64 or whsec_<base64>); without SVC_DELIVERY_KEY each hook secret is derived from it',
       }),
     ),
+    SVC_ANSWER_KEY: Type.Optional(
+      Type.String({
+        pattern: '^0x[0-9a-fA-F]{64}$',
+        'x-unset': 'made once and kept in $SVC_DATA_DIR/answer-keys/keyring.json (rotate: `svc answer-key rotate`)',
+        description: 'secp256k1 private key (0x + 64 hex digits) that signs every served decision record (meta.signatures); a different key at the next start retires the previous one (its address and window stay published)',
+      }),
+    ),
     SVC_DELIVERY_KEY: Type.Optional(
       Type.String({
         minLength: 32,

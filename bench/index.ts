@@ -12,6 +12,7 @@ import { benchRecord } from './record.ts'
 import { benchArena } from './arena.ts'
 import { benchDelivery } from './delivery.ts'
 import { benchVenue } from './venue.ts'
+import { benchAnswers } from './answers.ts'
 
 const print = (line: string) => process.stdout.write(line + '\n')
 const brokers = process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(',') : null
@@ -44,6 +45,9 @@ const modelOnly = engineRuns[0]!
 for (const r of engineRuns) {
   print(`${r.name.padEnd(44)} ${fmt(r.decisionsPerSec)} decisions/s (${r.decisions})   ratio to model only ${(r.decisionsPerSec / modelOnly.decisionsPerSec).toFixed(2)}`)
 }
+
+print('\n== signed answers: the answer key\'s EIP-191 signature of a served decision record beside its JCS serialization alone and a SHA-256 of it, same records, same run')
+await benchAnswers({ records: Number(process.env.ANSWER_BENCH_RECORDS ?? 2000), print })
 
 print('\n== measured record: the full batch build (calibration, decomposition, index, priors, a curve point) vs one DuckDB MSE pass over the same Parquet, same run')
 await benchRecord({ decisions: Number(process.env.RECORD_BENCH_DECISIONS ?? 10_000_000), perFile: 200_000, print })

@@ -17,6 +17,7 @@ import { median } from 'simple-statistics'
 import { EngineServices } from '../engine/EngineServices.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
+import { openAnswerKeyring } from '../record/answerKeys/answerKeyFile.ts'
 import { MCP_PATH } from '../serving/mcp/McpEndpoint.ts'
 import { startEngine } from './engineFixture.ts'
 
@@ -57,6 +58,8 @@ export async function benchMcp(opts: { durationSec?: number; pairs?: number; con
     services: {
       ledger: engine,
       engine,
+      // Every decision record served is signed, as `svc start` wires it (issue 29).
+      answerKeys: await openAnswerKeyring({ dataDir: dir, now: Date.now, worker: true }),
       rateLimiter: new RateLimiter({ ip: { burst: 1e9, refillPerSec: 1e9 }, payer: { burst: 1e9, refillPerSec: 1e9 } }),
     },
   })
@@ -90,6 +93,7 @@ export async function benchMcp(opts: { durationSec?: number; pairs?: number; con
     return result
   } finally {
     await server.close()
+    await server.services.answerKeys?.close()
     await started.runner.close()
     await started.log.close()
     await rm(dir, { recursive: true, force: true })

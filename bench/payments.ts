@@ -39,6 +39,7 @@ import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts
 import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
+import { openAnswerKeyring } from '../record/answerKeys/answerKeyFile.ts'
 import { LocalFacilitator } from '../peers/LocalFacilitator.ts'
 import { randomUUID } from 'node:crypto'
 import { median } from 'simple-statistics'
@@ -174,6 +175,8 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
   })
   const engine = new EngineServices(runner)
   const floorJournal = await Journal.open({ log, def: FLOOR_JOURNAL })
+  const signing = process.env.PAYMENTS_BENCH_SIGNING ?? 'worker'
+  const answerKeys = signing === 'off' ? null : await openAnswerKeyring({ dataDir: dir, now: Date.now, worker: signing === 'worker' })
   const server = await Server.start({
     port: 0,
     routes: [...ROUTES, floorRoute(floorJournal), barePostRoute()],
@@ -182,6 +185,9 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
       ledger: engine,
       engine,
       billing,
+      // Every decision record served is signed, as `svc start` wires it (issue 29).
+      // PAYMENTS_BENCH_SIGNING=thread signs on the serving thread, =off not at all: what signing costs a paid call.
+      ...(answerKeys ? { answerKeys } : {}),
       paymentGate: new RailRouter({ payTo: PAY_TO, credits: new CreditsPaymentGate(billing.ledger, PAY_TO), x402 }),
       // The bench measures payments, not the token bucket refusing them.
       rateLimiter: new RateLimiter({ ip: { burst: 1e9, refillPerSec: 1e9 }, payer: { burst: 1e9, refillPerSec: 1e9 } }),
@@ -283,6 +289,7 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
     return { credits, x402: x402Run }
   } finally {
     await server.close()
+    await answerKeys?.close()
     await floorJournal.close()
     await x402.close()
     await facilitator.close()

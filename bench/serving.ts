@@ -32,6 +32,7 @@ import { EngineServices } from '../engine/EngineServices.ts'
 import { openMarketServices } from '../app/openMarketServices.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
+import { openAnswerKeyring } from '../record/answerKeys/answerKeyFile.ts'
 import { ServiceMetrics } from '../serving/metrics/ServiceMetrics.ts'
 import { Registry } from 'prom-client'
 import { startEngine } from './engineFixture.ts'
@@ -177,6 +178,8 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
         ledger: engine,
         engine,
         market: wiring.market,
+        // Every decision record served is signed, as `svc start` wires it (issue 29).
+        answerKeys: await openAnswerKeyring({ dataDir: dir, now: Date.now, worker: true }),
         providers: wiring.providers,
         // Counted into /metrics as `svc start` wires it (the access log follows LOG_LEVEL: silent below info).
         metrics: new ServiceMetrics(new Registry()),
@@ -251,6 +254,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     return { generator, connections, durationSec, bare, rows, floor }
   } finally {
     await server?.close()
+    await server?.services.answerKeys?.close()
     await runner?.close()
     await engineLog?.close()
     await wiring?.close()

@@ -2,7 +2,7 @@
  * The public shapes of the measured record (spec, What the service does 7): calibration reports and base-rate priors,
  * each one TypeBox schema with its type inferred from it.
  */
-import { Nullable, NullableNumber, NullableString, Probability, StringEnum, Type, type Static } from '../common/schema.ts'
+import { Instant, Nullable, NullableNumber, NullableString, Probability, StringEnum, Type, Uuid, type Static } from '../common/schema.ts'
 
 /** Spec, Calibration report: "{ buckets: [...], published: boolean, n: integer, n_floor: integer, note: string }". */
 export const CALIBRATION = Type.Object(
@@ -169,7 +169,40 @@ export const CURVE = Type.Object(
 )
 export type Curve = Static<typeof CURVE>
 
-/** Spec, Claim checker: "returns valid (boolean) with the recomputed id beside the claimed one". */
+/** A published answer key (issue 29): its address and the window [valid_from, valid_until) its signatures count in. */
+export const PUBLISHED_ANSWER_KEY = Type.Object(
+  {
+    address: Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }),
+    valid_from: Instant,
+    valid_until: Type.Union([Instant, Type.Null()], { description: 'null: the key in force' }),
+  },
+  { additionalProperties: false },
+)
+export type PublishedAnswerKey = Static<typeof PUBLISHED_ANSWER_KEY>
+
+/** The deployment key's signature of one served decision record (meta.signatures[]; a receipt's `signature`). */
+export const ANSWER_SIGNATURE = Type.Object(
+  {
+    decision_id: Uuid,
+    scheme: Type.Literal('eip191-jcs-v1'),
+    signer: Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }),
+    signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$' }),
+    signed_at: Instant,
+  },
+  { additionalProperties: false, description: 'EIP-191 personal_sign over JCS({ record, signed_at }), record = the decision record as served in data' },
+)
+export type AnswerSignature = Static<typeof ANSWER_SIGNATURE>
+
+/** GET /v1/answer-keys: every answer key with its window, and what they sign. */
+export const ANSWER_KEYS = Type.Object(
+  { scheme: Type.Literal('eip191-jcs-v1'), signed_text: Type.String(), keys: Type.Array(PUBLISHED_ANSWER_KEY) },
+  { additionalProperties: false },
+)
+
+/**
+ * Spec, Claim checker: "returns valid (boolean) with the recomputed id beside the claimed one". Issue 29 adds the
+ * signature and ledger checks beside it: valid needs all three.
+ */
 export const VERIFY_RESULT = Type.Object(
   {
     valid: Type.Boolean(),
@@ -177,6 +210,29 @@ export const VERIFY_RESULT = Type.Object(
     recomputed_id: NullableString,
     scheme: Type.String(),
     note: Type.String(),
+    id_ok: Type.Boolean({ description: 'the claimed id follows from the body\'s identity fields' }),
+    signature: Nullable(
+      Type.Object(
+        {
+          ok: Type.Boolean(),
+          reason: StringEnum(['ok', 'unrecoverable', 'unknown_signer', 'outside_window', 'signer_mismatch']),
+          claimed_signer: Type.String(),
+          recovered_signer: NullableString,
+          signed_at: Type.String(),
+          key: Nullable(PUBLISHED_ANSWER_KEY),
+        },
+        { additionalProperties: false, description: 'null: the receipt carries no signature' },
+      ),
+    ),
+    ledger: Type.Object(
+      {
+        status: StringEnum(['match', 'differs', 'not_found', 'unavailable']),
+        differences: Type.Array(
+          Type.Object({ path: Type.String({ description: 'JSON Pointer into body' }), claimed: Type.Unknown(), recorded: Type.Unknown() }, { additionalProperties: false }),
+        ),
+      },
+      { additionalProperties: false, description: 'the body against the record the ledger holds under the claimed id' },
+    ),
   },
   { additionalProperties: false },
 )

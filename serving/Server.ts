@@ -4,6 +4,7 @@
  *   const server = await Server.start({ port: 0, services })   // port 0 picks a free port
  *   server.port; await server.close()                           // graceful: drain in-flight, then stop
  */
+import { answerKeysOf } from '../record/answerKeys/answerSignature.ts'
 import { childLogger } from '../common/logger.ts'
 import type { Logger } from 'pino'
 import { resolveServingConfig, type ServingConfig } from './config.ts'
@@ -84,7 +85,7 @@ export class Server {
       (req, res) => (req.path === MCP_PATH && mcp ? mcp.handle(req, res) : dispatcher ? dispatcher.handle(req, res) : undefined),
     )
     const baseUrl = config.baseUrl ?? `http://${host}:${adapter.port}`
-    const documents = StaticDocuments.build(routes, config, baseUrl, services.clock.now())
+    const documents = StaticDocuments.build(routes, config, baseUrl, services.clock.now(), answerKeysOf(services.answerKeys))
     const accessLog = config.accessLog > 0 ? new AccessLog(services.logger, config.accessLog) : null
     dispatcher = new Dispatcher(routes, services, documents, accessLog)
     mcp = new McpEndpoint(routes, dispatcher, config.serviceVersion, { baseUrl: config.baseUrl, allowedOrigins: config.mcpOrigins })

@@ -15,6 +15,7 @@ import type { Clock } from '../common/Clock.ts'
 import type { DecisionService } from '../engine/DecisionService.ts'
 import type { LedgerReads } from '../engine/LedgerReads.ts'
 import type { RecordReads } from '../record/MeasuredRecord.ts'
+import type { AnswerKeyring } from '../record/answerKeys/AnswerKeyring.ts'
 import type { ReleaseReads } from '../record/releases/ReleaseStore.ts'
 import type { Arena } from '../product/arena/Arena.ts'
 import type { Billing, LadderSource } from '../product/billing/Billing.ts'
@@ -56,6 +57,11 @@ export interface Services {
   funnel?: FunnelReads
   /** The /metrics registry (serving/metrics/); when wired, the dispatcher counts every answer into it. */
   metrics?: ServiceMetrics
+  /**
+   * The deployment's answer keys (issue 29): the key in force signs every decision record served (meta.signatures),
+   * and every key is published with its window. Unset: records are served unsigned and no receipt verifies.
+   */
+  answerKeys?: AnswerKeyring
 }
 
 /** The optional parts, by the name detail.missing reports. */

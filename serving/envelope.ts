@@ -7,6 +7,7 @@
 import { ERROR_CODES } from '../common/errors.ts'
 import { slabConcat } from './http/byteSlab.ts'
 import type { Freshness } from '../pipeline/features/FeatureSnapshot.ts'
+import { ANSWER_SIGNATURE, type AnswerSignature } from '../record/schemas.ts'
 
 
 export interface MetaPricing {
@@ -29,6 +30,8 @@ export interface Meta {
   data_sources: string[]
   methodology_version: string
   pricing: MetaPricing | null
+  /** One per decision record in data (issue 29): the deployment key's signature over it; [] when data holds none. */
+  signatures: AnswerSignature[]
 }
 
 /** What a handler may set; the rest is filled in by the dispatcher. */
@@ -187,6 +190,7 @@ function metaRest(methodologyVersionJson: string, pricing: MetaPricing | null, o
     ',"data_sources":' + (o?.data_sources != null ? jsonOf(o.data_sources) : EMPTY_LIST_JSON) +
     ',"methodology_version":' + methodologyVersionJson +
     ',"pricing":' + (pricing ? JSON.stringify(pricing) : 'null') +
+    ',"signatures":' + (o?.signatures != null ? jsonOf(o.signatures) : EMPTY_LIST_JSON) +
     '}'
   )
 }
@@ -235,6 +239,7 @@ export function buildMeta(
     data_sources: o?.data_sources ?? [],
     methodology_version: methodologyVersion,
     pricing,
+    signatures: o?.signatures ?? [],
   }
 }
 
@@ -270,7 +275,7 @@ export const META_SCHEMA = {
   additionalProperties: false,
   required: [
     'request_id', 'timestamp', 'state', 'probabilities', 'confidence', 'freshness', 'horizon', 'data_sources',
-    'methodology_version', 'pricing',
+    'methodology_version', 'pricing', 'signatures',
   ],
   properties: {
     request_id: { type: 'string' },
@@ -292,6 +297,7 @@ export const META_SCHEMA = {
     data_sources: { type: 'array', items: { type: 'string' } },
     methodology_version: { type: 'string' },
     pricing: { oneOf: [{ type: 'null' }, META_PRICING_SCHEMA] },
+    signatures: { type: 'array', items: ANSWER_SIGNATURE },
   },
 } as const
 

@@ -2,6 +2,7 @@
  * Documents that depend only on the registry and the configuration, serialized once at start so serving them is a
  * buffer write.
  */
+import type { AnswerKeys } from '../../record/answerKeys/answerSignature.ts'
 import type { ServingConfig } from '../config.ts'
 import type { RouteDef } from '../routes/types.ts'
 import { buildOpenApi } from './openapi.ts'
@@ -38,17 +39,18 @@ export class StaticDocuments {
     this.openApiObject = openApiObject
   }
 
-  static build(routes: readonly RouteDef[], config: ServingConfig, baseUrl: string, startedAtMs: number): StaticDocuments {
+  /** answerKeys: the published answer keys (record/answerKeys/answerSignature.ts answerKeysOf), one source for every document. */
+  static build(routes: readonly RouteDef[], config: ServingConfig, baseUrl: string, startedAtMs: number, answerKeys: AnswerKeys): StaticDocuments {
     const docsLocation = config.docsUrl ?? '/openapi.json'
-    const openapi = buildOpenApi(routes, { serverUrl: baseUrl, version: config.serviceVersion, payTo: config.payTo })
+    const openapi = buildOpenApi(routes, { serverUrl: baseUrl, version: config.serviceVersion, payTo: config.payTo, answerKeys })
     return new StaticDocuments(
       startedAtMs,
       baseUrl,
       json(openapi),
       json(buildX402(routes, baseUrl, config.payTo)),
-      json(buildAgentCard(routes, baseUrl, config.docsUrl ?? `${baseUrl}/openapi.json`, config.serviceVersion)),
+      json(buildAgentCard(routes, baseUrl, config.docsUrl ?? `${baseUrl}/openapi.json`, config.serviceVersion, answerKeys)),
       text(buildAiTxt(routes, baseUrl)),
-      text(buildLlmsTxt(routes, baseUrl), MARKDOWN_TYPE),
+      text(buildLlmsTxt(routes, baseUrl, answerKeys), MARKDOWN_TYPE),
       text(ROBOTS_TXT),
       json(buildMcpDiscovery(routes, baseUrl, config.payTo)),
       docsLocation,

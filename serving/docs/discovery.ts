@@ -7,6 +7,7 @@
  * description, version, docs URL, payment rail, endpoint list with free/paid flags"; "/robots.txt | allows all,
  * disallows /v1/admin/".
  */
+import type { AnswerKeys } from '../../record/answerKeys/answerSignature.ts'
 import { CREDIT_TO_USD, priceOf } from '../../product/billing/pricing.ts'
 import { BASE_NETWORK, X402_VERSION, acceptsFor } from '../payments/x402.ts'
 import { concretePaidPaths, isPublic } from '../routes/derive.ts'
@@ -60,7 +61,7 @@ const call = (routes: readonly RouteDef[], id: string, baseUrl = ''): string => 
   return `${r.method} ${baseUrl}${r.path}`
 }
 
-export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, docsUrl: string, version: string): Record<string, unknown> {
+export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, docsUrl: string, version: string, answerKeys: AnswerKeys): Record<string, unknown> {
   return {
     name: SERVICE_NAME,
     description: DESCRIPTION,
@@ -76,6 +77,8 @@ export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, doc
       ],
       free_allowance: `3 entry-tier questions per payer address (${call(routes, 'billing.scout.grant')})`,
     },
+    // Issue 29: who signs the served decision records (meta.signatures) and when each key's signatures count.
+    answer_keys: { url: `${baseUrl}${routeOf(routes, 'answer_keys').path}`, verify: call(routes, 'verify', baseUrl), ...answerKeys },
     endpoints: routes.filter(isPublic).map((r) => ({
       id: r.id,
       method: r.method,
@@ -94,7 +97,7 @@ export function buildAiTxt(routes: readonly RouteDef[], baseUrl: string): string
   return [`# ${SERVICE_NAME}`, '# Read these first:', ...AI_TXT_ROUTES.map((id) => `${baseUrl}${routeOf(routes, id).path}`), ''].join('\n')
 }
 
-export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): string {
+export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string, answerKeys: AnswerKeys): string {
   const line = (r: RouteDef) => {
     const pay =
       r.pay.kind === 'paid'
@@ -124,7 +127,11 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): stri
     '5. Every answer is a recorded decision. A refusal (stale_input, insufficient_confidence, suppress) is a 200 with',
     `   probability 0 and confidence 0: no claim. Read it back free at \`${call(routes, 'decisions.get')}\`; its`,
     `   resolution at \`${call(routes, 'resolutions.get')}\`; its lineage at \`${call(routes, 'lineage.get')}\`.`,
-    '6. Errors use one envelope: { error: { code, message, retryable, retry_after_ms, request_id, detail: { reason } } }.',
+    '6. Every decision record served is signed: meta.signatures holds { decision_id, scheme, signer, signature, signed_at }',
+    `   per record in data (${answerKeys.scheme}: ${answerKeys.signed_text}).`,
+    `   Keep { poj_id: decision_id, body: record, signature } as a receipt; check it offline against the answer keys`,
+    `   below, or with \`${call(routes, 'verify', baseUrl)}\` (valid only when the id, the signature and the ledger agree).`,
+    '7. Errors use one envelope: { error: { code, message, retryable, retry_after_ms, request_id, detail: { reason } } }.',
     '   Honour retry_after_ms and the RateLimit-* headers.',
     '',
     '## Documents',
@@ -132,6 +139,8 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string): stri
     `- OpenAPI 3.1: ${at('openapi')} (pinned: ${at('openapi.v1')})`,
     `- x402 requirements: ${at('wellknown.x402')}`,
     `- Agent card: ${at('wellknown.agent')}`,
+    `- Answer keys (signers of served records, with validity windows): ${at('answer_keys')}`,
+    ...answerKeys.keys.map((k) => `  - ${k.address} valid from ${k.valid_from} ${k.valid_until === null ? '(in force)' : `until ${k.valid_until}`}`),
     `- MCP tool server (streamable HTTP, stateless): ${baseUrl}${MCP_PATH}; its tools and prices: ${at('wellknown.mcp')} (paid tools take x-svc-payer on the MCP HTTP request, or _meta["x402/payment"])`,
     '',
     '## Free endpoints',

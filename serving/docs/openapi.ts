@@ -3,6 +3,7 @@
  *
  * Spec (Discovery): "/openapi.json | OpenAPI 3.1 with free/paid split and price annotations on paid operations".
  */
+import { answerKeysOf, type AnswerKeys } from '../../record/answerKeys/answerSignature.ts'
 import { ERRORS, type ErrorCode } from '../../common/errors.ts'
 import { Address } from '../../common/schema.ts'
 import { ERROR_ENVELOPE_SCHEMA, META_SCHEMA, envelopeSchema } from '../envelope.ts'
@@ -118,7 +119,7 @@ function pricingExtensions(route: RouteDef, payTo: string | null): Record<string
   }
 }
 
-export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl: string; version: string; payTo: string | null }): Record<string, unknown> {
+export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl: string; version: string; payTo: string | null; answerKeys?: AnswerKeys }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const route of routes) {
     if (!isPublic(route)) continue
@@ -151,6 +152,8 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl: str
     components: {
       schemas: { Meta: META_SCHEMA, ErrorEnvelope: ERROR_ENVELOPE_SCHEMA },
     },
+    // Issue 29: the keys that sign served decision records (meta.signatures), each with its window.
+    'x-answer-keys': opts.answerKeys ?? answerKeysOf(undefined),
     'x-pricing-keys': Object.fromEntries(Object.entries(ENDPOINT_PRICES).map(([k, v]) => [k, { credits: v.credits, usd: priceOf(k as keyof typeof ENDPOINT_PRICES).usd }])),
   }
 }

@@ -1,16 +1,17 @@
 /**
  * Decision routes (spec, Decisions, ledger and duel): the free ledger reads (a decision, the latest one, its
  * resolution, its lineage, replay, open clocks, the feed) and the paid asks (a decision, the next one). Transport
- * only: the answers and their meta come from the engine (engine/EngineServices.ts decisionAnswer).
+ * only: the answers and their meta come from the engine (engine/EngineServices.ts decisionAnswer), every decision record
+ * signed beside it (./signatures.ts).
  */
 import { andThen } from '../../common/MaybePromise.ts'
 import { Address, CanonicalAsset, Chain, DecisionIdOrPrefix, Open, QuestionId, Strict, Type, Uuid } from '../../common/schema.ts'
-import { decisionAnswer } from '../../engine/EngineServices.ts'
 import { DECISION_RECORD, FEED, LINEAGE, OPEN_CLOCKS, REPLAY_RESULT, RESOLUTION, type DecisionRead } from '../../engine/schemas.ts'
 import { RISK_CANDIDATE } from '../../models/account/accountSnapshot.ts'
 import { ACCOUNT_QUESTION_IDS } from '../../models/questions/index.ts'
 import { DECISION_ID_PARAMS, FREE, env, notFound, paid } from './define.ts'
-import type { HandlerContext, RouteDef } from './types.ts'
+import { signRecords, signedDecision } from './signatures.ts'
+import type { HandlerContext, HandlerResult, RouteDef } from './types.ts'
 
 /**
  * The Arena's ask XP joins the paid call's unit of work (so it exists exactly when the paid decision does): the payer
@@ -36,7 +37,7 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
     errors: ['DECISION_NOT_FOUND'],
     handler: async (ctx) => {
       const read = await ctx.need('ledger').latestDecision({ question_id: String(ctx.query.question_id), asset: String(ctx.query.asset) })
-      return read ? decisionAnswer(read) : notFound('DECISION_NOT_FOUND', '/query', ctx.query)
+      return read ? signedDecision(ctx, read) : notFound('DECISION_NOT_FOUND', '/query', ctx.query)
     },
   },
   {
@@ -54,10 +55,11 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
     request: { params: DECISION_ID_PARAMS },
     response: env(DECISION_RECORD),
     errors: ['DECISION_NOT_FOUND'],
+    // A promise of a promise is one promise at run time (then flattens); the cast only tells the checker so.
     handler: (ctx) =>
       andThen(ctx.need('ledger').getDecision(String(ctx.params.decision_id)), (read) =>
-        read ? decisionAnswer(read) : notFound('DECISION_NOT_FOUND', '/params/decision_id', ctx.params.decision_id),
-      ),
+        read ? signedDecision(ctx, read) : notFound('DECISION_NOT_FOUND', '/params/decision_id', ctx.params.decision_id),
+      ) as HandlerResult | Promise<HandlerResult>,
   },
   {
     id: 'decisions.replay',
@@ -120,7 +122,7 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
     errors: ['DECISION_NOT_FOUND'],
     handler: async (ctx) => {
       const r = await ctx.need('ledger').lineage(String(ctx.params.decision_id).toLowerCase())
-      return r ? { data: r } : notFound('DECISION_NOT_FOUND', '/params/decision_id', ctx.params.decision_id)
+      return r ? signRecords(ctx, { data: r }, [r.decision]) : notFound('DECISION_NOT_FOUND', '/params/decision_id', ctx.params.decision_id)
     },
   },
   {
@@ -208,7 +210,7 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
         ctx.payment!,
       )
       askedIn(ctx, read)
-      return decisionAnswer(read)
+      return signedDecision(ctx, read)
     },
   },
   {
@@ -231,7 +233,7 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
       const read = await ctx.need('engine').nextDecision(String(ctx.body.previous_decision_id), ctx.payment!)
       if (!read) return notFound('DECISION_NOT_FOUND', '/body/previous_decision_id', ctx.body.previous_decision_id)
       askedIn(ctx, read)
-      return decisionAnswer(read)
+      return signedDecision(ctx, read)
     },
   },
 ]

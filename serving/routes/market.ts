@@ -1,18 +1,21 @@
 /**
  * Market routes (spec, Platform: universe, market cap, market snapshot, liq/hours; Paid intelligence routes: regime,
  * S02 risk, liquidation surface, funding). Transport only: answers and their meta come from the market domain
- * (product/market/MarketData.ts snapshotAnswer, marketAnswer) and the engine (decisionAnswer).
+ * (product/market/MarketData.ts snapshotAnswer, marketAnswer) and the engine (decisionAnswer); every decision record in them is signed (./signatures.ts).
  */
 import { andThen } from '../../common/MaybePromise.ts'
-import { CanonicalAsset, Open, Type, VenueSymbol } from '../../common/schema.ts'
-import { decisionAnswer } from '../../engine/EngineServices.ts'
+import { CanonicalAsset, Open, Type, VenueSymbol, type Static } from '../../common/schema.ts'
 import { DECISION_RECORD } from '../../engine/schemas.ts'
 import { marketAnswer, snapshotAnswer } from '../../product/market/MarketData.ts'
 import {
   FUNDING_ASSET, FUNDING_OPPORTUNITIES, FUNDING_SNAPSHOT, LIQ_HOURS, LIQUIDATION_SURFACE, MARKETCAP, MARKET_SNAPSHOT, UNIVERSE,
 } from '../../product/market/schemas.ts'
 import { ASSET_PARAMS, FREE, env, notFound, paid } from './define.ts'
+import { signRecords, signedDecision } from './signatures.ts'
 import type { RouteDef } from './types.ts'
+
+type FundingAsset = Static<typeof FUNDING_ASSET>
+type FundingOpportunities = Static<typeof FUNDING_OPPORTUNITIES>
 
 
 export const MARKET_ROUTES: readonly RouteDef[] = [
@@ -114,7 +117,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     request: { params: ASSET_PARAMS },
     response: env(DECISION_RECORD),
     errors: ['STALE_DATA'],
-    handler: async (ctx) => decisionAnswer(await ctx.need('engine').marketRegime(ctx.params.asset as CanonicalAsset, ctx.payment!)),
+    handler: async (ctx) => signedDecision(ctx, await ctx.need('engine').marketRegime(ctx.params.asset as CanonicalAsset, ctx.payment!)),
   },
   {
     id: 'market.risk',
@@ -132,7 +135,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     request: { params: ASSET_PARAMS },
     response: env(DECISION_RECORD),
     errors: ['STALE_DATA'],
-    handler: async (ctx) => decisionAnswer(await ctx.need('engine').marketRisk(ctx.params.asset as CanonicalAsset, ctx.payment!)),
+    handler: async (ctx) => signedDecision(ctx, await ctx.need('engine').marketRisk(ctx.params.asset as CanonicalAsset, ctx.payment!)),
   },
   {
     id: 'liquidation.surface',
@@ -176,7 +179,10 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     request: {},
     response: env(FUNDING_OPPORTUNITIES),
     errors: ['PROVIDER_DOWN', 'STALE_DATA'],
-    handler: async (ctx) => marketAnswer(await ctx.need('market').fundingOpportunities(ctx.payment!)),
+    handler: async (ctx) => {
+      const answer = marketAnswer(await ctx.need('market').fundingOpportunities(ctx.payment!))
+      return signRecords(ctx, answer, (answer.data as FundingOpportunities).opportunities.map((o) => o.decision))
+    },
   },
   {
     id: 'funding.asset',
@@ -189,6 +195,10 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     request: { params: ASSET_PARAMS },
     response: env(FUNDING_ASSET),
     errors: ['PROVIDER_DOWN', 'STALE_DATA'],
-    handler: async (ctx) => marketAnswer(await ctx.need('market').fundingAsset(ctx.params.asset as CanonicalAsset, ctx.payment!)),
+    handler: async (ctx) => {
+      const answer = marketAnswer(await ctx.need('market').fundingAsset(ctx.params.asset as CanonicalAsset, ctx.payment!))
+      const { decisions } = answer.data as FundingAsset
+      return signRecords(ctx, answer, [decisions.S06_funding_anomaly, decisions.S07_funding_persistence])
+    },
   },
 ]

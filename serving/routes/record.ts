@@ -1,6 +1,6 @@
 /**
  * The measured record's routes (spec, Platform and measured record): calibration reports, base-rate priors, the
- * intelligence snapshot with its ladder, the learning curve, the claim checker and the sealed policy ruleset. Transport
+ * intelligence snapshot with its ladder, the learning curve, the claim checker, the answer keys and the sealed policy ruleset. Transport
  * only: the figures come from the batch tables through record/MeasuredRecord.ts, the ladder object from the price
  * list's own builder (so it is identical to GET /v1/pricing's), the seal from models/policy.
  */
@@ -9,12 +9,13 @@ import { ServiceError } from '../../common/ServiceError.ts'
 import { INDEX_VERSION } from '../../models/verification/dii.ts'
 import { buildLadder } from '../../product/billing/pricing.ts'
 import { LADDER } from '../../product/billing/schemas.ts'
-import { verifyReceipt } from '../../record/claimChecker.ts'
+import { verifyReceipt, type Receipt } from '../../record/claimChecker.ts'
+import { ANSWER_SIGNATURE_SCHEME, answerKeysOf } from '../../record/answerKeys/answerSignature.ts'
 import { CURVE_WINDOWS, INDEX_VERSIONS, type CurveWindow } from '../../record/MeasuredRecord.ts'
 import { activePolicy } from '../../models/policy/rulesets.ts'
 import { POLICY_SEAL } from '../../engine/schemas.ts'
 import { PRIOR_FLOOR, PRIORS_NOTE } from '../../record/MeasuredRecord.ts'
-import { CALIBRATION, CURVE, INTELLIGENCE_SNAPSHOT, PRIORS, VERIFY_RESULT } from '../../record/schemas.ts'
+import { ANSWER_KEYS, CALIBRATION, CURVE, INTELLIGENCE_SNAPSHOT, PRIORS, VERIFY_RESULT } from '../../record/schemas.ts'
 import { FREE, env } from './define.ts'
 import { ladderMeasuresOf } from './platform.ts'
 import type { RouteDef } from './types.ts'
@@ -129,13 +130,13 @@ export const RECORD_ROUTES: readonly RouteDef[] = [
     id: 'verify',
     method: 'POST',
     path: '/v1/verify',
-    summary: 'Claim checker: recomputes a receipt\'s id (JCS SHA-256) and says whether it matches the claimed one',
+    summary: 'Claim checker: recomputes a receipt\'s id (JCS SHA-256), checks its answer signature and compares it with the ledger',
     tags: ['measured-record'],
     pay: FREE,
     mcp: {
       name: 'svc_verify',
       description:
-        'Check a decision receipt you hold: recomputes its id (JCS SHA-256 of the record) and says whether it matches the claimed decision_id, so you can prove an answer was not altered. Pass poj_id and the record body. Free.',
+        'Check a decision receipt you hold: { poj_id, body, signature }, where body is the decision record as served in data and signature its meta.signatures entry. Recomputes the id from the body, recovers the signer of the signature over the whole body and requires a published answer key inside its window, and compares the body with the ledger\'s record. valid is true only when all hold, so any changed field (probability, decision, a nested value) or an invented record gives valid false, with the recomputed id, the recovered signer and the ledger\'s differing values beside the claimed ones. Free.',
     },
     request: {
       body: Strict({
@@ -148,12 +149,41 @@ export const RECORD_ROUTES: readonly RouteDef[] = [
             input_hash: Nullable(Hex64),
             policy_version: Type.String({ minLength: 1, maxLength: 64 }),
           },
-          { description: 'the decision record as GET /v1/decisions/{decision_id} returns it in data (other fields are allowed and not covered by the id)' },
+          { description: 'the decision record exactly as served in data (GET /v1/decisions/{decision_id}, POST /v1/decisions, ...): every field is covered by the signature' },
+        ),
+        signature: Type.Optional(
+          Type.Object(
+            {
+              decision_id: Type.Optional(Type.String()),
+              scheme: Type.Optional(Type.Literal(ANSWER_SIGNATURE_SCHEME)),
+              signer: Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }),
+              signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$' }),
+              signed_at: Type.String({ format: 'date-time' }),
+            },
+            { additionalProperties: false, description: 'the meta.signatures entry served beside the record (without it the receipt cannot be valid)' },
+          ),
         ),
       }),
     },
     response: env(VERIFY_RESULT),
     errors: [],
-    handler: (ctx) => ({ data: verifyReceipt(ctx.body as unknown as Parameters<typeof verifyReceipt>[0]) }),
+    handler: async (ctx) => {
+      const receipt = ctx.body as unknown as Receipt
+      const ledger = ctx.services.ledger
+      const recorded = ledger ? ((await ledger.getDecision(receipt.poj_id.toLowerCase()))?.record ?? null) : undefined
+      return { data: await verifyReceipt(receipt, { keys: ctx.services.answerKeys?.keys ?? [], recorded }) }
+    },
+  },
+  {
+    id: 'answer_keys',
+    method: 'GET',
+    path: '/v1/answer-keys',
+    summary: 'The answer keys that sign served decision records: each address with its validity window, and what is signed',
+    tags: ['measured-record'],
+    pay: FREE,
+    request: {},
+    response: env(ANSWER_KEYS),
+    errors: [],
+    handler: (ctx) => ({ data: answerKeysOf(ctx.services.answerKeys) }),
   },
 ]

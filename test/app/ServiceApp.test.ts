@@ -9,6 +9,7 @@
  * one) keeps the warm-up to seconds.
  */
 import t from 'tap'
+import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ServiceApp } from '../../app/ServiceApp.ts'
@@ -111,7 +112,13 @@ t.test('present time under a controlled clock: wall-time instants, horizons afte
     body: JSON.stringify({ asset: 'BTC', question_id: 'S03_trend_continuation' }),
   })
   t.equal(asked.status, 200)
-  const decision = ((await asked.json()) as { data: { created_at: string; horizon_end: string } }).data
+  const answer = (await asked.json()) as { data: { created_at: string; horizon_end: string; decision_id: string }; meta: { signatures: Array<{ signer: string }> } }
+  const decision = answer.data
+  // Issue 29: the app's answer key (made once in the data folder) signs the paid answer, and its receipt verifies.
+  const receipt = { poj_id: decision.decision_id, body: decision, signature: answer.meta.signatures[0] }
+  const verified = await fetch(run.app.server.url + '/v1/verify', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(receipt) })
+  t.match(((await verified.json()) as { data: unknown }).data, { valid: true, signature: { ok: true }, ledger: { status: 'match' } }, 'the paid answer\'s receipt verifies')
+  t.equal((await stat(join(dataDir, 'answer-keys', 'keyring.json'))).mode & 0o777, 0o600, 'the keyring is 0600')
   const askedAt = clock.now()
   t.ok(Date.parse(decision.created_at) <= askedAt && Date.parse(decision.created_at) > askedAt - 2 * MINUTE, `created_at ${decision.created_at} is now`)
   t.ok(Date.parse(decision.horizon_end) > askedAt, `horizon_end ${decision.horizon_end} is after now (${new Date(askedAt).toISOString()})`)
@@ -145,6 +152,8 @@ t.test('present time under a controlled clock: wall-time instants, horizons afte
   const quotedAfter = Date.parse(after.body.data.provenance.timestamp)
   t.ok(quotedAfter > clock.now() - 2 * MINUTE, `after the restart the price is of the new present: ${after.body.data.provenance.timestamp}`)
   const calls = (await get(run.app, `/v1/calls?payer=${PAYER}`)).body.data
+  const reread = await get(run.app, `/v1/decisions/${decision.decision_id}`)
+  t.equal(reread.body.meta.signatures[0].signer, answer.meta.signatures[0]!.signer, 'after the restart the same key signs')
   t.equal(calls.calls, claim ? 1 : 0, 'the call book was rebuilt from the log')
   await run.stop()
 

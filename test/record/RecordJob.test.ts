@@ -230,6 +230,7 @@ t.test('the batch job: figures equal a direct recomputation; incremental; atomic
   t.same([refusedBody.error.code, refusedBody.error.detail.reason], ['STALE_DATA', 'CURVE_RESTATED'], 'a restated curve refuses loudly')
 })
 
+// The signature and ledger checks of a receipt: test/record/answerKeys/receipts.test.ts.
 t.test('POST /v1/verify: the claim checker recomputes the id from the receipt body', async (t) => {
   const server = await withServer(t, {})
   const body = { question_id: 'S05_volatility_expansion', asset: 'BTC', subject: null, input_hash: 'ab'.repeat(32), policy_version: 'policy-3.0.0', probability: 0.31 }
@@ -240,9 +241,11 @@ t.test('POST /v1/verify: the claim checker recomputes the id from the receipt bo
   }
   const ok = await post({ poj_id: id, body })
   t.equal(ok.status, 200)
-  t.same([ok.body.data.valid, ok.body.data.recomputed_id, ok.body.data.claimed_id], [true, id, id])
+  // Internally consistent, but unsigned (and no ledger here): nothing shows the service said it, so not valid.
+  t.same([ok.body.data.valid, ok.body.data.id_ok, ok.body.data.recomputed_id, ok.body.data.claimed_id], [false, true, id, id])
+  t.same([ok.body.data.signature, ok.body.data.ledger.status], [null, 'unavailable'])
   const altered = await post({ poj_id: id, body: { ...body, asset: 'ETH' } })
-  t.equal(altered.body.data.valid, false, 'an altered body does not verify')
+  t.same([altered.body.data.valid, altered.body.data.id_ok], [false, false], 'an altered identity field: the id does not follow')
   t.not(altered.body.data.recomputed_id, id)
   const malformed = await post({ poj_id: id, body: { asset: 'BTC' } })
   t.equal(malformed.status, 400, 'a malformed receipt is 400')

@@ -25,6 +25,8 @@ import type { WalletProvider } from '../../ingest/wallet/WalletProvider.ts'
 import { DECISION_RECORD } from '../../engine/schemas.ts'
 import { withReplayServer } from '../helpers/HyperliquidReplayServer.ts'
 import { makeEmbeddedFactory, type TapTest } from '../helpers/logs.ts'
+import { makeTempDir } from '../helpers/tmp.ts'
+import { openAnswerKeyring } from '../../record/answerKeys/answerKeyFile.ts'
 import { AuthorizingPaymentGate } from '../helpers/serving/AuthorizingPaymentGate.ts'
 import { makeAjv, withServer } from '../helpers/serving/server.ts'
 import { SimulatedWalletProvider } from '../helpers/SimulatedWalletProvider.ts'
@@ -47,7 +49,8 @@ async function stack(t: TapTest, o: { provider: WalletProvider | null; now: numb
   t.teardown(() => runner.close())
   const engine = new EngineServices(runner)
   const gate = new AuthorizingPaymentGate()
-  const server = await withServer(t, { services: { paymentGate: gate, ledger: engine, engine, ...(o.providers ? { providers: o.providers } : {}), ...(o.wallets ?? {}) } })
+  const answerKeys = await openAnswerKeyring({ dataDir: await makeTempDir(t), now: Date.now })
+  const server = await withServer(t, { services: { paymentGate: gate, ledger: engine, engine, answerKeys, ...(o.providers ? { providers: o.providers } : {}), ...(o.wallets ?? {}) } })
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${server.url}${path}`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) })
     return { status: res.status, body: (await res.json()) as any }
@@ -127,6 +130,16 @@ t.test('simulated wallet histories with a pooled fit: claims read wallet_state:<
   const again = await call('POST', '/v1/decisions', { asset: 'SOL', question_id: 'S09_wallet_state', subject: subject.address })
   t.equal(again.body.data.decision_id, d.decision_id, 'identical inputs: the recorded decision')
   t.equal(gate.settled.length, 1, 'a repeat is not charged as a new row')
+  // Issue 29: the paid answer, its re-served repeat and the read by id each carry a signature that verifies.
+  const byId = await call('GET', `/v1/decisions/${d.decision_id}`)
+  for (const [what, res] of [['paid answer', s09], ['re-served repeat', again], ['read by id', byId]] as const) {
+    const [sig] = res.body.meta.signatures
+    t.equal(sig.decision_id, d.decision_id, `${what}: signed`)
+    const v = await call('POST', '/v1/verify', { poj_id: d.decision_id, body: res.body.data, signature: sig })
+    t.match(v.body.data, { valid: true, id_ok: true, signature: { ok: true }, ledger: { status: 'match' } }, `${what}: its receipt verifies`)
+    const forged = await call('POST', '/v1/verify', { poj_id: d.decision_id, body: { ...res.body.data, probability: 0.01 }, signature: sig })
+    t.match(forged.body.data, { valid: false, signature: { ok: false }, ledger: { status: 'differs', differences: [{ path: '/probability', claimed: 0.01, recorded: d.probability }] } }, `${what}: altered, it does not`)
+  }
 
   const s11 = await call('POST', '/v1/decisions', { asset: 'SOL', question_id: 'S11_risk', subject: subject.address, candidate: candidate(at, 4000) })
   t.equal(s11.status, 200)

@@ -25,6 +25,7 @@ import { withDelivery } from '../helpers/serving/delivery.ts'
 import { withBilling } from '../helpers/serving/billing.ts'
 import { pythonModuleMissing, skipUnlessTool } from '../helpers/requiredTool.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { openAnswerKeyring } from '../../record/answerKeys/answerKeyFile.ts'
 
 const CLI = ['-m', 'schemathesis.cli']
 
@@ -41,7 +42,8 @@ t.test('schemathesis: no server errors and no schema violations', { skip, timeou
   const arena = await withArena(t, parts.clock!)
   const { delivery } = await withDelivery(t, parts.clock!)
   const server = await withServer(t, {
-    services: { ...parts, billing, arena, delivery, market: wiring.market, providers: wiring.providers },
+    // The answer keys too, so the signed decision reads (meta.signatures) are checked against their documented schema.
+    services: { ...parts, billing, arena, delivery, market: wiring.market, providers: wiring.providers, answerKeys: await openAnswerKeyring({ dataDir: await makeTempDir(t), now: Date.now }) },
   })
   const reportDir = await makeTempDir(t, 'svc-schemathesis-')
   const junit = join(reportDir, 'junit.xml')
