@@ -309,6 +309,9 @@ export class McpEndpoint {
     const forwarded: Record<string, string> = { 'content-type': 'application/json' }
     const payer = headers[PAYER_HEADER]
     if (payer !== undefined) forwarded[PAYER_HEADER] = payer
+    // Proof of payer control travels on the MCP HTTP request like x-svc-payer (issue 29): the dispatcher checks it.
+    if (headers.authorization !== undefined) forwarded.authorization = headers.authorization
+    if (headers['sign-in-with-x'] !== undefined) forwarded['sign-in-with-x'] = headers['sign-in-with-x']
     // x402 over MCP: the PaymentPayload object goes where the HTTP transport carries it, so the one x402 gate verifies
     // it (a malformed one is refused there as PAYMENT_INVALID naming the field) and settles only after the tool answered.
     if (payment !== undefined) forwarded['payment-signature'] = encodeHeader(payment)

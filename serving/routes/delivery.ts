@@ -9,7 +9,7 @@ import { ADDRESS_PATTERN, CANONICAL_ASSETS, HttpsUrl, Probability, QuestionId, S
 import { ALERT_KINDS, SUBJECT_KINDS, type AlertKind, type SubjectKind } from '../../product/delivery/DeliveryBook.ts'
 import { DEFAULT_ALERT_COOLDOWN_S } from '../../product/delivery/DeliveryService.ts'
 import { QUESTION_IDS } from '../../models/QuestionModel.ts'
-import { ANY_OBJECT, FREE, PAYER_HEADER, env, notFound, paid } from './define.ts'
+import { ANY_OBJECT, FREE, PAYER_HEADER, PAYER_IN_HEADER, env, notFound, paid } from './define.ts'
 import type { HandlerContext, RouteDef } from './types.ts'
 
 const payerOf = (ctx: HandlerContext) => (ctx.headers['x-svc-payer'] as string).toLowerCase()
@@ -64,6 +64,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
       "Every resolution of a decision this payer paid for is POSTed to the url, signed with the endpoint's own secret (shown once). One debit of the add-on price with ref = the endpoint id; at most 10 active endpoints per payer (409 HOOK_ENDPOINT_CAP); re-registering an active URL within its 30-day window replays it without a charge and without the secret.",
     tags: ['delivery'],
     pay: paid('delivery.hook_endpoint'),
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER, body: Strict({ url: HttpsUrl }) },
     response: env(ANY_OBJECT, 201),
@@ -89,6 +90,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: "This payer's outcome hook endpoints with delivery counts",
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
     response: env(LIST),
@@ -102,6 +104,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: 'Pause an outcome hook endpoint (owner only; history kept)',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER, params: Strict({ endpoint_id: Type.String({ pattern: '^he_[0-9a-f]{32}$' }) }) },
     response: env(ANY_OBJECT),
@@ -131,6 +134,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: 'Register or refresh a push device (a Web Push subscription)',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: {
       headers: PAYER_HEADER,
@@ -163,6 +167,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: "This payer's push devices (host, timestamps, active flag; never keys)",
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
     response: env(LIST),
@@ -176,6 +181,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: 'Disable a push device (disabled_at set; the row survives)',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER, params: Strict({ device_id: Type.String({ pattern: '^pd_[0-9a-f]{24}$' }) }) },
     response: env(ANY_OBJECT),
@@ -190,6 +196,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     description: 'channels is a bitmask: 1 push, 2 email, 4 telegram. A channel this deployment has not configured fails visibly in the delivery record (channels_unconfigured names it now).',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: {
       headers: PAYER_HEADER,
@@ -209,6 +216,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: "This payer's follows",
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
     response: env(LIST),
@@ -222,6 +230,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: 'Unfollow (an absent follow is data: removed false)',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER, params: Strict({ follow_id: Type.String({ pattern: '^fl_[0-9a-f]{24}$' }) }) },
     response: env(ANY_OBJECT),
@@ -237,6 +246,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
       "kind probability: a new decision on the subject whose probability is at or above threshold (required); refusal: a new refusal decision on the subject; resolution: a clock on the subject resolved. threshold gates notifications only. One notification per watch per decision; none within cooldown_s (default 900) of the watch's last, in the service's event time.",
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: {
       headers: PAYER_HEADER,
@@ -274,6 +284,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: "This payer's alert watches",
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
     response: env(LIST),
@@ -287,6 +298,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: 'Delete an alert watch (an absent one is data: deleted false)',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER, params: Strict({ alert_id: Type.String({ pattern: '^al_[0-9a-f]{24}$' }) }) },
     response: env(ANY_OBJECT),

@@ -1,0 +1,61 @@
+/**
+ * Proof of payer control for tests (issue 29), in one place: a viem account signs in over real HTTP with the official
+ * x402 client (@x402/extensions/sign-in-with-x), so a test adds a proof with one line:
+ *
+ *   const alice = await signIn(server.url, privateKeyToAccount(generatePrivateKey()))
+ *   await fetch(url, { headers: alice.headers })            // authorization + x-svc-payer
+ *
+ * Fixtures whose payers are bare addresses (no key: '0x' + 'a'.repeat(40)) get a session opened inside the server
+ * (`sessionFor`), which the dispatcher checks exactly like one opened over HTTP; only the signature step is skipped.
+ */
+import { createSIWxPayload, encodeSIWxHeader } from '@x402/extensions/sign-in-with-x'
+import type { LocalAccount } from 'viem'
+import type { Server } from '../../../serving/Server.ts'
+
+export interface Challenge {
+  info: Record<string, unknown> & { uri: string; domain: string }
+  supportedChains: Array<{ chainId: string; type: string }>
+}
+
+export interface SignedIn {
+  address: string
+  token: string
+  expires_at: string
+  /** authorization: Bearer <token> and x-svc-payer: <address>. */
+  headers: Record<string, string>
+}
+
+/** GET /v1/auth/challenge over HTTP: the sign-in-with-x extension object. */
+export async function fetchChallenge(url: string): Promise<Challenge> {
+  const res = await fetch(`${url}/v1/auth/challenge`)
+  const body = (await res.json()) as { data: { 'sign-in-with-x': Challenge } }
+  return body.data['sign-in-with-x']
+}
+
+/** The SIGN-IN-WITH-X header value the official client builds for a challenge (tweaks: a field changed before signing). */
+export async function signChallenge(challenge: Challenge, account: LocalAccount, requestUrl: string, tweak: Record<string, unknown> = {}): Promise<string> {
+  const chain = challenge.supportedChains[0]!
+  const info = { ...challenge.info, chainId: chain.chainId, type: chain.type, ...tweak }
+  const payload = await createSIWxPayload(info as never, account as never, tweak.domain !== undefined || tweak.uri !== undefined ? `${new URL(String(tweak.uri ?? requestUrl)).origin}` : requestUrl)
+  return encodeSIWxHeader(payload)
+}
+
+/** A fresh signed sign-in for `account` (one use). */
+export async function signInHeader(url: string, account: LocalAccount): Promise<string> {
+  return signChallenge(await fetchChallenge(url), account, `${url}/v1/auth/session`)
+}
+
+/** Signs in over real HTTP and opens a bearer session: POST /v1/auth/session. */
+export async function signIn(url: string, account: LocalAccount): Promise<SignedIn> {
+  const res = await fetch(`${url}/v1/auth/session`, { method: 'POST', headers: { 'sign-in-with-x': await signInHeader(url, account) } })
+  const body = (await res.json()) as { data: { token: string; address: string; expires_at: string } }
+  if (res.status !== 201) throw new Error(`sign-in refused: ${res.status} ${JSON.stringify(body)}`)
+  const { token, address, expires_at } = body.data
+  return { token, address, expires_at, headers: { authorization: `Bearer ${token}`, 'x-svc-payer': address } }
+}
+
+/** A session for a keyless fixture address, opened inside the server: { authorization: 'Bearer …' }. */
+export async function sessionFor(server: Server, address: string): Promise<Record<string, string>> {
+  const s = await server.services.payerProof.sessions.open(address.toLowerCase(), 3600_000, server.services.clock.now())
+  return { authorization: `Bearer ${s.token}` }
+}
