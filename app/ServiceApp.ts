@@ -45,7 +45,12 @@ import { ParquetCompactor } from '../pipeline/sinks/ParquetCompactor.ts'
 import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
 import { ReleaseStore } from '../record/releases/ReleaseStore.ts'
 import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
+import { Journal } from '../pipeline/journal/Journal.ts'
 import { RailRouter } from '../serving/payments/RailRouter.ts'
+import { PayerProof } from '../serving/auth/PayerProof.ts'
+import { PayerSessions } from '../serving/auth/PayerSessions.ts'
+import { PAYER_PROOFS } from '../pipeline/records/payerProofRecord.ts'
+import { secretKeyFile } from './secretKeyFile.ts'
 import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts'
 import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
 import { ServiceMetrics } from '../serving/metrics/ServiceMetrics.ts'
@@ -346,6 +351,10 @@ export class ServiceApp {
     // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
     const facilitator = payTo ? new FacilitatorClient(config.SVC_FACILITATOR_URL ? { url: config.SVC_FACILITATOR_URL } : {}) : null
     const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
+    // Proof of payer control: used nonces and sessions on their journal (restored here), the nonce key in the data folder.
+    const proofJournal = await Journal.open({ log: eventLog, def: PAYER_PROOFS, partitions })
+    const payerSessions = await PayerSessions.restore(proofJournal, clock.now())
+    const nonceKey = await secretKeyFile(join(dataDir, 'auth', 'siwx-nonce.key'))
     const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo, arena), ...(x402 ? { x402 } : {}) })
     // The measured record: batch tables over the sealed Parquet, read by the record routes and the price ladder.
     const recordDb = await RecordDb.open(dataDir)
@@ -392,11 +401,17 @@ export class ServiceApp {
         trustProxy: config.SVC_TRUST_PROXY,
         accessLog: accessLogShareOf(config),
         mcpOrigins: config.SVC_MCP_ORIGINS?.split(',') ?? [],
+        sessionTtlS: config.SVC_SESSION_TTL_S,
+        rateLimits: {
+          ip: { burst: config.SVC_RATE_IP_BURST, refillPerSec: config.SVC_RATE_IP_PER_S },
+          payer: { burst: config.SVC_RATE_PAYER_BURST, refillPerSec: config.SVC_RATE_PAYER_PER_S },
+        },
       },
       services: {
         clock, dataTime: timeline,
         billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
         record, ladder: record, releases, ...wallet.services, metrics, arena, delivery, ...(funnel ? { funnel } : {}),
+        payerProof: (origin) => PayerProof.create({ origin, sessions: payerSessions, nonceKey, sessionTtlS: config.SVC_SESSION_TTL_S }),
       },
     })
     const logKind = config.SVC_LOG
