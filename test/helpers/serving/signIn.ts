@@ -66,3 +66,32 @@ export async function sessionFor(server: Server, address: string): Promise<Recor
   const s = await server.services.payerProof.sessions.open(address.toLowerCase(), 3600_000, server.services.clock.now())
   return { authorization: `Bearer ${s.token}` }
 }
+
+const sessionCache = new WeakMap<Server, Map<string, Record<string, string>>>()
+
+/**
+ * The one line existing tests add: `headers` plus the proof for the payer the request names (x-svc-payer, payer, the
+ * query or body field payer), a session opened once per server and address. A request that already carries a proof,
+ * or names no payer, is left as it is.
+ */
+export async function withProof(server: Server, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<Record<string, string>> {
+  const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))
+  if (lower.authorization !== undefined || lower['sign-in-with-x'] !== undefined) return headers
+  const fromBody = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).payer : typeof body === 'string' ? safePayer(body) : undefined
+  const payer = lower['x-svc-payer'] ?? lower.payer ?? new URL(path, 'http://x').searchParams.get('payer') ?? (typeof fromBody === 'string' ? fromBody : undefined)
+  if (payer === undefined || !/^0x[0-9a-fA-F]{40}$/.test(payer)) return headers
+  let cache = sessionCache.get(server)
+  if (!cache) sessionCache.set(server, (cache = new Map()))
+  const key = payer.toLowerCase()
+  let proof = cache.get(key)
+  if (!proof) cache.set(key, (proof = await sessionFor(server, key)))
+  return { ...headers, ...proof }
+}
+
+function safePayer(body: string): unknown {
+  try {
+    return (JSON.parse(body) as Record<string, unknown>).payer
+  } catch {
+    return undefined
+  }
+}
