@@ -27,6 +27,7 @@ import { ProofRefusal } from './auth/ProofRefusal.ts'
 import { SIWX_EXTENSION } from './auth/SignInWithX.ts'
 import { CHALLENGE_PATH, SIGN_IN_HOWTO } from './auth/signInHowTo.ts'
 import { callerPayer } from './routes/define.ts'
+import { ADDRESS_PATTERN } from '../common/schema.ts'
 import { buildPaymentRequired, decodeHeader, encodeHeader } from './payments/x402.ts'
 import { UNMATCHED_ROUTE, type RequestMetrics } from './metrics/RequestMetrics.ts'
 import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
@@ -210,6 +211,13 @@ export class Dispatcher {
     // payment proves its own payer (checked against the name below, once the rail verified it).
     const creditsPayer = ctx.headers['payment-signature'] === undefined ? ctx.headers['x-svc-payer'] : undefined
     if (creditsPayer !== undefined) {
+      // A malformed name is the caller's typo, answered as one before anything asks it to sign.
+      if (!ADDRESS_PATTERN.test(creditsPayer)) {
+        throw new ServiceError('VALIDATION', {
+          message: 'x-svc-payer must be a 0x-prefixed 20-byte hex address.',
+          detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/headers/x-svc-payer' },
+        })
+      }
       try {
         await this.services.payerProof.require(creditsPayer, ctx.headers, ctx.now, bearer)
       } catch (err) {

@@ -63,7 +63,8 @@ export async function signIn(url: string, account: LocalAccount): Promise<Signed
 
 /** A session for a keyless fixture address, opened inside the server: { authorization: 'Bearer …' }. */
 export async function sessionFor(server: Server, address: string): Promise<Record<string, string>> {
-  const s = await server.services.payerProof.sessions.open(address.toLowerCase(), 3600_000, server.services.clock.now())
+  // Fixtures move their clocks by days and years: the session outlives any of them.
+  const s = await server.services.payerProof.sessions.open(address.toLowerCase(), 100 * 365 * 86_400_000, server.services.clock.now())
   return { authorization: `Bearer ${s.token}` }
 }
 
