@@ -1,6 +1,7 @@
 /**
- * One request, start to end: rate limit → body limit → route → validation → wired parts → free refusals and replays (precheck) →
- * payment authorize →
+ * One request, start to end: rate limit (a live bearer session's payer bucket, else the IP's; health probes none) →
+ * body limit → route → JSON content type → validation → wired parts → proof of the named payer (free payer-scoped
+ * routes; issue 29) → free refusals and replays (precheck) → proof of the credits payer → payment authorize →
  * handler → settle → the call's unit of work appended → envelope (the payment seam is described in payments/PaymentGate.ts). Every answer carries x-request-id and the RateLimit-* headers; every refusal is the spec's error
  * envelope; an unexpected throw becomes INTERNAL with a generic message (the real error goes to the log).
  */
@@ -241,7 +242,7 @@ export class Dispatcher {
     )
     if (outcome.kind === 'challenge') throw this.withSignIn(outcome.error, resourceUrl, ctx.now)
     if (named !== null && outcome.payer !== null && outcome.payer.toLowerCase() !== named) {
-      await this.release(outcome, 'rate_limited', ctx.request_id)
+      await this.release(outcome, 'payer_mismatch', ctx.request_id)
       const payer = outcome.payer.toLowerCase()
       throw new ServiceError('PAYER_UNPROVEN', {
         message: `The payment is from ${payer}, not from the payer named (${named}); the payer of a paid call is the address that pays.`,
