@@ -16,7 +16,7 @@ import { RailRouter } from '../../../serving/payments/RailRouter.ts'
 import { decodeHeader } from '../../../serving/payments/x402.ts'
 import { ROUTES } from '../../../serving/routes/registry.ts'
 import { OPS_TOKEN, withBilling } from '../../helpers/serving/billing.ts'
-import { PAY_TO, jsonCaller, withServer } from '../../helpers/serving/server.ts'
+import { PAY_TO, withServer } from '../../helpers/serving/server.ts'
 import { fetchChallenge, signChallenge, signIn, signInHeader } from '../../helpers/serving/signIn.ts'
 import { WorkBook, workRoutes } from '../../helpers/serving/workRoutes.ts'
 
@@ -43,7 +43,15 @@ async function stack(t: Test, rateLimiter?: RateLimiter) {
       ...(rateLimiter ? { rateLimiter } : {}),
     },
   })
-  const call = jsonCaller(server)
+  // Raw HTTP: jsonCaller would add the named payer's session, which is exactly what these tests must not have.
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(server.url + path, {
+      method,
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    })
+    return { status: res.status, headers: res.headers, body: JSON.parse(await res.text()) }
+  }
   const victim = privateKeyToAccount(generatePrivateKey())
   const stranger = privateKeyToAccount(generatePrivateKey())
   for (const [who, ref] of [[victim, 'g-victim'], [stranger, 'g-stranger']] as const) {
