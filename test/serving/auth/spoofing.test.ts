@@ -3,6 +3,12 @@
  * official SDK client), and the lock-out repeated. The paid route is the test work route on the credits rail (a real
  * BillingService on an EmbeddedLog); the free payer-scoped route is the scout grant (it would move 3,000 credits).
  */
+import { LocalFacilitator } from '../../../peers/LocalFacilitator.ts'
+import { FacilitatorClient } from '../../../serving/payments/x402/FacilitatorClient.ts'
+import { X402PaymentGate } from '../../../serving/payments/x402/X402PaymentGate.ts'
+import { AnswerBook } from '../../helpers/serving/AnswerBook.ts'
+import { requiredOf, signPayment, testAccount, TEST_ADDRESS } from '../../helpers/serving/x402Stack.ts'
+import { makeTempDir } from '../../helpers/tmp.ts'
 import t, { type Test } from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -211,4 +217,34 @@ t.test('a body that is not application/json on a JSON route is 415', async (t) =
   t.equal(body.error.code, 'UNSUPPORTED_MEDIA_TYPE')
   t.equal(body.error.detail.reason, 'BODY_NOT_JSON')
   t.equal(body.error.detail.content_type, 'text/plain')
+})
+
+t.test('an x402 payment proves its own payer: paying from A while naming B is refused, nothing recorded or settled', async (t) => {
+  const facilitator = await LocalFacilitator.start()
+  t.teardown(() => facilitator.close())
+  facilitator.token.fund(TEST_ADDRESS, 1_000_000_000n)
+  const gate = await X402PaymentGate.open({ payTo: PAY_TO, dataDir: await makeTempDir(t), facilitator: new FacilitatorClient({ url: facilitator.url }) })
+  t.teardown(() => gate.close())
+  const book = new AnswerBook()
+  // The test answer route as a payer-scoped paid route (as POST /v1/calls and POST /v1/hook-endpoints are).
+  const routes = book.routes().map((r) => (r.id === 'test.answers.create' ? { ...r, payer: { header: 'x-svc-payer' } as const } : r))
+  const server = await withServer(t, { routes: [...ROUTES, ...routes], services: { paymentGate: gate } })
+  const url = `${server.url}/test/answers`
+  const victim = privateKeyToAccount(generatePrivateKey()).address
+  const challenge = await fetch(url, { method: 'POST', headers: { 'x-svc-payer': TEST_ADDRESS } })
+  t.equal(challenge.status, 402, 'a name without proof or payment: the challenge')
+  const accepted = requiredOf(challenge).accepts[0]!
+  const spoof = await signPayment({ account: testAccount(), accepted, resourceUrl: url })
+  const refused = await fetch(url, { method: 'POST', headers: { 'x-svc-payer': victim, 'PAYMENT-SIGNATURE': spoof.header } })
+  t.equal(refused.status, 401)
+  const body = (await refused.json()) as { error: { code: string; detail: { reason: string; proven: string } } }
+  t.equal(body.error.code, 'PAYER_UNPROVEN')
+  t.equal(body.error.detail.reason, 'PROOF_FOR_OTHER_PAYER')
+  t.equal(body.error.detail.proven, TEST_ADDRESS.toLowerCase(), 'names the address the payment proves')
+  t.equal(book.recorded.length, 0, 'nothing recorded')
+  t.equal(facilitator.calls.settle, 0, 'nothing settled')
+  t.equal(facilitator.token.balanceOf(PAY_TO), 0n, 'no money moved')
+  const own = await signPayment({ account: testAccount(), accepted, resourceUrl: url })
+  const paid = await fetch(url, { method: 'POST', headers: { 'x-svc-payer': TEST_ADDRESS, 'PAYMENT-SIGNATURE': own.header } })
+  t.equal(paid.status, 200, 'naming the paying address: served, no sign-in needed')
 })
