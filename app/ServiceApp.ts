@@ -8,7 +8,7 @@
  *          at 1x in the present; with SVC_VENUE=hyperliquid the live venue connector's backfill (or repair since the
  *          last run), then its stream; with SVC_TAPE a dated tape up to the first primed instant, then paced at
  *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
- *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → delivery → Arena → duel → billing → market → engine → venue sink → pipeline (seal, commit) → event log
+ *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → payer proofs → delivery → Arena → duel → billing → market → engine → venue sink → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
@@ -209,6 +209,8 @@ export class ServiceApp {
     private readonly delivery: DeliveryService,
     private readonly funnel: FunnelService | null,
     private readonly x402: X402PaymentGate | null,
+    /** Used sign-in nonces and bearer sessions (serving/auth/PayerSessions.ts). */
+    private readonly proofJournal: Journal<typeof PAYER_PROOFS.schema>,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,
   ) {}
@@ -432,7 +434,7 @@ export class ServiceApp {
     recordSchedule.start()
     compaction?.start()
     funnel?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
   }
 
   /**
@@ -534,6 +536,7 @@ export class ServiceApp {
       this.record.releases.close()
       this.record.db.close()
       await this.x402?.close()
+      await this.proofJournal.close()
       await this.delivery.close()
       await this.arena.close()
       await this.duel.close()
