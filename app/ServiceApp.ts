@@ -429,7 +429,7 @@ export class ServiceApp {
           : `svc: replaying   ${feed.tape} at speed ${config.SVC_REPLAY_SPEED} (answers live in the tape's virtual time)`,
       payTo
         ? `svc: payments to ${payTo} (x402 on eip155:8453 via ${facilitator?.url})`
-        : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer) and their 402 challenge offers no address',
+        : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer, proven by a sign-in-with-x session) and their 402 challenge offers no address',
     ]) say(line)
     recordSchedule.start()
     compaction?.start()
