@@ -217,7 +217,8 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
     // per-call proof, a bearer check, not the one-time signature).
     const sessions = new Map<string, string>()
     for (const p of payers) sessions.set(p, `Bearer ${(await server.services.payerProof.sessions.open(p, 86_400_000, Date.now())).token}`)
-    const total = (calls + Math.max(...concurrencies) * rounds) * (concurrencies.length + 1)
+    // Every paid phase runs twice (with the proof and without it), plus the two warm-ups.
+    const total = 2 * (calls + Math.max(...concurrencies) * rounds) * (concurrencies.length + 1) + 400
     for (const p of payers) await billing.grant({ payer: p, credits: Math.ceil(total / payers.length + 10) * 1000, ref: 'bench' })
     const paid = async (i: number, ids: string[]) => {
       const payer = payers[i % payers.length]!
