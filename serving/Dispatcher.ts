@@ -219,11 +219,14 @@ export class Dispatcher {
           detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/headers/x-svc-payer' },
         })
       }
-      try {
-        await this.services.payerProof.require(creditsPayer, ctx.headers, ctx.now, bearer)
-      } catch (err) {
-        if (!(err instanceof ProofRefusal)) throw err
-        throw this.signInChallenge(err, price, resourceUrl, route, ctx.now)
+      // The session checked at the door proves the named payer: nothing more to wait for (the common, hot case).
+      if (bearer === null || bearer !== creditsPayer.toLowerCase()) {
+        try {
+          await this.services.payerProof.require(creditsPayer, ctx.headers, ctx.now, bearer)
+        } catch (err) {
+          if (!(err instanceof ProofRefusal)) throw err
+          throw this.signInChallenge(err, price, resourceUrl, route, ctx.now)
+        }
       }
     }
     const outcome = await this.services.paymentGate.authorize(
