@@ -3,7 +3,8 @@
  * reads are MCP tools (spec, MCP tool server: svc_arena_profile … svc_arena_levels); writes are REST only.
  *
  * Spec (Authentication 1): Arena routes identify the payer by "header payer (and query parameter payer where
- * stated)": the caller-scoped reads take either (query for MCP clients, which send no headers); both given must agree.
+ * stated)": the caller-scoped reads take either (query for MCP clients, whose proof of the payer rides on the MCP HTTP
+ * request's headers); both given must agree.
  */
 import { ServiceError } from '../../common/ServiceError.ts'
 import { Address, Open, Strict, StringEnum, Type } from '../../common/schema.ts'

@@ -3,6 +3,7 @@
  * official SDK client), and the lock-out repeated. The paid route is the test work route on the credits rail (a real
  * BillingService on an EmbeddedLog); the free payer-scoped route is the scout grant (it would move 3,000 credits).
  */
+import { withArena } from '../../helpers/serving/arena.ts'
 import { LocalFacilitator } from '../../../peers/LocalFacilitator.ts'
 import { FacilitatorClient } from '../../../serving/payments/x402/FacilitatorClient.ts'
 import { X402PaymentGate } from '../../../serving/payments/x402/X402PaymentGate.ts'
@@ -247,4 +248,34 @@ t.test('an x402 payment proves its own payer: paying from A while naming B is re
   const own = await signPayment({ account: testAccount(), accepted, resourceUrl: url })
   const paid = await fetch(url, { method: 'POST', headers: { 'x-svc-payer': TEST_ADDRESS, 'PAYMENT-SIGNATURE': own.header } })
   t.equal(paid.status, 200, 'naming the paying address: served, no sign-in needed')
+})
+
+t.test("a private read in another payer's name (Arena profile), over HTTP and over MCP: refused without its proof", async (t) => {
+  const clock = new TestClock(Date.now())
+  const arena = await withArena(t, clock)
+  const server = await withServer(t, { services: { clock, arena } })
+  const victim = privateKeyToAccount(generatePrivateKey())
+  const rest = await fetch(`${server.url}/v1/arena/profile?payer=${victim.address}`)
+  t.equal(rest.status, 401, 'HTTP: 401')
+  t.equal(((await rest.json()) as { error: { code: string } }).error.code, 'PAYER_UNPROVEN')
+  const stranger = await signIn(server.url, privateKeyToAccount(generatePrivateKey()))
+  const asStranger = await fetch(`${server.url}/v1/arena/profile?payer=${victim.address}`, { headers: { authorization: `Bearer ${stranger.token}` } })
+  t.equal(asStranger.status, 401, "HTTP: another payer's session is no proof")
+  const mcpCall = async (headers: Record<string, string>) => {
+    const client = new Client({ name: 'arena', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url + MCP_PATH), { requestInit: { headers } }))
+    const r = (await client.callTool({ name: 'svc_arena_profile', arguments: { payer: victim.address } })) as CallToolResult
+    await client.close()
+    return r
+  }
+  const spoofed = await mcpCall({ authorization: `Bearer ${stranger.token}` })
+  t.equal(spoofed.isError, true, 'MCP: refused')
+  t.match(JSON.stringify(spoofed), /PROOF_FOR_OTHER_PAYER/)
+  const own = await signIn(server.url, victim)
+  const proven = await mcpCall(own.headers)
+  t.not(proven.isError, true, "MCP: the payer's own session reads it")
+  const ownRest = await fetch(`${server.url}/v1/arena/profile?payer=${victim.address}`, { headers: own.headers })
+  t.equal(ownRest.status, 200, 'HTTP: and so does REST')
+  const leaderboard = await fetch(`${server.url}/v1/arena/leaderboard?limit=5`)
+  t.equal(leaderboard.status, 200, 'public boards stay anonymous')
 })
