@@ -8,7 +8,7 @@
  *          at 1x in the present; with SVC_VENUE=hyperliquid the live venue connector's backfill (or repair since the
  *          last run), then its stream; with SVC_TAPE a dated tape up to the first primed instant, then paced at
  *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
- *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → delivery → Arena → duel → billing → market → engine → venue sink → pipeline (seal, commit) → event log
+ *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → payer proofs → delivery → Arena → duel → billing → market → engine → venue sink → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
@@ -47,7 +47,12 @@ import { ParquetCompactor } from '../pipeline/sinks/ParquetCompactor.ts'
 import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
 import { ReleaseStore } from '../record/releases/ReleaseStore.ts'
 import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
+import { Journal } from '../pipeline/journal/Journal.ts'
 import { RailRouter } from '../serving/payments/RailRouter.ts'
+import { PayerProof } from '../serving/auth/PayerProof.ts'
+import { PayerSessions } from '../serving/auth/PayerSessions.ts'
+import { PAYER_PROOFS } from '../pipeline/records/payerProofRecord.ts'
+import { secretKeyFile } from './secretKeyFile.ts'
 import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts'
 import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
 import { ServiceMetrics } from '../serving/metrics/ServiceMetrics.ts'
@@ -207,6 +212,8 @@ export class ServiceApp {
     private readonly delivery: DeliveryService | null,
     private readonly funnel: FunnelService | null,
     private readonly x402: X402PaymentGate | null,
+    /** Used sign-in nonces and bearer sessions (serving/auth/PayerSessions.ts). */
+    private readonly proofJournal: Journal<typeof PAYER_PROOFS.schema>,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,
   ) {}
@@ -360,6 +367,10 @@ export class ServiceApp {
     // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
     const facilitator = payTo ? new FacilitatorClient(config.SVC_FACILITATOR_URL ? { url: config.SVC_FACILITATOR_URL } : {}) : null
     const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
+    // Proof of payer control: used nonces and sessions on their journal (restored here), the nonce key in the data folder.
+    const proofJournal = await Journal.open({ log: eventLog, def: PAYER_PROOFS, partitions })
+    const payerSessions = await PayerSessions.restore(proofJournal, clock.now())
+    const nonceKey = await secretKeyFile(join(dataDir, 'auth', 'siwx-nonce.key'))
     const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo, arena), ...(x402 ? { x402 } : {}) })
     // The measured record: batch tables over the sealed Parquet, read by the record routes and the price ladder.
     const recordDb = await RecordDb.open(dataDir)
@@ -408,11 +419,17 @@ export class ServiceApp {
         trustProxy: config.SVC_TRUST_PROXY,
         accessLog: accessLogShareOf(config),
         mcpOrigins: config.SVC_MCP_ORIGINS?.split(',') ?? [],
+        sessionTtlS: config.SVC_SESSION_TTL_S,
+        rateLimits: {
+          ip: { burst: config.SVC_RATE_IP_BURST, refillPerSec: config.SVC_RATE_IP_PER_S },
+          payer: { burst: config.SVC_RATE_PAYER_BURST, refillPerSec: config.SVC_RATE_PAYER_PER_S },
+        },
       },
       services: {
         clock, dataTime: timeline,
         billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
         record, ladder: record, releases, ...wallet.services, metrics, arena, ...(delivery ? { delivery } : {}), answerKeys, ...(funnel ? { funnel } : {}),
+        payerProof: (origin) => PayerProof.create({ origin, sessions: payerSessions, nonceKey, sessionTtlS: config.SVC_SESSION_TTL_S }),
       },
     })
     const logKind = config.SVC_LOG
@@ -428,12 +445,12 @@ export class ServiceApp {
           : `svc: replaying   ${feed.tape} at speed ${config.SVC_REPLAY_SPEED} (answers live in the tape's virtual time)`,
       payTo
         ? `svc: payments to ${payTo} (x402 on eip155:8453 via ${facilitator?.url})`
-        : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer) and their 402 challenge offers no address',
+        : 'svc: SVC_PAY_TO unset: no x402 recipient; paid routes take credits (x-svc-payer, proven by a sign-in-with-x session) and their 402 challenge offers no address',
     ]) say(line)
     recordSchedule.start()
     compaction?.start()
     funnel?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, compaction, compactor }, say)
   }
 
   /**
@@ -536,6 +553,7 @@ export class ServiceApp {
       this.record.releases.close()
       this.record.db.close()
       await this.x402?.close()
+      await this.proofJournal.close()
       await this.delivery?.close()
       await this.arena.close()
       await this.duel.close()

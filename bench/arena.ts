@@ -133,6 +133,8 @@ export async function benchArena(opts: { payers?: number; calls?: number; durati
     })
     const busiest = arena.leaderboard({ sort: 'xp', track: 'human', scope: 'lifetime', limit: 1 }).rows[0]
     const payer = busiest ? [...arena.projection.payers.keys()].find((k) => publicIdOf(k) === busiest.public_id)! : '0x' + '0'.repeat(40)
+    // The profile is the payer's own (issue 29): read with its session, as an agent reads it.
+    const session = { authorization: `Bearer ${(await server.services.payerProof.sessions.open(payer.toLowerCase(), 86_400_000, Date.now())).token}` }
     const targets: Array<[string, string]> = [
       ['decision read', `/v1/decisions/${decision.decision_id}`],
       ['arena profile', `/v1/arena/profile?payer=${payer}`],
@@ -140,7 +142,7 @@ export async function benchArena(opts: { payers?: number; calls?: number; durati
       ['leaderboard 200', '/v1/arena/leaderboard?sort=accuracy&scope=season&limit=200'],
     ]
     for (const [, path] of targets) {
-      const res = await fetch(server.url + path)
+      const res = await fetch(server.url + path, { headers: session })
       if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${await res.text()}`)
     }
     const generator = loadGenerator()
@@ -153,7 +155,7 @@ export async function benchArena(opts: { payers?: number; calls?: number; durati
       const rows: Array<{ base: number; reqPerSec: number; p99Ms: number; ratio: number }> = []
       for (let i = 0; i < pairs; i++) {
         const b = await measure(server.url + basePath, 64, durationSec, generator)
-        const m = await measure(server.url + path, 64, durationSec, generator)
+        const m = await measure(server.url + path, 64, durationSec, generator, session)
         if (b.non2xx || b.errors || m.non2xx || m.errors) throw new Error(`${path}: ${m.non2xx + b.non2xx} non-2xx, ${m.errors + b.errors} errors`)
         rows.push({ base: b.reqPerSec, reqPerSec: m.reqPerSec, p99Ms: m.p99Ms, ratio: m.reqPerSec / b.reqPerSec })
       }

@@ -19,6 +19,10 @@
  * it at once (no write). It is what this harness charges any POST before a route does work: the in-process fetch client
  * sends a body and shares the cores with the server, so a POST costs the pair more than a GET does.
  *
+ * And the PROOF (issue 29): the same paid credits calls, each with its payer's bearer session (Authorization: Bearer),
+ * beside the same calls to a second server on the same engine and billing whose proof step is off
+ * (PayerProof.trustingNamedPayer, constructible only in code): the ratio is what proving the payer costs (goal ≥ 0.9).
+ *
  * Each concurrency runs BENCH_ROUNDS (5) adjacent rounds of the four phases and reports each figure's median.
  *
  *   node --import tsx bench/payments.ts [calls] [concurrency...]     (BENCH_X402_CALLS=0 skips the x402 rail)
@@ -38,6 +42,7 @@ import { RailRouter } from '../serving/payments/RailRouter.ts'
 import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts'
 import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
+import { PayerProof } from '../serving/auth/PayerProof.ts'
 import { Server } from '../serving/Server.ts'
 import { openAnswerKeyring } from '../record/answerKeys/answerKeyFile.ts'
 import { LocalFacilitator } from '../peers/LocalFacilitator.ts'
@@ -122,6 +127,10 @@ export interface PaidRun {
   /** The bare POST's rate (validated and answered, nothing written) and its ratio to the free reads. */
   barePostPerSec: number
   barePostRatio: number
+  /** The same paid calls without the proof step (a server whose named payer is taken at its word). */
+  unprovenPerSec: number
+  /** Proven (session) / unproven paid decisions per second, median over rounds: issue 29's goal ≥ 0.9. */
+  proofRatio: number
 }
 
 export interface PaymentsBenchResult {
@@ -193,18 +202,44 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
       rateLimiter: new RateLimiter({ ip: { burst: 1e9, refillPerSec: 1e9 }, payer: { burst: 1e9, refillPerSec: 1e9 } }),
     },
   })
+  // The baseline of the proof: the same wiring with the proof step switched off (never reachable by configuration).
+  const unproven = await Server.start({
+    port: 0,
+    routes: ROUTES,
+    config: { payTo: PAY_TO },
+    services: {
+      ledger: engine,
+      engine,
+      billing,
+      paymentGate: new RailRouter({ payTo: PAY_TO, credits: new CreditsPaymentGate(billing.ledger, PAY_TO) }),
+      rateLimiter: new RateLimiter({ ip: { burst: 1e9, refillPerSec: 1e9 }, payer: { burst: 1e9, refillPerSec: 1e9 } }),
+      payerProof: (origin) => PayerProof.trustingNamedPayer(origin),
+    },
+  })
   try {
     const url = `${server.url}/v1/decisions`
     const payers = Array.from({ length: 64 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`)
-    const total = (calls + Math.max(...concurrencies) * rounds) * (concurrencies.length + 1)
+    // Each payer's session, opened as POST /v1/auth/session opens it after a verified sign-in (the bench measures the
+    // per-call proof, a bearer check, not the one-time signature).
+    const sessions = new Map<string, string>()
+    for (const p of payers) sessions.set(p, `Bearer ${(await server.services.payerProof.sessions.open(p, 86_400_000, Date.now())).token}`)
+    // Every paid phase runs twice (with the proof and without it), plus the two warm-ups.
+    const total = 2 * (calls + Math.max(...concurrencies) * rounds) * (concurrencies.length + 1) + 400
     for (const p of payers) await billing.grant({ payer: p, credits: Math.ceil(total / payers.length + 10) * 1000, ref: 'bench' })
     const paid = async (i: number, ids: string[]) => {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-payer': payers[i % payers.length]! }, body: ASK })
+      const payer = payers[i % payers.length]!
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-payer': payer, authorization: sessions.get(payer)! }, body: ASK })
       const body = (await res.json()) as { data: { decision_id: string }; meta: { pricing: { credits: number } | null } }
       if (res.status !== 200) throw new Error(`paid decision answered ${res.status}: ${JSON.stringify(body)}`)
       if (res.headers.get('x-svc-credits-charged') !== '1000') throw new Error('a paid decision was not charged as a new decision (inputs repeated?)')
       if ((body.data as { action?: string }).action === 'refuse') throw new Error(`the paid decision is a refusal: ${JSON.stringify(body.data)}`)
       ids.push(body.data.decision_id)
+    }
+    /** The same paid call to the server without the proof step: x-svc-payer alone. */
+    const paidUnproven = async (i: number) => {
+      const res = await fetch(`${unproven.url}/v1/decisions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-payer': payers[i % payers.length]! }, body: ASK })
+      if (res.status !== 200 || res.headers.get('x-svc-credits-charged') !== '1000') throw new Error(`unproven paid decision answered ${res.status}: ${await res.text()}`)
+      await res.arrayBuffer()
     }
     /** A POST of the ask to a baseline route (the floor, the bare POST), its answer read whole. */
     const postAsk = (path: string, name: string) => async () => {
@@ -216,6 +251,7 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
     const barePost = postAsk('/v1/bench/bare', 'bare POST')
     // Warm up (JIT, connections) before measuring.
     await pool(Array.from({ length: 200 }, (_, i) => i), 16, (i) => paid(i, []))
+    await pool(Array.from({ length: 200 }, (_, i) => i), 16, paidUnproven)
     await pool(Array.from({ length: 200 }, (_, i) => i), 16, floor)
     await pool(Array.from({ length: 200 }, (_, i) => i), 16, barePost)
 
@@ -225,11 +261,16 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
       // over the rounds: on this shared machine one phase can run a third slower than its neighbour, and a ratio of two
       // back-to-back phases only holds for the pair.
       const perRound = Math.max(concurrency, Math.floor(calls / rounds))
-      const rows: Array<{ paid: number; free: number; freeP99: number; floor: number; bare: number }> = []
+      const rows: Array<{ paid: number; free: number; freeP99: number; floor: number; bare: number; unproven: number; proofRatio: number }> = []
       const paidLatencies: number[] = []
       for (let round = 0; round < rounds; round++) {
         const ids: string[] = []
-        const p = await pool(Array.from({ length: perRound }, (_, i) => round * perRound + i), concurrency, (i) => paid(i, ids))
+        const items = Array.from({ length: perRound }, (_, i) => round * perRound + i)
+        // The unproven phase runs right before the proven one on even rounds and right after it on odd ones, so
+        // neither side of the proof ratio always gets the warmer (or the noisier) slot.
+        const u0 = round % 2 === 0 ? await pool(items, concurrency, paidUnproven) : null
+        const p = await pool(items, concurrency, (i) => paid(i, ids))
+        const u = u0 ?? (await pool(items, concurrency, paidUnproven))
         const f = await pool(ids, concurrency, async (id) => {
           const res = await fetch(`${server.url}/v1/decisions/${id}`)
           if (res.status !== 200) throw new Error(`free read answered ${res.status}`)
@@ -238,7 +279,7 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
         const fl = await pool(ids, concurrency, floor)
         const bare = await pool(ids, concurrency, barePost)
         const rate = (ms: number) => (perRound / ms) * 1000
-        rows.push({ paid: rate(p.ms), free: rate(f.ms), freeP99: quantile(f.latencies, 0.99), floor: rate(fl.ms), bare: rate(bare.ms) })
+        rows.push({ paid: rate(p.ms), free: rate(f.ms), freeP99: quantile(f.latencies, 0.99), floor: rate(fl.ms), bare: rate(bare.ms), unproven: rate(u.ms), proofRatio: u.ms / p.ms })
         for (const l of p.latencies) paidLatencies.push(l)
       }
       paidLatencies.sort((a, b) => a - b)
@@ -258,6 +299,8 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
         floorRatio: median(rows.map((r) => r.floor / r.free)),
         barePostPerSec: median(rows.map((r) => r.bare)),
         barePostRatio: median(rows.map((r) => r.bare / r.free)),
+        unprovenPerSec: median(rows.map((r) => r.unproven)),
+        proofRatio: median(rows.map((r) => r.proofRatio)),
       }
       credits.push(run)
       print(
@@ -265,6 +308,10 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
           `  vs free reads ${Math.round(run.freeReadPerSec)} req/s (p99 ${run.freeP99Ms.toFixed(1)} ms) → ratio ${run.ratio.toFixed(2)} (median of ${rounds} rounds, ${run.ratioRange[0].toFixed(2)}–${run.ratioRange[1].toFixed(2)})` +
           `; floor (durable 2.4 KB append, no model, no payment) ${Math.round(run.floorPerSec)}/s → ratio ${run.floorRatio.toFixed(2)}` +
           `; bare POST (answered, nothing written) ${Math.round(run.barePostPerSec)}/s → ratio ${run.barePostRatio.toFixed(2)}`,
+      )
+      print(
+        `proof of payer, concurrency ${String(concurrency).padStart(2)}: paid ${Math.round(run.paidPerSec)} decisions/s with a session token vs ${Math.round(run.unprovenPerSec)}/s without the proof step` +
+          ` → ratio ${run.proofRatio.toFixed(2)} (median of ${rounds} rounds; goal ≥ 0.9)`,
       )
     }
 
@@ -288,6 +335,7 @@ export async function benchPayments(opts: { calls?: number; rounds?: number; con
     }
     return { credits, x402: x402Run }
   } finally {
+    await unproven.close()
     await server.close()
     await answerKeys?.close()
     await floorJournal.close()

@@ -96,15 +96,15 @@ export function parseWrk(out: string): Omit<ServingBenchRow, 'name' | 'path' | '
   }
 }
 
-export async function measure(url: string, connections: number, durationSec: number, generator: 'wrk' | 'autocannon'): Promise<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> {
+export async function measure(url: string, connections: number, durationSec: number, generator: 'wrk' | 'autocannon', headers: Record<string, string> = {}): Promise<Omit<ServingBenchRow, 'name' | 'path' | 'ratio'>> {
   if (generator === 'wrk') {
-    const args = ['-t1', `-c${connections}`, `-d${durationSec}s`, '--latency', url]
+    const args = ['-t1', `-c${connections}`, `-d${durationSec}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]
     const out = await new Promise<string>((resolveOut, reject) => {
       execFile('wrk', args, { encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolveOut(stdout)))
     })
     return parseWrk(out)
   }
-  const r = await autocannon({ url, connections, duration: durationSec, pipelining: 1, workers: 1 })
+  const r = await autocannon({ url, connections, duration: durationSec, pipelining: 1, workers: 1, headers })
   return {
     reqPerSec: r.requests.average,
     p50Ms: r.latency.p50,

@@ -1,6 +1,7 @@
 /**
- * One request, start to end: rate limit → body limit → route → validation → wired parts → free refusals and replays (precheck) →
- * payment authorize →
+ * One request, start to end: rate limit (a live bearer session's payer bucket, else the IP's; health probes none) →
+ * body limit → route → JSON content type → validation → wired parts → proof of the named payer (free payer-scoped
+ * routes; issue 29) → free refusals and replays (precheck) → proof of the credits payer → payment authorize →
  * handler → settle → the call's unit of work appended → envelope (the payment seam is described in payments/PaymentGate.ts). Every answer carries x-request-id and the RateLimit-* headers; every refusal is the spec's error
  * envelope; an unexpected throw becomes INTERNAL with a generic message (the real error goes to the log).
  */
@@ -23,6 +24,12 @@ import type { StaticDocuments } from './docs/StaticDocuments.ts'
 import type { Services } from './Services.ts'
 import type { RateDecision } from './RateLimiter.ts'
 import type { AccessLog } from './metrics/AccessLog.ts'
+import { ProofRefusal } from './auth/ProofRefusal.ts'
+import { SIWX_EXTENSION } from './auth/SignInWithX.ts'
+import { CHALLENGE_PATH, SIGN_IN_HOWTO } from './auth/signInHowTo.ts'
+import { callerPayer } from './routes/define.ts'
+import { ADDRESS_PATTERN } from '../common/schema.ts'
+import { buildPaymentRequired, decodeHeader, encodeHeader } from './payments/x402.ts'
 import { UNMATCHED_ROUTE, type RequestMetrics } from './metrics/RequestMetrics.ts'
 import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
 
@@ -60,23 +67,32 @@ export class Dispatcher {
     const started = performance.now()
     const requestId = this.ids.next()
     const now = this.services.clock.now()
-    const rl = this.services.rateLimiter.takeIp(req.ip, now)
-    const headers: Record<string, string> = {
-      'x-request-id': requestId,
-      'ratelimit-limit': rl.limit === this.limitFor ? this.limitText : this.rememberLimit(rl.limit),
-      'ratelimit-remaining': String(rl.remaining),
-      'ratelimit-reset': String(rl.resetSec),
+    const m = this.router.match(req.method, req.path)
+    const headers: Record<string, string> = { 'x-request-id': requestId }
+    // Issue 29: a live bearer session is the proven payer's own bucket; everyone else (a name without proof included)
+    // spends their IP's. So repeats naming a victim never touch the victim's bucket. Health probes are not limited.
+    let bearer: string | null = null
+    let rl: RateDecision | null = null
+    if (m.kind !== 'found' || m.route.unlimited !== true) {
+      const authorization = req.header ? req.header('authorization') : req.headers.authorization
+      if (authorization !== undefined) {
+        const b = this.services.payerProof.bearer(authorization, now)
+        if (b !== 'invalid') bearer = b
+      }
+      rl = bearer !== null ? this.services.rateLimiter.takePayer(bearer, now) : this.services.rateLimiter.takeIp(req.ip, now)
+      headers['ratelimit-limit'] = rl.limit === this.limitFor ? this.limitText : this.rememberLimit(rl.limit)
+      headers['ratelimit-remaining'] = String(rl.remaining)
+      headers['ratelimit-reset'] = String(rl.resetSec)
     }
     // Which time the answer lives in (present or a tape's virtual time): on every answer, errors included.
     const dataTime = this.services.dataTime
     if (dataTime) headers['x-svc-data-time'] = dataTime.header()
     let route: RouteDef | null = null
     try {
-      if (!rl.allowed) throw rateLimited(rl)
+      if (rl !== null && !rl.allowed) throw rateLimited(rl)
       if (req.bodyTooLarge) {
         throw new ServiceError('PAYLOAD_TOO_LARGE', { detail: { limit_bytes: this.services.config.maxBodyBytes } })
       }
-      const m = this.router.match(req.method, req.path)
       if (m.kind === 'not_found') throw new ServiceError('ROUTE_NOT_FOUND', { detail: { path: req.path } })
       if (m.kind === 'bad_path') {
         throw new ServiceError('VALIDATION', { detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/path' } })
@@ -85,13 +101,24 @@ export class Dispatcher {
         throw new ServiceError('METHOD_NOT_ALLOWED', { headers: { allow: m.allow }, detail: { method: req.method, allow: m.allow } })
       }
       route = m.route
+      if (route.request.body && req.body !== null && req.body.length > 0) requireJson(req)
       const ctx = this.context(req, route, m.params, requestId, now)
       const validator = this.validators.get(route)!
       if (!validator.empty) validator.check(ctx as unknown as Record<'params' | 'query' | 'headers' | 'body', unknown>)
       if (route.needs) for (const part of route.needs) ctx.need(part)
-      if (route.pay.kind === 'paid') return this.paid(req, res, route, ctx, headers, started)
-      const out = route.handler(ctx)
+      if (route.pay.kind === 'paid') return this.paid(req, res, route, ctx, headers, started, bearer)
       const free = route
+      if (route.payer) {
+        // A session that proves the named payer is checked synchronously; anything else (a sign-in to verify, a refusal) waits.
+        const named = callerPayer(ctx, route.payer.header, route.payer.field ?? null)
+        if (bearer === null || bearer !== named.toLowerCase()) {
+          return this.proveFree(ctx, free, named, bearer)
+            .then(() => route!.handler(ctx))
+            .then((result) => this.writeResult(res, result, ctx, headers, free, req, started))
+            .catch((err: unknown) => this.writeError(res, err, requestId, headers, req, free, started, null))
+        }
+      }
+      const out = route.handler(ctx)
       if (out instanceof Promise) {
         return out
           .then((result) => this.writeResult(res, result, ctx, headers, free, req, started))
@@ -103,12 +130,36 @@ export class Dispatcher {
     }
   }
 
+  /** A free payer-scoped route: the caller proves `named`, or a typed 401 says how to sign in (nothing ran). */
+  private async proveFree(ctx: HandlerContext, route: RouteDef, named: string, bearer: string | null): Promise<void> {
+    try {
+      await this.services.payerProof.require(named, ctx.headers, ctx.now, bearer)
+    } catch (err) {
+      if (!(err instanceof ProofRefusal)) throw err
+      const challenge = this.services.payerProof.challenge(this.resourceUrl(ctx.path, ''), ctx.now)
+      throw new ServiceError('PAYER_UNPROVEN', {
+        message: err.message,
+        headers: { 'www-authenticate': this.wwwAuthenticate(), 'cache-control': 'no-store' },
+        detail: { reason: err.reason, ...err.detail, payer: named.toLowerCase(), route: route.id, sign_in: SIGN_IN_HOWTO, [SIWX_EXTENSION]: challenge },
+      })
+    }
+  }
+
+  private wwwAuthenticate(): string {
+    const realm = new URL(this.documents.baseUrl).host
+    return `SIWX realm="${realm}", challenge="${this.documents.baseUrl}${CHALLENGE_PATH}", Bearer realm="${realm}"`
+  }
+
+  private resourceUrl(path: string, query: string): string {
+    return `${this.documents.baseUrl}${path}${query ? `?${query}` : ''}`
+  }
+
   /** A paid route: authorize, handler, settle and commit (see payments/PaymentGate.ts), then the envelope. */
-  private async paid(req: IncomingRequest, res: AnswerWriter, route: RouteDef, ctx: HandlerContext, headers: Record<string, string>, started: number): Promise<void> {
+  private async paid(req: IncomingRequest, res: AnswerWriter, route: RouteDef, ctx: HandlerContext, headers: Record<string, string>, started: number, bearer: string | null): Promise<void> {
     try {
       const free = route.precheck ? await route.precheck(ctx) : undefined
       if (free) return this.writeResult(res, free, ctx, headers, route, req, started)
-      const call = await this.authorize(ctx, route, req, headers)
+      const call = await this.authorize(ctx, route, req, headers, bearer)
       let result: HandlerResult
       try {
         const out = route.handler(ctx)
@@ -152,16 +203,38 @@ export class Dispatcher {
   }
 
   /** Step 1 of the payment seam (see PaymentGate.ts): authorize, per-payer limit, hand the handler its unit of work. */
-  private async authorize(ctx: HandlerContext, route: RouteDef, req: IncomingRequest, headers: Record<string, string>): Promise<CallInFlight> {
+  private async authorize(ctx: HandlerContext, route: RouteDef, req: IncomingRequest, headers: Record<string, string>, bearer: string | null): Promise<CallInFlight> {
     const measures = this.services.ladder ? await this.services.ladder.measures() : UNMEASURED_LADDER
     const price: Price = priceOf(pricingKeyFor(route, ctx.params), measures.rung)
-    const base = this.documents.baseUrl
+    const resourceUrl = this.resourceUrl(req.path, req.query)
+    const named = route.payer ? callerPayer(ctx, route.payer.header, route.payer.field ?? null).toLowerCase() : null
+    // The credits rail moves the named payer's balance: it is proven before anything is reserved (issue 29). An x402
+    // payment proves its own payer (checked against the name below, once the rail verified it).
+    const creditsPayer = ctx.headers['payment-signature'] === undefined ? ctx.headers['x-svc-payer'] : undefined
+    if (creditsPayer !== undefined) {
+      // A malformed name is the caller's typo, answered as one before anything asks it to sign.
+      if (!ADDRESS_PATTERN.test(creditsPayer)) {
+        throw new ServiceError('VALIDATION', {
+          message: 'x-svc-payer must be a 0x-prefixed 20-byte hex address.',
+          detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/headers/x-svc-payer' },
+        })
+      }
+      // The session checked at the door proves the named payer: nothing more to wait for (the common, hot case).
+      if (bearer === null || bearer !== creditsPayer.toLowerCase()) {
+        try {
+          await this.services.payerProof.require(creditsPayer, ctx.headers, ctx.now, bearer)
+        } catch (err) {
+          if (!(err instanceof ProofRefusal)) throw err
+          throw this.signInChallenge(err, price, resourceUrl, route, ctx.now)
+        }
+      }
+    }
     const outcome = await this.services.paymentGate.authorize(
       {
         request_id: ctx.request_id,
         method: req.method,
         path: req.path,
-        resource_url: `${base}${req.path}${req.query ? `?${req.query}` : ''}`,
+        resource_url: resourceUrl,
         headers: req.headers,
         route_id: route.id,
         route_summary: route.summary,
@@ -170,8 +243,17 @@ export class Dispatcher {
       },
       price,
     )
-    if (outcome.kind === 'challenge') throw outcome.error
-    if (outcome.payer) {
+    if (outcome.kind === 'challenge') throw this.withSignIn(outcome.error, resourceUrl, ctx.now)
+    if (named !== null && outcome.payer !== null && outcome.payer.toLowerCase() !== named) {
+      await this.release(outcome, 'payer_mismatch', ctx.request_id)
+      const payer = outcome.payer.toLowerCase()
+      throw new ServiceError('PAYER_UNPROVEN', {
+        message: `The payment is from ${payer}, not from the payer named (${named}); the payer of a paid call is the address that pays.`,
+        detail: { reason: 'PROOF_FOR_OTHER_PAYER', proven: payer, named },
+      })
+    }
+    // A bearer's calls already spent its bucket at the door; a payer proven here (x402, a sign-in) spends it now.
+    if (outcome.payer && outcome.payer.toLowerCase() !== bearer) {
       const prl = this.services.rateLimiter.takePayer(outcome.payer, ctx.now)
       if (!prl.allowed) {
         await this.release(outcome, 'rate_limited', ctx.request_id)
@@ -183,6 +265,43 @@ export class Dispatcher {
     ctx.payment = { kind: 'paid', payment_id: outcome.payment_id, rail: outcome.rail, payer: outcome.payer, unit }
     ctx.price = price
     return { grant: outcome, unit }
+  }
+
+  /**
+   * The 402 of an unproven credits call: the x402 challenge (pay per call instead) carrying the sign-in-with-x
+   * extension, with the reason the proof was refused. Nothing was reserved.
+   */
+  private signInChallenge(refusal: ProofRefusal, price: Price, resourceUrl: string, route: RouteDef, now: number): ServiceError {
+    const challenge = this.services.payerProof.challenge(resourceUrl, now)
+    const required = buildPaymentRequired(price, this.services.config.payTo, { url: resourceUrl, description: route.summary }, 'x-svc-payer must be proven: sign in with the sign-in-with-x extension')
+    return new ServiceError('PAYMENT_REQUIRED', {
+      message: `${refusal.message} Credits move only for a proven payer.`,
+      headers: { 'PAYMENT-REQUIRED': encodeHeader({ ...required, extensions: { [SIWX_EXTENSION]: challenge } }), 'Cache-Control': 'no-store', 'www-authenticate': this.wwwAuthenticate() },
+      detail: {
+        reason: refusal.reason, ...refusal.detail, sign_in: SIGN_IN_HOWTO, [SIWX_EXTENSION]: challenge,
+        pricing_key: price.key, credits: price.credits, amount: price.amount_atomic, usd: price.usd, rung: price.rung,
+      },
+    })
+  }
+
+  /** Every 402 challenge also advertises sign-in-with-x, so an agent can prove its address and pay with credits. */
+  private withSignIn(error: ServiceError, resourceUrl: string, now: number): ServiceError {
+    const header = error.headers['PAYMENT-REQUIRED']
+    if (error.status !== 402 || header === undefined) return error
+    let required: Record<string, unknown>
+    try {
+      required = decodeHeader<Record<string, unknown>>(header)
+    } catch {
+      return error
+    }
+    const challenge = this.services.payerProof.challenge(resourceUrl, now)
+    const extensions = { ...(required.extensions as Record<string, unknown> | undefined), [SIWX_EXTENSION]: challenge }
+    return new ServiceError(error.code, {
+      message: error.message,
+      ...(error.retryAfterMs !== null ? { retryAfterMs: error.retryAfterMs } : {}),
+      headers: { ...error.headers, 'PAYMENT-REQUIRED': encodeHeader({ ...required, extensions }) },
+      detail: error.detail,
+    })
   }
 
   /**
@@ -320,11 +439,20 @@ interface CallInFlight {
   unit: UnitOfWork
 }
 
+/** The 429 carries the headers of the bucket that refused, and one wait (reset = Retry-After = retry_after_ms / 1000). */
 function rateLimited(rl: RateDecision): ServiceError {
   return new ServiceError('RATE_LIMITED', {
     retryAfterMs: rl.retryAfterMs,
+    headers: { 'ratelimit-limit': String(rl.limit), 'ratelimit-remaining': String(rl.remaining), 'ratelimit-reset': String(rl.resetSec) },
     detail: { limit: rl.limit, reset_s: rl.resetSec },
   })
+}
+
+/** Issue 29: "A body that is not application/json on a JSON route is 415" (a JSON suffix type such as +json counts). */
+function requireJson(req: IncomingRequest): void {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
+  if (type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))) return
+  throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', { detail: { reason: 'BODY_NOT_JSON', content_type: type === '' ? null : type } })
 }
 
 /** Spec: "Bodies are JSON." An empty body reads as {} (e.g. replay accepts "body {} or { ruleset_version }"). */

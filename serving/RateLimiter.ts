@@ -25,9 +25,9 @@ export interface RateDecision {
   allowed: boolean
   limit: number
   remaining: number
-  /** Seconds until the bucket is full again (RateLimit-Reset). */
+  /** Seconds until the bucket is full again (RateLimit-Reset); on a refusal, until the next token. */
   resetSec: number
-  /** Milliseconds until one token is available; 0 when allowed. */
+  /** Milliseconds until one token is available (whole seconds, equal to resetSec on a refusal); 0 when allowed. */
   retryAfterMs: number
 }
 
@@ -56,15 +56,14 @@ class BucketSet {
       b.at = now
     }
     const allowed = b.tokens >= 1
-    if (allowed) b.tokens -= 1
-    const deficit = burst - b.tokens
-    return {
-      allowed,
-      limit: burst,
-      remaining: Math.floor(b.tokens),
-      resetSec: Math.ceil(deficit / refillPerSec),
-      retryAfterMs: allowed ? 0 : Math.ceil(((1 - b.tokens) / refillPerSec) * 1000),
+    if (allowed) {
+      b.tokens -= 1
+      return { allowed, limit: burst, remaining: Math.floor(b.tokens), resetSec: Math.ceil((burst - b.tokens) / refillPerSec), retryAfterMs: 0 }
     }
+    // A refusal names ONE wait (issue 29: reset, Retry-After and retry_after_ms disagreed): the whole seconds until a
+    // token is back, the unit the headers can carry, so all three say the same.
+    const waitSec = Math.max(1, Math.ceil((1 - b.tokens) / refillPerSec))
+    return { allowed, limit: burst, remaining: 0, resetSec: waitSec, retryAfterMs: waitSec * 1000 }
   }
 
   sweep(now: number): void {
@@ -102,7 +101,7 @@ export class RateLimiter {
     return this.byIp.take(ip, now)
   }
 
-  /** Only for a payer whose payment or credit identity was verified by the payment gate. */
+  /** Only for a proven payer: a live bearer session, or the address an x402 payment or a verified sign-in proved. */
   takePayer(payer: string, now: number): RateDecision {
     return this.byPayer.take(payer.toLowerCase(), now)
   }

@@ -16,16 +16,22 @@ import { AccessLog } from './metrics/AccessLog.ts'
 import { ChallengePaymentGate } from './payments/ChallengePaymentGate.ts'
 import type { PaymentGate } from './payments/PaymentGate.ts'
 import { RateLimiter } from './RateLimiter.ts'
+import { PayerProof } from './auth/PayerProof.ts'
 import { ROUTES } from './routes/registry.ts'
 import type { RouteDef } from './routes/types.ts'
 import { systemClock, type Clock } from '../common/Clock.ts'
 import { type Services } from './Services.ts'
 /** Services the caller provides; clock, logger, rate limiter and payment gate have defaults. */
-export type ServiceParts = Omit<Services, 'clock' | 'config' | 'logger' | 'rateLimiter' | 'paymentGate'> & {
+export type ServiceParts = Omit<Services, 'clock' | 'config' | 'logger' | 'rateLimiter' | 'paymentGate' | 'payerProof'> & {
   clock?: Clock
   logger?: Logger
   rateLimiter?: RateLimiter
   paymentGate?: PaymentGate
+  /**
+   * Builds the proof of payer control for the service's public origin (known only once the port is bound when no
+   * base URL is configured). Default: sessions in memory, a random nonce key, config.sessionTtlS.
+   */
+  payerProof?: (origin: string) => PayerProof
 }
 
 export interface ServerOptions {
@@ -60,14 +66,16 @@ export class Server {
     const config = resolveServingConfig(opts.config)
     const host = opts.host ?? '127.0.0.1'
     const parts = opts.services ?? {}
-    const services: Services = {
-      ...parts,
+    const { payerProof: proofFor, ...rest } = parts
+    // payerProof is set once the origin is known (below), before the dispatcher that reads it exists.
+    const services = {
+      ...rest,
       clock: parts.clock ?? systemClock,
       config,
       logger: parts.logger ?? childLogger('serving'),
-      rateLimiter: parts.rateLimiter ?? new RateLimiter(),
+      rateLimiter: parts.rateLimiter ?? new RateLimiter(config.rateLimits),
       paymentGate: parts.paymentGate ?? new ChallengePaymentGate(config.payTo),
-    }
+    } as Services
     // A conditional route (onlyWhenWired) is not registered at all where its part is absent: 404 like any unknown path.
     const routes = (opts.routes ?? ROUTES).filter((r) => r.onlyWhenWired === undefined || services[r.onlyWhenWired] !== undefined)
     // Documents need the bound port when no public base URL is configured, so the dispatcher is bound after listen.
@@ -85,6 +93,7 @@ export class Server {
       (req, res) => (req.path === MCP_PATH && mcp ? mcp.handle(req, res) : dispatcher ? dispatcher.handle(req, res) : undefined),
     )
     const baseUrl = config.baseUrl ?? `http://${host}:${adapter.port}`
+    services.payerProof = proofFor ? proofFor(baseUrl) : PayerProof.create({ origin: baseUrl, sessionTtlS: config.sessionTtlS })
     const documents = StaticDocuments.build(routes, config, baseUrl, services.clock.now(), answerKeysOf(services.answerKeys))
     const accessLog = config.accessLog > 0 ? new AccessLog(services.logger, config.accessLog) : null
     dispatcher = new Dispatcher(routes, services, documents, accessLog)

@@ -30,6 +30,7 @@ import type { ServingConfig } from './config.ts'
 import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
 import type { PaymentGate } from './payments/PaymentGate.ts'
 import type { RateLimiter } from './RateLimiter.ts'
+import type { PayerProof } from './auth/PayerProof.ts'
 
 export interface Services {
   clock: Clock
@@ -37,6 +38,8 @@ export interface Services {
   logger: Logger
   rateLimiter: RateLimiter
   paymentGate: PaymentGate
+  /** Proof of payer control (sign-in-with-x and bearer sessions): every payer-scoped route and the credits rail. */
+  payerProof: PayerProof
   providers?: ProviderRegistry
   /** Which time the data lives in: /readyz data_time and the x-svc-data-time header on every answer. */
   dataTime?: DataTimeSource

@@ -4,6 +4,13 @@
  */
 import { Address, Nullable, Type, type Static } from '../common/schema.ts'
 import { optionsValidator } from '../common/validation.ts'
+import { DEFAULT_SESSION_TTL_S } from './auth/PayerProof.ts'
+import { DEFAULT_RATE_LIMITS } from './RateLimiter.ts'
+
+const BUCKET = Type.Object(
+  { burst: Type.Integer({ minimum: 1, maximum: 1_000_000 }), refillPerSec: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 }) },
+  { additionalProperties: false },
+)
 
 export const SERVING_CONFIG_SCHEMA = Type.Object(
   {
@@ -27,6 +34,15 @@ export const SERVING_CONFIG_SCHEMA = Type.Object(
     accessLog: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     /** Browser origins (scheme://host[:port]) allowed to call the MCP endpoint besides its own and the base URL's. */
     mcpOrigins: Type.Optional(Type.Array(Type.String({ pattern: '^https?://[^/]+$' }))),
+    /** Lifetime of a bearer session opened with a sign-in (POST /v1/auth/session), in seconds. */
+    sessionTtlS: Type.Optional(Type.Integer({ minimum: 60, maximum: 30 * 24 * 3600 })),
+    /** Token buckets: per client IP (unproven callers) and per proven payer (spec, Limits: "per IP and per verified payer"). */
+    rateLimits: Type.Optional(
+      Type.Object(
+        { ip: BUCKET, payer: BUCKET },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -43,6 +59,8 @@ export const CONFIG_DEFAULTS: Omit<ServingConfig, 'payTo'> = {
   drainTimeoutMs: 10_000,
   accessLog: 1,
   mcpOrigins: [],
+  sessionTtlS: DEFAULT_SESSION_TTL_S,
+  rateLimits: DEFAULT_RATE_LIMITS,
 }
 
 const validate = optionsValidator<Static<typeof SERVING_CONFIG_SCHEMA>>(SERVING_CONFIG_SCHEMA, 'serving config')

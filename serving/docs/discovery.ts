@@ -8,6 +8,7 @@
  * disallows /v1/admin/".
  */
 import type { AnswerKeys } from '../../record/answerKeys/answerSignature.ts'
+import { CHALLENGE_PATH, SESSION_PATH, SIGN_IN_HOWTO } from '../auth/signInHowTo.ts'
 import { CREDIT_TO_USD, priceOf } from '../../product/billing/pricing.ts'
 import { BASE_NETWORK, X402_VERSION, acceptsFor } from '../payments/x402.ts'
 import { concretePaidPaths, isPublic } from '../routes/derive.ts'
@@ -73,12 +74,13 @@ export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, doc
     payment: {
       rails: [
         { kind: 'x402', x402Version: X402_VERSION, scheme: 'exact', network: BASE_NETWORK, discovery: `${baseUrl}${routeOf(routes, 'wellknown.x402').path}` },
-        { kind: 'credits', header: 'x-svc-payer', credit_to_usd: CREDIT_TO_USD, pricing: `${baseUrl}${routeOf(routes, 'pricing').path}` },
+        { kind: 'credits', header: 'x-svc-payer', credit_to_usd: CREDIT_TO_USD, pricing: `${baseUrl}${routeOf(routes, 'pricing').path}`, proof: 'payer_proof' },
       ],
       free_allowance: `3 entry-tier questions per payer address (${call(routes, 'billing.scout.grant')})`,
     },
     // Issue 29: who signs the served decision records (meta.signatures) and when each key's signatures count.
     answer_keys: { url: `${baseUrl}${routeOf(routes, 'answer_keys').path}`, verify: call(routes, 'verify', baseUrl), ...answerKeys },
+    payer_proof: payerProofDoc(routes, baseUrl),
     endpoints: routes.filter(isPublic).map((r) => ({
       id: r.id,
       method: r.method,
@@ -123,7 +125,9 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string, answe
     `3. Claim the one-time free allowance (3 entry-tier questions): \`${call(routes, 'billing.scout.grant', baseUrl)}\` with { payer }.`,
     '4. Call a paid route. Without payment it answers 402 with a base64 PAYMENT-REQUIRED header (x402 v2, scheme exact,',
     '   USDC on Base eip155:8453). Sign the EIP-3009 authorization and retry with PAYMENT-SIGNATURE, or send',
-    '   x-svc-payer with a Base address holding credits.',
+    '   x-svc-payer with a Base address holding credits, proven: every payer-scoped route (credits, calls, Arena settings',
+    '   and notifications, hooks, push, follows, alerts, rate locks, draws) needs proof of control of the payer address.',
+    `   ${SIGN_IN_HOWTO}`,
     '5. Every answer is a recorded decision. A refusal (stale_input, insufficient_confidence, suppress) is a 200 with',
     `   probability 0 and confidence 0: no claim. Read it back free at \`${call(routes, 'decisions.get')}\`; its`,
     `   resolution at \`${call(routes, 'resolutions.get')}\`; its lineage at \`${call(routes, 'lineage.get')}\`.`,
@@ -142,6 +146,7 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string, answe
     `- Answer keys (signers of served records, with validity windows): ${at('answer_keys')}`,
     ...answerKeys.keys.map((k) => `  - ${k.address} valid from ${k.valid_from} ${k.valid_until === null ? '(in force)' : `until ${k.valid_until}`}`),
     `- MCP tool server (streamable HTTP, stateless): ${baseUrl}${MCP_PATH}; its tools and prices: ${at('wellknown.mcp')} (paid tools take x-svc-payer on the MCP HTTP request, or _meta["x402/payment"])`,
+    `- MCP tool server (streamable HTTP, stateless): ${baseUrl}${MCP_PATH}; its tools and prices: ${at('wellknown.mcp')} (paid tools take x-svc-payer with Authorization: Bearer <session token> on the MCP HTTP request, or _meta["x402/payment"])`,
     '',
     '## Free endpoints',
     '',
@@ -172,7 +177,8 @@ export function buildMcpDiscovery(routes: readonly RouteDef[], baseUrl: string, 
     supported_protocol_versions: SUPPORTED_PROTOCOL_VERSIONS,
     payment: {
       x402: { x402Version: X402_VERSION, network: BASE_NETWORK, request_meta: 'x402/payment', response_meta: 'x402/payment-response', resource: 'mcp://tool/<name>' },
-      credits: { header: 'x-svc-payer', description: 'Send x-svc-payer (the Base address holding credits) on the MCP HTTP request; every paid tool call is debited from it.' },
+      credits: { header: 'x-svc-payer', description: `Send x-svc-payer (the Base address holding credits) and its proof (Authorization: Bearer <token> from POST ${SESSION_PATH}, or a SIGN-IN-WITH-X header) on the MCP HTTP request; every paid tool call is debited from it.` },
+      payer_proof: SIGN_IN_HOWTO,
       unpaid: 'A paid tool called without payment returns isError with structuredContent = the x402 PaymentRequired object.',
     },
     tools: buildCatalog(routes).map((tool) => {
@@ -186,5 +192,19 @@ export function buildMcpDiscovery(routes: readonly RouteDef[], baseUrl: string, 
         price: price === null ? null : { pricing_key: price.key, credits: price.credits, usd: price.usd, amount: price.amount_atomic, accepts: acceptsFor(price, payTo) },
       }
     }),
+  }
+}
+
+/** How to prove a payer address (issue 29): the same facts in the agent card as in llms.txt and OpenAPI. */
+function payerProofDoc(routes: readonly RouteDef[], baseUrl: string): Record<string, unknown> {
+  return {
+    how_to: SIGN_IN_HOWTO,
+    extension: 'sign-in-with-x',
+    chain: 'eip155:8453',
+    signature: 'eip191 (EOA); smart-wallet signatures (EIP-1271, EIP-6492) are refused',
+    challenge: `${baseUrl}${CHALLENGE_PATH}`,
+    session: `${baseUrl}${SESSION_PATH}`,
+    headers: { sign_in: 'SIGN-IN-WITH-X', session: 'Authorization: Bearer <token>', payer: 'x-svc-payer' },
+    payer_scoped_routes: routes.filter((r) => isPublic(r) && r.payer).map((r) => r.id),
   }
 }

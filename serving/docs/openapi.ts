@@ -4,6 +4,7 @@
  * Spec (Discovery): "/openapi.json | OpenAPI 3.1 with free/paid split and price annotations on paid operations".
  */
 import { answerKeysOf, type AnswerKeys } from '../../record/answerKeys/answerSignature.ts'
+import { CHALLENGE_PATH, SESSION_PATH, SIGN_IN_HOWTO } from '../auth/signInHowTo.ts'
 import { ERRORS, type ErrorCode } from '../../common/errors.ts'
 import { Address } from '../../common/schema.ts'
 import { ERROR_ENVELOPE_SCHEMA, META_SCHEMA, envelopeSchema } from '../envelope.ts'
@@ -133,6 +134,8 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl: str
         ? { requestBody: { required: true, content: { 'application/json': { schema: route.request.body } } } }
         : {}),
       responses: { ...successResponse(route), ...errorResponses(route) },
+      // Issue 29: the named payer is proven by a session or a one-use sign-in; paid routes also take x402 (no proof needed).
+      ...(route.payer || route.pay.kind === 'paid' ? { security: [{ payerSession: [] }, { signInWithX: [] }, ...(route.payer ? [] : [{}])] } : {}),
       ...pricingExtensions(route, opts.payTo),
     }
     paths[route.path] ??= {}
@@ -145,12 +148,17 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl: str
       version: opts.version,
       description:
         'Calibrated probabilistic answers about crypto perpetual markets, recorded on an append-only ledger and resolved at their horizon. ' +
-        `Paid routes accept x402 v2 (exact, USDC on Base) or prepaid credits (1 credit = ${CREDIT_TO_USD} USD at rung 0).`,
+        `Paid routes accept x402 v2 (exact, USDC on Base) or prepaid credits (1 credit = ${CREDIT_TO_USD} USD at rung 0). ` +
+        'Credits and every payer-scoped route need proof of control of the payer address (securitySchemes payerSession or signInWithX).',
     },
     servers: [{ url: opts.serverUrl }],
     paths,
     components: {
       schemas: { Meta: META_SCHEMA, ErrorEnvelope: ERROR_ENVELOPE_SCHEMA },
+      securitySchemes: {
+        payerSession: { type: 'http', scheme: 'bearer', description: `A session for the payer address (x-svc-payer names it): POST ${SESSION_PATH} with a signed SIGN-IN-WITH-X header returns the token. ${SIGN_IN_HOWTO}` },
+        signInWithX: { type: 'apiKey', in: 'header', name: 'SIGN-IN-WITH-X', description: `base64 of a signed x402 sign-in-with-x payload (EIP-4361 on eip155:8453, EIP-191); one use. Challenge: GET ${CHALLENGE_PATH}, any 402 PAYMENT-REQUIRED extensions["sign-in-with-x"], or a 401 PAYER_UNPROVEN detail.` },
+      },
     },
     // Issue 29: the keys that sign served decision records (meta.signatures), each with its window.
     'x-answer-keys': opts.answerKeys ?? answerKeysOf(undefined),

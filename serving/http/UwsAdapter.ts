@@ -29,6 +29,8 @@ export interface IncomingRequest {
   readonly query: string
   /** Lower-cased header names; repeated headers joined with ', '. */
   readonly headers: Record<string, string>
+  /** One header without copying them all (the dispatcher reads Authorization on every request for the rate limit). */
+  header?(name: string): string | undefined
   readonly ip: string
   /** Complete body (null for methods without one or an empty body). */
   body: Buffer | null
@@ -63,6 +65,12 @@ class CopiedRequest implements IncomingRequest {
       this.copied = copyHeaders(this.live)
     }
     return this.copied
+  }
+
+  header(name: string): string | undefined {
+    if (this.copied !== null || this.live === null) return this.headers[name]
+    const v = this.live.getHeader(name)
+    return v === '' ? undefined : v
   }
 
   /** End of the uWS callback: copy the headers if anything may still read them (pending), then drop the handle. */

@@ -5,9 +5,13 @@
  * route's params, query and body schemas; each argument goes back to the request part that declares it, so a tool
  * call is the REST request the route already validates, prices and gates.
  */
+import { SESSION_PATH } from '../auth/signInHowTo.ts'
 import { priceOf, type Price } from '../../product/billing/pricing.ts'
 import { isPublic, pricingKeyFor } from '../routes/derive.ts'
 import type { JsonSchema, RouteDef } from '../routes/types.ts'
+
+/** What every payer-scoped tool adds to its description. */
+export const MCP_PAYER_PROOF = `Proves the payer: send Authorization: Bearer <token> (from POST ${SESSION_PATH} with a signed sign-in-with-x challenge) and x-svc-payer on the MCP HTTP request.`
 
 export type ArgumentPart = 'params' | 'query' | 'body'
 
@@ -53,7 +57,8 @@ export function buildCatalog(routes: readonly RouteDef[]): CatalogTool[] {
     }
     tools.push({
       name: route.mcp.name,
-      description: route.mcp.description,
+      // A payer-scoped tool says how to prove the payer, so a model choosing it knows what the call needs (issue 29).
+      description: route.payer ? `${route.mcp.description} ${MCP_PAYER_PROOF}` : route.mcp.description,
       inputSchema: { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false },
       route,
       parts,

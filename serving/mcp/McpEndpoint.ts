@@ -47,7 +47,8 @@ export const X402_PAYMENT_RESPONSE_META = 'x402/payment-response'
 /** What a caller should do next after a refusal, by error code: the envelope says what failed, this says how to go on. */
 const RECOVERY: Partial<Record<ErrorCode, string>> = {
   VALIDATION: 'Fix the argument named in detail.field to match the tool inputSchema, then call again.',
-  PAYMENT_REQUIRED: 'Pay: send the x-svc-payer header (a Base address holding credits) on the MCP HTTP request, or retry with _meta["x402/payment"].',
+  PAYMENT_REQUIRED: 'Pay: send x-svc-payer (a Base address holding credits) with its proof (Authorization: Bearer <token> from POST /v1/auth/session, or a SIGN-IN-WITH-X header) on the MCP HTTP request, or retry with _meta["x402/payment"].',
+  PAYER_UNPROVEN: 'Prove the payer: sign the sign-in-with-x challenge in detail, exchange it at POST /v1/auth/session, and send Authorization: Bearer <token> on the MCP HTTP request.',
   PAYMENT_INVALID: 'Sign a fresh payment for the accepts entry of the challenge and call again.',
   PAYMENT_REPLAYED: 'Sign a new authorization with a fresh nonce; a nonce pays once.',
   DECISION_NOT_FOUND: 'Check the decision_id: it is the id a svc_decision answer carried (svc_feed lists recent ones).',
@@ -61,7 +62,7 @@ const RECOVERY: Partial<Record<ErrorCode, string>> = {
   PROVIDER_DOWN: 'A provider or service part is down or not wired here: retry later if retryable, else use another tool.',
   INTERNAL: 'Unexpected failure; retrying once is safe (a failed paid call is not charged).',
 }
-const MCP_PAYMENT_REQUIRED = 'Payment required to access this tool: retry with _meta["x402/payment"] (a PaymentPayload for one accepts entry), or send x-svc-payer on the MCP HTTP request to pay with credits.'
+const MCP_PAYMENT_REQUIRED = 'Payment required to access this tool: retry with _meta["x402/payment"] (a PaymentPayload for one accepts entry), or send x-svc-payer with its proof (Authorization: Bearer <token> from POST /v1/auth/session) on the MCP HTTP request to pay with credits.'
 const DEFAULT_RECOVERY = 'See the error code in docs/errors.md; retry only when retryable is true.'
 
 /** The dispatcher's answer to one synthesized request, kept instead of written to a socket. */
@@ -309,6 +310,9 @@ export class McpEndpoint {
     const forwarded: Record<string, string> = { 'content-type': 'application/json' }
     const payer = headers[PAYER_HEADER]
     if (payer !== undefined) forwarded[PAYER_HEADER] = payer
+    // Proof of payer control travels on the MCP HTTP request like x-svc-payer (issue 29): the dispatcher checks it.
+    if (headers.authorization !== undefined) forwarded.authorization = headers.authorization
+    if (headers['sign-in-with-x'] !== undefined) forwarded['sign-in-with-x'] = headers['sign-in-with-x']
     // x402 over MCP: the PaymentPayload object goes where the HTTP transport carries it, so the one x402 gate verifies
     // it (a malformed one is refused there as PAYMENT_INVALID naming the field) and settles only after the tool answered.
     if (payment !== undefined) forwarded['payment-signature'] = encodeHeader(payment)

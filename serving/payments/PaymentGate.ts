@@ -60,7 +60,7 @@ export type SettleOutcome =
   | { ok: true; /** Headers for the success response (x402: PAYMENT-RESPONSE). */ response_headers?: Record<string, string> }
   | { ok: false; /** The refusal to answer with (carries its own headers, e.g. PAYMENT-RESPONSE success:false). */ error: ServiceError }
 
-export type ReleaseCause = 'handler_failed' | 'rate_limited' | 'settle_failed' | 'not_charged'
+export type ReleaseCause = 'handler_failed' | 'rate_limited' | 'settle_failed' | 'not_charged' | 'payer_mismatch'
 
 /** What settle() learns about the answer. */
 export interface AnswerFacts {

@@ -3,7 +3,8 @@
  * reads are MCP tools (spec, MCP tool server: svc_arena_profile … svc_arena_levels); writes are REST only.
  *
  * Spec (Authentication 1): Arena routes identify the payer by "header payer (and query parameter payer where
- * stated)": the caller-scoped reads take either (query for MCP clients, which send no headers); both given must agree.
+ * stated)": the caller-scoped reads take either (query for MCP clients, whose proof of the payer rides on the MCP HTTP
+ * request's headers); both given must agree.
  */
 import { ServiceError } from '../../common/ServiceError.ts'
 import { Address, Open, Strict, StringEnum, Type } from '../../common/schema.ts'
@@ -11,7 +12,7 @@ import {
   AGENT_RESULT, CARD, LEADERBOARD, LEVELS_DOC, NEXT_ACTION, NOTIFICATION_FEED, NotificationKind, OPT_IN_RESULT, PREFERENCES, PROFILE, QUEST_BOARD,
   READ_RESULT, SEASON,
 } from '../../product/arena/schemas.ts'
-import { FREE, callerPayer, env } from './define.ts'
+import { FREE, PAYER_IN_ARENA, callerPayer, env } from './define.ts'
 import type { RouteDef } from './types.ts'
 
 const PAYER_EITHER = {
@@ -28,6 +29,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     summary: "A payer's Arena profile: rank, XP, next rank, discount, stats, streak, badges, season standing and quests",
     tags: ['arena'],
     pay: FREE,
+    payer: PAYER_IN_ARENA,
     mcp: {
       name: 'svc_arena_profile',
       description:
@@ -46,6 +48,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     summary: 'Active daily and weekly quests with target, measured progress, XP reward and expiry, plus recent completions',
     tags: ['arena'],
     pay: FREE,
+    payer: PAYER_IN_ARENA,
     mcp: {
       name: 'svc_arena_quests',
       description:
@@ -107,6 +110,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     summary: 'The single recommended next action, from open quest progress',
     tags: ['arena'],
     pay: FREE,
+    payer: PAYER_IN_ARENA,
     mcp: {
       name: 'svc_arena_next_action',
       description:
@@ -175,6 +179,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     summary: 'Show or hide the payer on the boards and its public card (default hidden)',
     tags: ['arena'],
     pay: FREE,
+    payer: { header: 'payer' },
     needs: ['arena'],
     request: { headers: PAYER_REQUIRED_HEADER, body: Strict({ opt_in: Type.Boolean() }) },
     response: env(OPT_IN_RESULT),
@@ -188,6 +193,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     summary: 'Declare or revoke the agent track; never changes rank, XP or price',
     tags: ['arena'],
     pay: FREE,
+    payer: { header: 'payer' },
     needs: ['arena'],
     request: { headers: PAYER_REQUIRED_HEADER, body: Strict({ is_agent: Type.Boolean() }) },
     response: env(AGENT_RESULT),
@@ -201,6 +207,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     summary: 'The notification feed: unread first, then newest, at most 50, with unread_count',
     tags: ['arena'],
     pay: FREE,
+    payer: PAYER_IN_ARENA,
     needs: ['arena'],
     request: PAYER_EITHER,
     response: env(NOTIFICATION_FEED),
@@ -214,6 +221,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     summary: 'Mark every unread notification, or just the ids given, as read',
     tags: ['arena'],
     pay: FREE,
+    payer: { header: 'payer', field: 'body' },
     needs: ['arena'],
     request: { body: Strict({ payer: Address, ids: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 500 })) }) },
     response: env(READ_RESULT),
@@ -229,6 +237,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     summary: 'The effective per-kind notification toggles (an absent kind is enabled)',
     tags: ['arena'],
     pay: FREE,
+    payer: PAYER_IN_ARENA,
     needs: ['arena'],
     request: PAYER_EITHER,
     response: env(PREFERENCES),
@@ -242,6 +251,7 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     summary: 'Store notification toggles (merged over earlier ones; only an explicit false suppresses a kind)',
     tags: ['arena'],
     pay: FREE,
+    payer: { header: 'payer', field: 'body' },
     needs: ['arena'],
     request: {
       body: Strict({

@@ -13,7 +13,7 @@ import {
   BASE_NETWORK, MAX_TIMEOUT_SECONDS, USDC_BASE, USDC_BASE_EXTRA, X402_VERSION, encodeHeader, type PaymentRequired,
 } from '../payments/x402.ts'
 import { NO_TOP_UP_RAIL } from '../payments/RailRouter.ts'
-import { FREE, PAYER_HEADER, env, paid, fee } from './define.ts'
+import { FREE, PAYER_HEADER, PAYER_IN_HEADER, env, paid, fee } from './define.ts'
 import type { HandlerContext, RouteDef } from './types.ts'
 
 const PAYER_QUERY = Open({ payer: Address })
@@ -32,6 +32,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
     summary: 'Claim the one-time free allowance: 3 entry-tier questions (S01, S05, S06) of 1,000 credits; idempotent, never recharges',
     tags: ['billing'],
     pay: FREE,
+    payer: { header: 'x-svc-payer', field: 'body' },
     needs: ['billing'],
     request: { body: PAYER_BODY },
     response: env(SCOUT_GRANT),
@@ -45,6 +46,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
     summary: 'Free-allowance status of a payer; never grants',
     tags: ['billing'],
     pay: FREE,
+    payer: { header: 'x-svc-payer', field: 'query' },
     needs: ['billing'],
     request: { query: PAYER_QUERY },
     response: env(SCOUT_STATUS),
@@ -58,6 +60,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
     summary: 'Credit balance and expiring lots of a payer',
     tags: ['billing'],
     pay: FREE,
+    payer: { header: 'x-svc-payer', field: 'query' },
     needs: ['billing'],
     request: { query: PAYER_QUERY },
     response: env(CREDITS),
@@ -71,6 +74,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
     summary: 'Draws journal of a payer (debits, credits, refunds), newest first',
     tags: ['billing'],
     pay: FREE,
+    payer: { header: 'x-svc-payer', field: 'query' },
     needs: ['billing'],
     request: { query: Open({ payer: Address, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })) }) },
     response: env(DRAWS),
@@ -105,6 +109,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
     summary: 'Rate-lock quote: spot USD per credit at the current rung, the 12-month lock at a 20% premium and its break-even',
     tags: ['billing'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['billing'],
     request: { headers: PAYER_HEADER },
     response: env(RATE_LOCK_QUOTE),
@@ -120,6 +125,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
       'The fee depends on the body, so it is challenged by this handler rather than priced by a registry key; this deployment advertises the x402 challenge for the fee and cannot settle it yet (no top-up rail wired).',
     tags: ['billing'],
     pay: fee('the rate-lock fee: credits × spot price × 1.2, challenged by the route (402)'),
+    payer: PAYER_IN_HEADER,
     needs: ['billing'],
     request: {
       headers: Open({ 'x-svc-payer': Address, 'x-svc-ops': Type.Optional(Type.String({ maxLength: 512 })) }),

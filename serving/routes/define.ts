@@ -2,7 +2,7 @@
 import { ServiceError } from '../../common/ServiceError.ts'
 import { Address, CanonicalAsset, Chain, Type, Uuid } from '../../common/schema.ts'
 import type { EndpointPricingKey } from '../../product/billing/pricing.ts'
-import type { HandlerContext, JsonSchema, PayDecl, ResponseDecl } from './types.ts'
+import type { HandlerContext, JsonSchema, PayDecl, PayerSource, ResponseDecl } from './types.ts'
 
 export const FREE = { kind: 'free' } as const satisfies PayDecl
 export const fee = (note: string) => ({ kind: 'fee', note }) as const satisfies PayDecl
@@ -18,6 +18,10 @@ export const WALLET_PARAMS = Type.Object({ chain: Chain, address: Address }, { a
 /** Spec, Authentication 1: "header x-svc-payer on duel, delivery and rate-lock routes". */
 export const PAYER_HEADER = Type.Object({ 'x-svc-payer': Address })
 
+/** Payer-scoped routes (issue 29): the payer named in x-svc-payer, in payer (Arena), or in either beside a field. */
+export const PAYER_IN_HEADER = { header: 'x-svc-payer' } as const satisfies PayerSource
+export const PAYER_IN_ARENA = { header: 'payer', field: 'query' } as const satisfies PayerSource
+
 /** The spec's typed 404 for an id or symbol that names nothing. */
 export function notFound(code: 'DECISION_NOT_FOUND' | 'ASSET_NOT_FOUND', field: string, value: unknown): never {
   throw new ServiceError(code, { detail: { field, value } })
@@ -28,9 +32,9 @@ export function notFound(code: 'DECISION_NOT_FOUND' | 'ASSET_NOT_FOUND', field: 
  * payer and query payer on Arena routes; a payer field in some bodies): the field in `part` or the header, one of them
  * required; two naming different addresses is a 400 PAYER_MISMATCH, never a guess.
  */
-export function callerPayer(ctx: HandlerContext, header: 'payer' | 'x-svc-payer', part: 'query' | 'body'): string {
+export function callerPayer(ctx: HandlerContext, header: 'payer' | 'x-svc-payer', part: 'query' | 'body' | null): string {
   const fromHeader = ctx.headers[header]
-  const given = (part === 'query' ? ctx.query.payer : ctx.body.payer) as string | undefined
+  const given = (part === null ? undefined : part === 'query' ? ctx.query.payer : ctx.body.payer) as string | undefined
   if (given !== undefined && fromHeader !== undefined && given.toLowerCase() !== fromHeader.toLowerCase()) {
     throw new ServiceError('VALIDATION', {
       message: `The ${part} payer and the ${header} header name different payers.`,
@@ -40,8 +44,8 @@ export function callerPayer(ctx: HandlerContext, header: 'payer' | 'x-svc-payer'
   const payer = given ?? fromHeader
   if (payer === undefined) {
     throw new ServiceError('VALIDATION', {
-      message: `Name the payer: the ${part} field payer or the ${header} header (a 0x-prefixed 20-byte hex address).`,
-      detail: { reason: 'REQUEST_VALIDATION_FAILED', field: `/${part}/payer` },
+      message: part === null ? `Name the payer in the ${header} header (a 0x-prefixed 20-byte hex address).` : `Name the payer: the ${part} field payer or the ${header} header (a 0x-prefixed 20-byte hex address).`,
+      detail: { reason: 'REQUEST_VALIDATION_FAILED', field: part === null ? `/headers/${header}` : `/${part}/payer` },
     })
   }
   return payer

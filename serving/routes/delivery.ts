@@ -11,7 +11,7 @@ import {
   ENDPOINT_REQUEST, ENDPOINT_VIEW, FOLLOW_ID, FOLLOW_REMOVED, FOLLOW_REQUEST, FOLLOW_VIEW, HOOK_ARMED, HOOK_REQUEST, PUSH_CONFIG, PUSH_REGISTRATION_REQUEST,
   listOf, type AlertKind, type SubjectKind,
 } from '../../product/delivery/schemas.ts'
-import { FREE, PAYER_HEADER, env, notFound, paid } from './define.ts'
+import { FREE, PAYER_HEADER, PAYER_IN_HEADER, env, notFound, paid } from './define.ts'
 import type { HandlerContext, RouteDef } from './types.ts'
 
 const payerOf = (ctx: HandlerContext) => (ctx.headers['x-svc-payer'] as string).toLowerCase()
@@ -63,6 +63,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
       "Every resolution of a decision this payer paid for is POSTed to the url, signed with the endpoint's own secret (shown once). One debit of the add-on price with ref = the endpoint id; at most 10 active endpoints per payer (409 HOOK_ENDPOINT_CAP); re-registering an active URL within its 30-day window replays it without a charge and without the secret.",
     tags: ['delivery'],
     pay: paid('delivery.hook_endpoint'),
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER, body: ENDPOINT_REQUEST },
     response: env(ENDPOINT_VIEW, 201),
@@ -88,6 +89,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: "This payer's outcome hook endpoints with delivery counts",
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
     response: env(listOf(ENDPOINT_VIEW)),
@@ -101,6 +103,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: 'Pause an outcome hook endpoint (owner only; history kept)',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER, params: Strict({ endpoint_id: ENDPOINT_ID }) },
     response: env(ENDPOINT_VIEW),
@@ -130,6 +133,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: 'Register or refresh a push device (a Web Push subscription)',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: {
       headers: PAYER_HEADER,
@@ -150,6 +154,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: "This payer's push devices (host, timestamps, active flag; never keys)",
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
     response: env(listOf(DEVICE_VIEW)),
@@ -163,6 +168,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: 'Disable a push device (disabled_at set; the row survives)',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER, params: Strict({ device_id: DEVICE_ID }) },
     response: env(DEVICE_VIEW),
@@ -177,6 +183,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     description: 'channels is a bitmask: 1 push, 2 email, 4 telegram. A channel this deployment has not configured fails visibly in the delivery record (channels_unconfigured names it now).',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: {
       headers: PAYER_HEADER,
@@ -196,6 +203,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: "This payer's follows",
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
     response: env(listOf(FOLLOW_VIEW)),
@@ -209,6 +217,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: 'Unfollow (an absent follow is data: removed false)',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER, params: Strict({ follow_id: FOLLOW_ID }) },
     response: env(FOLLOW_REMOVED),
@@ -224,6 +233,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
       "kind probability: a new decision on the subject whose probability is at or above threshold (required); refusal: a new refusal decision on the subject; resolution: a clock on the subject resolved. threshold gates notifications only. One notification per watch per decision; none within cooldown_s (default 900) of the watch's last, in the service's event time.",
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: {
       headers: PAYER_HEADER,
@@ -254,6 +264,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: "This payer's alert watches",
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER },
     response: env(listOf(ALERT_VIEW)),
@@ -267,6 +278,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
     summary: 'Delete an alert watch (an absent one is data: deleted false)',
     tags: ['delivery'],
     pay: FREE,
+    payer: PAYER_IN_HEADER,
     needs: ['delivery'],
     request: { headers: PAYER_HEADER, params: Strict({ alert_id: ALERT_ID }) },
     response: env(ALERT_DELETED),

@@ -6,11 +6,15 @@ import type { RouteDef } from './types.ts'
 /** Every code a route can answer with: its own plus those the dispatcher adds. Sorted by status then code. */
 export function routeErrors(route: RouteDef): ErrorCode[] {
   const codes = new Set<ErrorCode>(route.errors)
-  codes.add('RATE_LIMITED')
+  if (route.unlimited !== true) codes.add('RATE_LIMITED')
   codes.add('INTERNAL')
   const req = route.request
   if (req.params || req.query || req.body || req.headers) codes.add('VALIDATION')
-  if (req.body) codes.add('PAYLOAD_TOO_LARGE')
+  if (req.body) {
+    codes.add('PAYLOAD_TOO_LARGE')
+    codes.add('UNSUPPORTED_MEDIA_TYPE')
+  }
+  if (route.payer) codes.add('PAYER_UNPROVEN')
   if (route.pay.kind === 'paid') {
     codes.add('PAYMENT_REQUIRED')
     codes.add('PAYMENT_INVALID')

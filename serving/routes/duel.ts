@@ -9,7 +9,7 @@
  */
 import { Address, Open, Probability, Strict, StringEnum, Type, Uuid } from '../../common/schema.ts'
 import { AGGREGATE_BOARD, BOARD_WINDOWS, LOCKED_CALL, OPT_IN, PERSONAL_SCOREBOARD, PUBLIC_BOARD, type BoardWindow } from '../../product/duel/schemas.ts'
-import { FREE, PAYER_HEADER, callerPayer, env, notFound, paid } from './define.ts'
+import { FREE, PAYER_HEADER, PAYER_IN_HEADER, callerPayer, env, notFound, paid } from './define.ts'
 import type { RouteDef } from './types.ts'
 
 const OPTIONAL_PAYER_HEADER = Type.Object({ 'x-svc-payer': Type.Optional(Address) })
@@ -24,6 +24,7 @@ export const DUEL_ROUTES: readonly RouteDef[] = [
       "One call per payer per clock, before its horizon_end; the house's frozen probability is stored beside it and both are graded when the clock resolves (an unresolvable outcome voids the call). On a distribution question (S01) the call is about the house's chosen class: obtains = the chosen class is the realized one. Refusals (unknown decision, refusal decision, CLOCK_CLOSED, CALL_ALREADY_LOCKED) are answered before any payment: nothing is charged.",
     tags: ['duel'],
     pay: paid('decision.deep'),
+    payer: PAYER_IN_HEADER,
     mcp: {
       name: 'svc_call',
       description:
@@ -63,6 +64,7 @@ export const DUEL_ROUTES: readonly RouteDef[] = [
       'calls, graded, open and void counts; player and house accuracy (null for an empty record, never zero) and mean Brier on the same graded calls; the most recent calls with their grades. The payer comes from the query parameter payer or the x-svc-payer header.',
     tags: ['duel'],
     pay: FREE,
+    payer: { header: 'x-svc-payer', field: 'query' },
     mcp: {
       name: 'svc_calls',
       description:
@@ -111,6 +113,7 @@ export const DUEL_ROUTES: readonly RouteDef[] = [
     description: 'An append-only consent record; the last one wins. The payer comes from the body field payer or the x-svc-payer header.',
     tags: ['duel'],
     pay: FREE,
+    payer: { header: 'x-svc-payer', field: 'body' },
     needs: ['duel'],
     request: { headers: OPTIONAL_PAYER_HEADER, body: Strict({ payer: Type.Optional(Address), opt_in: Type.Boolean() }) },
     response: env(OPT_IN),

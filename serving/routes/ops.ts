@@ -32,6 +32,7 @@ export const OPS_ROUTES: RouteDef[] = [
     tags: ['ops'],
     pay: FREE,
     operator: true,
+    unlimited: true,
     needs: ['metrics', 'billing'],
     request: {
       headers: Open({

@@ -7,6 +7,7 @@
  * identically on every route."
  */
 import { ARENA_ROUTES } from './arena.ts'
+import { AUTH_ROUTES } from './auth.ts'
 import { ADMIN_ROUTES } from './admin.ts'
 import { BILLING_ROUTES } from './billing.ts'
 import { DECISION_ROUTES } from './decisions.ts'
@@ -26,6 +27,7 @@ import { WALLET_ROUTES } from './wallet.ts'
 export const ROUTES: readonly RouteDef[] = Object.freeze([
   ...platformRoutes(() => ROUTES),
   ...DISCOVERY_ROUTES,
+  ...AUTH_ROUTES,
   ...DECISION_ROUTES,
   ...RECORD_ROUTES,
   ...RELEASE_ROUTES,

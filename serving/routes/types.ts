@@ -78,6 +78,16 @@ export type HandlerResult =
   | { raw: { body: string | Uint8Array; contentType: string; status?: number; headers?: Record<string, string> } }
   | { redirect: string; status?: 301 | 302 }
 
+/**
+ * Where a payer-scoped route names its payer (spec, Authentication 1): a header, and optionally the query or body
+ * field payer beside it (two that differ are a 400 PAYER_MISMATCH). The dispatcher proves the caller controls that
+ * payer before the handler runs (issue 29); the credits header of every paid route is proven the same way.
+ */
+export interface PayerSource {
+  header: 'payer' | 'x-svc-payer'
+  field?: 'query' | 'body'
+}
+
 export interface RouteDef {
   id: string
   method: HttpMethod
@@ -96,6 +106,10 @@ export interface RouteDef {
    * exist when no admin key is configured").
    */
   onlyWhenWired?: ServicePart
+  /** The route reads or changes what a payer owns: where the payer is named; the caller must prove control of it. */
+  payer?: PayerSource
+  /** Health probes and metrics: never rate limited (a probe refused with 429 would restart a healthy service). */
+  unlimited?: true
   /** The route as an MCP tool; absent: REST only. */
   mcp?: McpTool
   /** The catalog question a paid call asks, when known before the handler (free-allowance eligibility). */

@@ -8,6 +8,8 @@
  * clock, and jumped forward by hand to stand for a stop of some minutes. A short history (2 days, fitted on the first
  * one) keeps the warm-up to seconds.
  */
+import { privateKeyToAccount } from 'viem/accounts'
+import { signIn } from '../helpers/serving/signIn.ts'
 import t from 'tap'
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -23,7 +25,8 @@ import { readAll } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
 const MINUTE = 60_000
-const PAYER = '0x' + '1'.repeat(40)
+const PAYER_ACCOUNT = privateKeyToAccount(`0x${'11'.repeat(32)}`)
+const PAYER = PAYER_ACCOUNT.address
 const OPS = 'ops-token-for-the-test'
 
 /** A present that starts at `startIso` and then moves with the machine clock; `jump` moves it forward by hand. */
@@ -56,8 +59,8 @@ async function startApp(env: Record<string, string>, clock?: { now(): number }):
   }
 }
 
-async function get(app: ServiceApp, path: string): Promise<{ status: number; header: string | null; body: any }> {
-  const res = await fetch(app.server.url + path)
+async function get(app: ServiceApp, path: string, headers: Record<string, string> = {}): Promise<{ status: number; header: string | null; body: any }> {
+  const res = await fetch(app.server.url + path, { headers })
   return { status: res.status, header: res.headers.get('x-svc-data-time'), body: await res.json() }
 }
 
@@ -106,9 +109,11 @@ t.test('present time under a controlled clock: wall-time instants, horizons afte
     body: JSON.stringify({ action: 'grant', payer: PAYER, credits: 10_000, ref: 'present-time-test' }),
   })
   t.equal(granted.status, 200)
+  // The payer signs in once over HTTP; its session is on the auth.proofs journal, so it still proves it after the restart.
+  const proof = await signIn(run.app.server.url, PAYER_ACCOUNT)
   const asked = await fetch(run.app.server.url + '/v1/decisions', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-svc-payer': PAYER },
+    headers: { 'content-type': 'application/json', ...proof.headers },
     body: JSON.stringify({ asset: 'BTC', question_id: 'S03_trend_continuation' }),
   })
   t.equal(asked.status, 200)
@@ -129,7 +134,7 @@ t.test('present time under a controlled clock: wall-time instants, horizons afte
   const askedRecord = decision as { decision_id?: string; action?: string }
   const locked = await fetch(run.app.server.url + '/v1/calls', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-svc-payer': PAYER },
+    headers: { 'content-type': 'application/json', ...proof.headers },
     body: JSON.stringify({ decision_id: askedRecord.decision_id, call: 'obtains', call_probability: 0.6 }),
   })
   const lockedBody = (await locked.json()) as { data?: { status: string; horizon_end: string }; error?: { detail: { reason: string } } }
@@ -151,7 +156,7 @@ t.test('present time under a controlled clock: wall-time instants, horizons afte
   t.equal(after.status, 200)
   const quotedAfter = Date.parse(after.body.data.provenance.timestamp)
   t.ok(quotedAfter > clock.now() - 2 * MINUTE, `after the restart the price is of the new present: ${after.body.data.provenance.timestamp}`)
-  const calls = (await get(run.app, `/v1/calls?payer=${PAYER}`)).body.data
+  const calls = (await get(run.app, `/v1/calls?payer=${PAYER}`, proof.headers)).body.data
   const reread = await get(run.app, `/v1/decisions/${decision.decision_id}`)
   t.equal(reread.body.meta.signatures[0].signer, answer.meta.signatures[0]!.signer, 'after the restart the same key signs')
   t.equal(calls.calls, claim ? 1 : 0, 'the call book was rebuilt from the log')

@@ -9,6 +9,8 @@
  *   sampled throughout, told the truth at each stage;
  * - an unreachable venue at start is PROVIDER_DOWN on /readyz and on the market routes, never old prices.
  */
+import { privateKeyToAccount } from 'viem/accounts'
+import { signIn } from '../helpers/serving/signIn.ts'
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ServiceApp } from '../../app/ServiceApp.ts'
@@ -24,7 +26,8 @@ const HOUR = 3_600_000
 const MINUTE = 60_000
 const COINS = ['BTC', 'ETH', 'SOL']
 const OPS = 'ops-token-live-venue'
-const PAYER = '0x' + '2'.repeat(40)
+const PAYER_ACCOUNT = privateKeyToAccount(`0x${'22'.repeat(32)}`)
+const PAYER = PAYER_ACCOUNT.address
 /** The published staleness budgets (pipeline/features/stalenessBudgets.ts): 1 h bars 2 × 1 h + 60 s; hourly funding 1 h + 15 min. */
 const BARS_BUDGET = 2 * HOUR + MINUTE
 const FUNDING_BUDGET = HOUR + 15 * MINUTE
@@ -115,6 +118,7 @@ t.test('a compressed live session: faults, an outage past the budget, a lost hou
   const streaming = await json(`${svc.url}/readyz`)
   t.match(streaming.body.data.venue, { source: 'hyperliquid', stage: 'streaming', connected: true, backfill: { done: true } }, '/readyz: the connector streams')
   t.match(streaming.header, /^present; event_time=.*; source=hyperliquid; quality=real$/, 'every answer says source=hyperliquid and its quality')
+  const proof = await signIn(svc.url, PAYER_ACCOUNT)
   const granted = await json(`${svc.url}/v1/billing/grants`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-svc-ops': OPS },
@@ -122,7 +126,7 @@ t.test('a compressed live session: faults, an outage past the budget, a lost hou
   })
   t.equal(granted.status, 200)
   const ask = (question_id: string) =>
-    json(`${svc.url}/v1/decisions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-payer': PAYER }, body: JSON.stringify({ asset: 'BTC', question_id }) })
+    json(`${svc.url}/v1/decisions`, { method: 'POST', headers: { 'content-type': 'application/json', ...proof.headers }, body: JSON.stringify({ asset: 'BTC', question_id }) })
 
   // Faults while live: five drops, a silence past the ping, two 429 bursts, and one bad frame of each kind.
   for (let i = 0; i < 5; i++) {

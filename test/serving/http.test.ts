@@ -17,7 +17,9 @@ import { PAY_TO, withServer } from '../helpers/serving/server.ts'
 const errorEnvelope = new Ajv({ strict: false, allowUnionTypes: true }).compile(ERROR_ENVELOPE_SCHEMA)
 
 async function call(url: string, init: RequestInit = {}) {
-  const res = await fetch(url, { redirect: 'manual', ...init })
+  // Bodies here are JSON (a non-JSON content type is its own 415 test below): say so, as fetch would send text/plain.
+  const headers = init.body !== undefined ? { 'content-type': 'application/json', ...(init.headers as Record<string, string> | undefined) } : init.headers
+  const res = await fetch(url, { redirect: 'manual', ...init, ...(headers ? { headers } : {}) })
   const text = await res.text()
   return { res, text, body: text ? (JSON.parse(text) as any) : null }
 }
@@ -183,13 +185,13 @@ t.test('rate limit: 429 RATE_LIMITED with Retry-After and RateLimit-* headers af
   const s = await withServer(t, { services: { rateLimiter: new RateLimiter({ ip: { burst: 5, refillPerSec: 1 }, payer: { burst: 5, refillPerSec: 1 } }) } })
   const remaining: string[] = []
   for (let i = 0; i < 5; i++) {
-    const r = await call(`${s.url}/healthz`)
+    const r = await call(`${s.url}/v1/pricing`)
     t.equal(r.res.status, 200)
     t.equal(r.res.headers.get('ratelimit-limit'), '5')
     remaining.push(r.res.headers.get('ratelimit-remaining')!)
   }
   t.same(remaining, ['4', '3', '2', '1', '0'])
-  const limited = await call(`${s.url}/healthz`)
+  const limited = await call(`${s.url}/v1/pricing`)
   t.equal(limited.res.status, 429)
   t.ok(errorEnvelope(limited.body))
   t.equal(limited.body.error.code, 'RATE_LIMITED')
@@ -198,7 +200,8 @@ t.test('rate limit: 429 RATE_LIMITED with Retry-After and RateLimit-* headers af
   t.equal(limited.res.headers.get('retry-after'), '1')
   t.equal(limited.res.headers.get('ratelimit-limit'), '5')
   t.equal(limited.res.headers.get('ratelimit-remaining'), '0')
-  t.ok(Number(limited.res.headers.get('ratelimit-reset')) >= 1)
+  t.equal(Number(limited.res.headers.get('ratelimit-reset')) * 1000, limited.body.error.retry_after_ms, 'one wait: RateLimit-Reset = retry_after_ms')
+  t.equal((await call(`${s.url}/healthz`)).res.status, 200, 'health probes are not limited')
   const unknown = await call(`${s.url}/v1/whatever`)
   t.equal(unknown.res.status, 429, 'unknown routes count against the bucket too')
 })

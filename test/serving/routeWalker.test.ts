@@ -4,6 +4,9 @@
  * decodable x402 v2 PAYMENT-REQUIRED header priced from the price table; with no parts wired, every route that needs
  * one answers 503 PROVIDER_DOWN naming it.
  */
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import type { Server } from '../../serving/Server.ts'
+import { signIn, signInHeader, withProof } from '../helpers/serving/signIn.ts'
 import { decisionIdOf } from '../../engine/identity.ts'
 import t from 'tap'
 import { createECDH, randomBytes } from 'node:crypto'
@@ -124,6 +127,18 @@ const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<s
   'arena.notifications.read': { body: { payer: PAYER } },
   'arena.notifications.preferences': { headers: { payer: PAYER } },
   'arena.notifications.preferences.set': { body: { payer: PAYER, preferences: { streak_ended: false } } },
+  // Signed per run (a sign-in is one use): see proofFor below.
+  'auth.session.open': { headers: {} },
+  'auth.session.revoke': { headers: {} },
+}
+
+/** The proof a walked route needs: a fresh sign-in, a live session to revoke, or the named payer's session. */
+async function proofFor(server: Server, route: RouteDef, url: string, init: RequestInit): Promise<void> {
+  const headers = init.headers as Record<string, string>
+  const account = privateKeyToAccount(generatePrivateKey())
+  if (route.id === 'auth.session.open') headers['sign-in-with-x'] = await signInHeader(server.url, account)
+  else if (route.id === 'auth.session.revoke') headers.authorization = `Bearer ${(await signIn(server.url, account)).token}`
+  else init.headers = await withProof(server, url, headers, init.body)
 }
 
 function requestFor(route: RouteDef): { url: string; init: RequestInit } {
@@ -160,12 +175,16 @@ t.test('walks every route with every part wired', async (t) => {
   for (const route of ROUTES) {
     await t.test(`${route.method} ${route.path}`, async (t) => {
       const { url, init } = requestFor(route)
+      await proofFor(server, route, url, init)
       const res = await fetch(server.url + url, init)
       const text = await res.text()
       t.ok(res.headers.get('x-request-id'), 'x-request-id')
-      t.match(res.headers.get('ratelimit-limit'), /^\d+$/, 'RateLimit-Limit')
-      t.match(res.headers.get('ratelimit-remaining'), /^\d+$/, 'RateLimit-Remaining')
-      t.match(res.headers.get('ratelimit-reset'), /^\d+$/, 'RateLimit-Reset')
+      if (route.unlimited) t.equal(res.headers.get('ratelimit-limit'), null, 'health probes and metrics are not rate limited')
+      else {
+        t.match(res.headers.get('ratelimit-limit'), /^\d+$/, 'RateLimit-Limit')
+        t.match(res.headers.get('ratelimit-remaining'), /^\d+$/, 'RateLimit-Remaining')
+        t.match(res.headers.get('ratelimit-reset'), /^\d+$/, 'RateLimit-Reset')
+      }
 
       if (route.pay.kind === 'paid') {
         t.equal(res.status, 402, text)
@@ -225,6 +244,7 @@ t.test('with no parts wired, routes that need one answer 503 PROVIDER_DOWN namin
   const server = await withServer(t)
   for (const route of ROUTES) {
     const { url, init } = requestFor(route)
+    await proofFor(server, route, url, init)
     const res = await fetch(server.url + url, init)
     const text = await res.text()
     if (route.id === 'contacts.create') {
@@ -244,7 +264,7 @@ t.test('with no parts wired, routes that need one answer 503 PROVIDER_DOWN namin
       t.equal(body.error.detail.missing, route.needs[0])
       t.equal(body.error.retryable, true)
     } else {
-      t.ok(res.status === 200 || res.status === 302 || res.status === 402, `${route.id} serves without parts (${res.status})`)
+      t.ok(res.status === 200 || res.status === 201 || res.status === 302 || res.status === 402, `${route.id} serves without parts (${res.status})`)
     }
   }
 })
@@ -291,7 +311,7 @@ t.test('data routes answer the spec shapes from the wired ledger', async (t) => 
   t.equal(feedTooBig.status, 400)
   t.equal(feedTooBig.body.error.detail.field, '/query/limit')
 
-  const replayPin = await fetch(`${server.url}/v1/decisions/${RESOLVED_ID}/replay`, { method: 'POST', body: JSON.stringify({ ruleset_version: 'nonsense' }) })
+  const replayPin = await fetch(`${server.url}/v1/decisions/${RESOLVED_ID}/replay`, { method: 'POST', body: JSON.stringify({ ruleset_version: 'nonsense' }), headers: { 'content-type': 'application/json' } })
   const replayBody = JSON.parse(await replayPin.text())
   t.equal(replayPin.status, 400, 'a bad version pin is 400 VALIDATION')
   t.equal(replayBody.error.detail.field, '/body/ruleset_version')

@@ -60,8 +60,9 @@ t.test('token bucket: burst, refill, reset and retry-after', async (t) => {
   t.same([1, 2, 3].map(() => rl.takeIp('a', now).remaining), [2, 1, 0])
   const denied = rl.takeIp('a', now)
   t.equal(denied.allowed, false)
-  t.equal(denied.retryAfterMs, 500, 'one token at 2/s')
-  t.equal(denied.resetSec, 2, '3 tokens at 2/s: full in 1.5 s, rounded up')
+  // One wait on a refusal (issue 29): the next token comes in 0.5 s at 2/s, carried in whole seconds by all three.
+  t.equal(denied.resetSec, 1, 'one token at 2/s: 0.5 s, rounded up to the second')
+  t.equal(denied.retryAfterMs, 1000, 'retry_after_ms is the same wait as RateLimit-Reset')
   t.equal(rl.takeIp('a', now + 500).allowed, true, 'refilled')
   t.equal(rl.takeIp('b', now).allowed, true, 'buckets are per key')
   t.equal(rl.takePayer('0xABC', now).allowed, true)

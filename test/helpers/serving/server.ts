@@ -3,6 +3,7 @@ import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import { Server, type ServerOptions } from '../../../serving/Server.ts'
 import { RateLimiter } from '../../../serving/RateLimiter.ts'
+import { withProof } from './signIn.ts'
 
 export const PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
 
@@ -29,11 +30,14 @@ export function makeAjv(): Ajv {
 /** JSON calls over real HTTP to a test server: the status, the headers and the parsed body. */
 export function jsonCaller(server: { url: string }) {
   return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    // A payer named without a proof is refused (issue 29): a Server's caller adds the named payer's session.
+    const proven = server instanceof Server ? await withProof(server, path, headers, body) : headers
     const res = await fetch(server.url + path, {
       method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...proven },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     })
     return { status: res.status, headers: res.headers, body: JSON.parse(await res.text()) }
   }
 }
+

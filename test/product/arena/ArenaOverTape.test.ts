@@ -10,6 +10,7 @@
  * profiles and its boards agree with those expected grades; season boards of ended ISO weeks are frozen and rank humans
  * and agents apart; a restart of engine, duel and Arena on the same data rebuilds identical profiles and boards.
  */
+import { withProof } from '../../helpers/serving/signIn.ts'
 import t from 'tap'
 import { join } from 'node:path'
 import { ENGINE_CUT, engineTicks } from '../../../bench/engineFixture.ts'
@@ -146,7 +147,7 @@ t.test('1,000 players calling over a month of replayed tape drive the boards; a 
       await Promise.all(asks.slice(k, k + 16).map(async (a) => {
         const res = await fetch(`${world.server.url}/v1/calls`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-svc-payer': a.payer },
+          headers: { 'content-type': 'application/json', ...(await withProof(world.server, '/v1/calls', { 'x-svc-payer': a.payer })) },
           body: JSON.stringify({ decision_id: a.decision_id, call: a.call }),
         })
         const body = (await res.json()) as { error?: { code: string } }

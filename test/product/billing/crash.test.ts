@@ -5,6 +5,8 @@
  * are appended as one atomic unit of the event log, so a crash leaves all three or none: no debit is ever left
  * without its receipt (the start-up recovery pass, which reverses such debits in older logs, finds nothing).
  */
+import { privateKeyToAccount } from 'viem/accounts'
+import { signIn } from '../../helpers/serving/signIn.ts'
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
@@ -17,7 +19,8 @@ import { OPS_TOKEN } from '../../helpers/serving/billing.ts'
 import { WORK_JOURNAL } from '../../helpers/serving/workRoutes.ts'
 
 const REPO = new URL('../../../', import.meta.url).pathname
-const PAYER = '0x3333333333333333333333333333333333333333'
+const ACCOUNT = privateKeyToAccount(`0x${'33'.repeat(32)}`)
+const PAYER = ACCOUNT.address
 
 interface Child {
   proc: ChildProcess
@@ -52,6 +55,8 @@ t.test('ACCEPTANCE: SIGKILL during a burst of paid calls: every debit has its an
     body: JSON.stringify({ action: 'grant', payer: PAYER, credits: 1_000_000, ref: 'crash' }),
   })
   t.equal(granted.status, 200)
+  // The payer proves control once; its session is journaled, so it still proves the payer after the crash.
+  const proof = await signIn(first.url, ACCOUNT)
 
   const answered: string[] = []
   let failed = 0
@@ -59,7 +64,7 @@ t.test('ACCEPTANCE: SIGKILL during a burst of paid calls: every debit has its an
   const burst = Array.from({ length: 300 }, (_, i) =>
     fetch(`${first.url}/v1/test/work`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-svc-payer': PAYER },
+      headers: { 'content-type': 'application/json', ...proof.headers },
       // Staggered handler times keep calls in every stage (held, unit appending, answered) when the kill lands.
       body: JSON.stringify({ question_id: 'S03_trend_continuation', n: 200, work_ms: 20 + (i % 20) * 25 }),
     })
@@ -81,7 +86,7 @@ t.test('ACCEPTANCE: SIGKILL during a burst of paid calls: every debit has its an
   const second = await startServer(dir)
   t.teardown(() => second.proc.kill('SIGKILL'))
   t.same(second.recovered, [], 'no debit without its receipt: they are appended in one unit with the answer')
-  const credits = (await (await fetch(`${second.url}/v1/billing/credits?payer=${PAYER}`)).json()) as { data: { balance_credits: number } }
+  const credits = (await (await fetch(`${second.url}/v1/billing/credits?payer=${PAYER}`, { headers: proof.headers })).json()) as { data: { balance_credits: number } }
   second.proc.kill('SIGTERM')
   await exited(second.proc)
 

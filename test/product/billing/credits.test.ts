@@ -3,6 +3,7 @@
  * (and Kafka where the journal is the point). The paid route is the test work route (test/helpers/serving/
  * workRoutes.ts): the decision engine adapter is other work, and this route drives the payment seam the same way.
  */
+import { withProof } from '../../helpers/serving/signIn.ts'
 import t from 'tap'
 import { UnitOfWork } from '../../../pipeline/journal/UnitOfWork.ts'
 import { join } from 'node:path'
@@ -47,7 +48,7 @@ async function paidServer(t: Parameters<typeof withBilling>[0], opts: { log?: Ev
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(server.url + path, {
       method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(await withProof(server, path, headers, body)) },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     })
     return { status: res.status, headers: res.headers, body: JSON.parse(await res.text()) }

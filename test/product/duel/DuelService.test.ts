@@ -7,6 +7,7 @@
  * 409 CALL_ALREADY_LOCKED; locked → graded on resolution; an unresolvable outcome voids the call. Limits: boards from
  * 10 graded calls, the crowd benchmark from 10 graded calls per question.
  */
+import { withProof } from '../../helpers/serving/signIn.ts'
 import t from 'tap'
 import { join } from 'node:path'
 import { DecisionLedger } from '../../../engine/DecisionLedger.ts'
@@ -117,7 +118,7 @@ async function openWorld(dir: string, clock: { now: number }, opts: { twice?: bo
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(server.url + path, {
       method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(await withProof(server, path, headers, body)) },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     })
     return { status: res.status, headers: res.headers, body: JSON.parse(await res.text()) }
@@ -364,7 +365,7 @@ t.test('player call transitions, grading, boards, the crowd benchmark and a rest
     const rpc = async (id: number, name: string, args: Record<string, unknown>, headers: Record<string, string> = {}) => {
       const res = await fetch(w.server.url + MCP_PATH, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(await withProof(w.server, MCP_PATH, headers, args)) },
         body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
       })
       return ((await res.json()) as { result: { isError?: boolean; structuredContent: { data?: unknown; code?: string } } }).result

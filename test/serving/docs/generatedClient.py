@@ -10,10 +10,10 @@ import json
 import sys
 import traceback
 
-package_dir, base_url, payer, broke_payer = sys.argv[1:5]
+package_dir, base_url, payer, broke_payer, payer_token = sys.argv[1:6]
 sys.path.insert(0, package_dir)
 
-from svc_client import Client  # noqa: E402
+from svc_client import AuthenticatedClient, Client  # noqa: E402
 from svc_client.api.billing import billing_credits, billing_draws, billing_scout_grant, billing_scout_status  # noqa: E402
 from svc_client.api.decisions import (  # noqa: E402
     clocks_open, decisions_create, decisions_get, decisions_latest, decisions_replay, feed, lineage_get, resolutions_get,
@@ -26,13 +26,15 @@ from svc_client.models import (  # noqa: E402
 )
 
 client = Client(base_url=base_url, raise_on_unexpected_status=True, timeout=30.0)
+# The payer's bearer session (securitySchemes payerSession): the generated client sends Authorization: Bearer.
+payer_client = AuthenticatedClient(base_url=base_url, token=payer_token, raise_on_unexpected_status=True, timeout=30.0)
 results = {}
 
 
-def call(op, fn, **kwargs):
+def call(op, fn, as_payer=False, **kwargs):
     """One operation through the generated sync_detailed; returns its parsed model (None when parsing raised)."""
     try:
-        response = fn.sync_detailed(client=client, **kwargs)
+        response = fn.sync_detailed(client=payer_client if as_payer else client, **kwargs)
         parsed = response.parsed
         line = {"op": op, "status": int(response.status_code), "parsed": type(parsed).__name__}
         if parsed is not None and type(parsed).__name__ == "ErrorEnvelope":
@@ -72,11 +74,11 @@ call("intelligence.releases", intelligence_releases)
 call("policy.seal", policy_seal)
 
 # A paid call on credits: the free allowance, then an entry-tier question (S01) drawn from it
-call("billing.scout.grant", billing_scout_grant, body=BillingScoutGrantBody(payer=payer))
-call("billing.scout.status", billing_scout_status, payer=payer)
-call("decisions.create", decisions_create, body=DecisionsCreateBody(asset=DecisionsCreateBodyAsset.BTC, question_id="S01_market_regime"), x_svc_payer=payer)
-call("billing.credits", billing_credits, payer=payer)
-call("billing.draws", billing_draws, payer=payer)
+call("billing.scout.grant", billing_scout_grant, as_payer=True, body=BillingScoutGrantBody(payer=payer))
+call("billing.scout.status", billing_scout_status, as_payer=True, payer=payer)
+call("decisions.create", decisions_create, as_payer=True, body=DecisionsCreateBody(asset=DecisionsCreateBodyAsset.BTC, question_id="S01_market_regime"), x_svc_payer=payer)
+call("billing.credits", billing_credits, as_payer=True, payer=payer)
+call("billing.draws", billing_draws, as_payer=True, payer=payer)
 
 # Error envelopes
 call("decisions.create 402", decisions_create, body=DecisionsCreateBody(asset=DecisionsCreateBodyAsset.BTC, question_id="S01_market_regime"), x_svc_payer=broke_payer)

@@ -41,8 +41,8 @@ function post(endpoint: McpEndpoint, message: unknown, headers: Record<string, s
   })
 }
 
-/** The REST envelope's request_id, as it appears in structuredContent and (escaped) in the text block. */
-const requestIds = /(\\?"request_id\\?":\\?")[^"\\]+/g
+/** The REST envelope's request_id (and a 402's fresh sign-in nonce), as it appears in structuredContent and (escaped) in the text block. */
+const requestIds = /(\\?"(?:request_id|nonce)\\?":\\?")[^"\\]+/g
 
 t.test('a direct tools/call answers the bytes the SDK server answers', async (t) => {
   const { parts } = memoryServices()

@@ -10,6 +10,8 @@
  * - the same paid with credits (x-svc-payer on the MCP HTTP request);
  * - a replayed payment pays nothing twice; the MCP Inspector CLI lists the same tools.
  */
+import { privateKeyToAccount } from 'viem/accounts'
+import { signIn } from '../../helpers/serving/signIn.ts'
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
@@ -33,7 +35,8 @@ import { TEST_ADDRESS, testAccount } from '../../helpers/serving/x402Stack.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 
 const OPS = 'ops-token-for-the-mcp-test'
-const CREDITS_PAYER = '0x' + '7'.repeat(40)
+const CREDITS_ACCOUNT = privateKeyToAccount(`0x${'77'.repeat(32)}`)
+const CREDITS_PAYER = CREDITS_ACCOUNT.address
 const ROOT = new URL('../../../', import.meta.url).pathname
 
 type Structured = Record<string, any>
@@ -129,8 +132,14 @@ t.test('the SDK client pays svc_decision over MCP with x402 and with credits, ag
   t.notOk(lineage.isError, 'svc_lineage')
   t.equal(structured(lineage).data.decision.decision_id, decision.decision_id, 'the lineage of that decision')
 
-  // Credits: x-svc-payer on the MCP HTTP request; an empty balance is the same challenge with its reason.
-  const credits = await connect({ 'x-svc-payer': CREDITS_PAYER })
+  // Credits: x-svc-payer and its proof on the MCP HTTP request (README's reference client: a sign-in with the official
+  // x402 client exchanged for a session); an empty balance is the same challenge with its reason.
+  const unproven = await connect({ 'x-svc-payer': CREDITS_PAYER })
+  const refused = await unproven.callTool({ name: 'svc_decision', arguments: { asset: 'ETH', question_id: 'S03_trend_continuation' } })
+  t.equal(structured(refused).svc_error.detail.reason, 'SIGN_IN_REQUIRED', 'a payer named without proof pays nothing')
+  t.ok(structured(refused).extensions['sign-in-with-x'], 'and is offered the sign-in-with-x challenge')
+  const session = await signIn(base, CREDITS_ACCOUNT)
+  const credits = await connect(session.headers)
   const broke = await credits.callTool({ name: 'svc_decision', arguments: { asset: 'ETH', question_id: 'S03_trend_continuation' } })
   t.ok(broke.isError)
   t.equal(structured(broke).svc_error.detail.reason, 'INSUFFICIENT_BALANCE')
@@ -141,7 +150,7 @@ t.test('the SDK client pays svc_decision over MCP with x402 and with credits, ag
     body: JSON.stringify({ action: 'grant', payer: CREDITS_PAYER, credits: 10_000, ref: 'mcp-e2e' }),
   })
   t.equal(granted.status, 200)
-  const balance = async () => ((await (await fetch(`${base}/v1/billing/credits?payer=${CREDITS_PAYER}`)).json()) as Structured).data.balance_credits as number
+  const balance = async () => ((await (await fetch(`${base}/v1/billing/credits?payer=${CREDITS_PAYER}`, { headers: session.headers })).json()) as Structured).data.balance_credits as number
   const before = await balance()
   const bought = await credits.callTool({ name: 'svc_decision', arguments: { asset: 'ETH', question_id: 'S03_trend_continuation' } })
   t.notOk(bought.isError, 'paid with credits')

@@ -3,6 +3,7 @@
  * 127.0.0.1 with memory engine parts and real credits: the catalog is the registry's, and a tool call answers what
  * the REST route answers (same validation, price, gate, ledger).
  */
+import { withProof } from '../../helpers/serving/signIn.ts'
 import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -106,7 +107,7 @@ t.test('the SDK client lists the registry tools and calls them through the REST 
   t.equal(challenge.svc_error.code, 'PAYMENT_REQUIRED')
 
   // Credits: x-svc-payer on the MCP HTTP request pays, once an operator granted credits.
-  const poor = await connect(t, server.url, { 'x-svc-payer': '0x0000000000000000000000000000000000000001' })
+  const poor = await connect(t, server.url, await withProof(server, '/mcp', { 'x-svc-payer': '0x0000000000000000000000000000000000000001' }))
   const short = await poor.callTool({ name: 'svc_decision', arguments: ask })
   t.ok(short.isError)
   t.equal((short.structuredContent as Structured).svc_error.detail.reason, 'INSUFFICIENT_BALANCE', 'the challenge names the reason')
@@ -118,8 +119,8 @@ t.test('the SDK client lists the registry tools and calls them through the REST 
     body: JSON.stringify({ action: 'grant', payer: PAYER, credits: 100_000, ref: 'mcp-test' }),
   })
   t.equal(grant.status, 200)
-  const payer = await connect(t, server.url, { 'x-svc-payer': PAYER })
-  const balance = async () => ((await (await fetch(`${server.url}/v1/billing/credits?payer=${PAYER}`)).json()) as Structured).data.balance_credits as number
+  const payer = await connect(t, server.url, await withProof(server, '/mcp', { 'x-svc-payer': PAYER }))
+  const balance = async () => ((await (await fetch(`${server.url}/v1/billing/credits?payer=${PAYER}`, { headers: await withProof(server, '/v1/billing/credits', { 'x-svc-payer': PAYER }) })).json()) as Structured).data.balance_credits as number
   const before = await balance()
   t.equal(before, 100_000, 'the grant is on the balance')
   // The memory engine refuses to decide (it throws once reached), so this proves the credits rail let the call through

@@ -6,6 +6,7 @@
  * answer wrote one access-log line. Then the ledger's decisions and resolutions and the event log's consumer lag,
  * from a real DecisionLedger on a real EmbeddedLog.
  */
+import { withProof } from '../../helpers/serving/signIn.ts'
 import t from 'tap'
 import { join } from 'node:path'
 import { pino } from 'pino'
@@ -51,7 +52,7 @@ t.test('GET /metrics counts exactly the requests made, by route id and status, a
   const call = async (route: string, method: string, path: string, init: { body?: unknown; headers?: Record<string, string> } = {}) => {
     const res = await fetch(server.url + path, {
       method,
-      headers: { ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers ?? {}) },
+      headers: { ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(await withProof(server, path, init.headers ?? {}, init.body)) },
       ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
     })
     const text = await res.text()
