@@ -16,8 +16,12 @@ import { DuckDBInstance } from '@duckdb/node-api'
 import { ServiceApp } from '../../app/ServiceApp.ts'
 import { loadConfig } from '../../app/config.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { signIn } from '../helpers/serving/signIn.ts'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 
-const PAYER = '0x' + '7'.repeat(40)
+/** A real key: the payer proves itself over HTTP (sign-in-with-x, then its bearer session) as any caller must. */
+const ACCOUNT = privateKeyToAccount(generatePrivateKey())
+const PAYER = ACCOUNT.address.toLowerCase()
 const OPS = 'ops-token-for-the-at-rest-test'
 const KEY = randomBytes(32).toString('hex')
 const TOKEN = `cap${randomBytes(12).toString('hex')}`
@@ -38,9 +42,10 @@ async function startApp(dataDir: string, key: string | null) {
   const app = await ServiceApp.start(config, () => undefined)
   const abort = new AbortController()
   const running = app.run(abort.signal)
+  let proof: Record<string, string> = { 'x-svc-payer': PAYER }
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(app.server.url + path, {
-      method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), 'x-svc-payer': PAYER, ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...proof, ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     })
     return { status: res.status, body: (await res.json()) as any }
   }
@@ -50,6 +55,7 @@ async function startApp(dataDir: string, key: string | null) {
     if (Date.now() > deadline) throw new Error('/readyz did not answer 200 in time')
     await sleep(200)
   }
+  proof = (await signIn(app.server.url, ACCOUNT)).headers
   return {
     call,
     stop: async () => {
