@@ -49,8 +49,8 @@ import { ReleaseStore } from '../record/releases/ReleaseStore.ts'
 import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
 import { Journal } from '../pipeline/journal/Journal.ts'
 import { RailRouter } from '../serving/payments/RailRouter.ts'
-import { PayerProof } from '../serving/auth/PayerProof.ts'
-import { PayerSessions } from '../serving/auth/PayerSessions.ts'
+import { PayerProof } from '../product/identity/PayerProof.ts'
+import { PayerSessions } from '../product/identity/PayerSessions.ts'
 import { PAYER_PROOFS } from '../pipeline/records/payerProofRecord.ts'
 import { secretKeyFile } from './secretKeyFile.ts'
 import { FacilitatorClient } from '../serving/payments/x402/FacilitatorClient.ts'
@@ -212,7 +212,7 @@ export class ServiceApp {
     private readonly delivery: DeliveryService | null,
     private readonly funnel: FunnelService | null,
     private readonly x402: X402PaymentGate | null,
-    /** Used sign-in nonces and bearer sessions (serving/auth/PayerSessions.ts). */
+    /** Used sign-in nonces and bearer sessions (product/identity/PayerSessions.ts). */
     private readonly proofJournal: Journal<typeof PAYER_PROOFS.schema>,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,

@@ -30,7 +30,7 @@ import type { ServingConfig } from './config.ts'
 import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
 import type { PaymentGate } from './payments/PaymentGate.ts'
 import type { RateLimiter } from './RateLimiter.ts'
-import type { PayerProof } from './auth/PayerProof.ts'
+import type { PayerProof } from '../product/identity/PayerProof.ts'
 
 export interface Services {
   clock: Clock

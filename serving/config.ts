@@ -4,7 +4,7 @@
  */
 import { Address, Nullable, Type, type Static } from '../common/schema.ts'
 import { optionsValidator } from '../common/validation.ts'
-import { DEFAULT_SESSION_TTL_S } from './auth/PayerProof.ts'
+import { DEFAULT_SESSION_TTL_S } from '../product/identity/PayerProof.ts'
 import { DEFAULT_RATE_LIMITS } from './RateLimiter.ts'
 
 const BUCKET = Type.Object(

@@ -1,12 +1,12 @@
 /**
  * Proof of payer control (issue 29): a fresh sign-in-with-x challenge, a verified sign-in exchanged for a bearer
- * session, and its revocation. Transport only; the rules are serving/auth/PayerProof.ts.
+ * session, and its revocation. Transport only; the rules are product/identity/PayerProof.ts.
  */
 import { ServiceError } from '../../common/ServiceError.ts'
 import { Address, Instant, Open, Type } from '../../common/schema.ts'
-import { ProofRefusal } from '../auth/ProofRefusal.ts'
+import { ProofRefusal } from '../../product/identity/ProofRefusal.ts'
 import { CHALLENGE_PATH, SESSION_PATH, SIGN_IN_HOWTO } from '../auth/signInHowTo.ts'
-import { SIWX_EXTENSION } from '../auth/SignInWithX.ts'
+import { SIWX_EXTENSION } from '../../product/identity/SignInWithX.ts'
 import { FREE, env } from './define.ts'
 import type { HandlerContext, RouteDef } from './types.ts'
 

@@ -182,7 +182,7 @@ export class SignInWithX {
 
 /**
  * The EIP-4361 text of a payload: the exact message the official client signs (formatSIWEMessage over SiweMessage;
- * test/serving/auth/SignInWithX.test.ts checks the two agree). Times are passed as the client sent them.
+ * test/product/identity/SignInWithX.test.ts checks the two agree). Times are passed as the client sent them.
  */
 export function siweMessageOf(p: SiwxPayload): string {
   if (!isAddress(p.address, { strict: false })) throw new Error('address is not a 20-byte hex address')
