@@ -19,9 +19,10 @@ export interface Duel {
   readonly events: CallEvents
   /**
    * The lock's refusals without locking (a route precheck, before the payment challenge): unknown decision → null;
-   * a refusal decision → VALIDATION NOT_A_CLAIM; CLOCK_CLOSED; CALL_ALREADY_LOCKED (ServiceErrors).
+   * a refusal decision → VALIDATION NOT_A_CLAIM; CLOCK_CLOSED; CALL_ALREADY_LOCKED (ServiceErrors), the last only for
+   * a named payer (null: the refusals that are not about a payer, safe to answer before the payer is proven).
    */
-  checkCall(input: { payer: string; decision_id: string }): unknown | null
+  checkCall(input: { payer: string | null; decision_id: string }): unknown | null
   /** Stages the call in the paid call's unit of work. The same refusals as checkCall; unknown decision → null. */
   lockCall(input: LockCallInput, payment: PaidCall): Promise<LockedCall | null>
   /** GET /v1/calls: the payer's personal scoreboard (an unknown payer has an empty record, accuracies null). */

@@ -149,9 +149,13 @@ export class DuelService implements Duel {
   /**
    * The refusals of a lock, in the spec's order: unknown decision (null), a refusal decision (no claim, no clock), a
    * clock past horizon_end or already resolved (CLOCK_CLOSED), an earlier call by this payer (CALL_ALREADY_LOCKED).
-   * Run before the payment challenge (the route's precheck) and again under the reservation.
+   * Run before the payment challenge (the route's precheck, with payer null) and again under the reservation. The
+   * precheck leaves out the one refusal about a payer (CALL_ALREADY_LOCKED): before the proof it would tell anyone
+   * whether another payer has called this clock (issue 29); under the reservation a proven payer gets it, uncharged.
    */
-  checkCall(input: { payer: string; decision_id: string }): { decision: LedgerDecision; now: number | null; call_id: string } | null {
+  checkCall(input: { payer: string; decision_id: string }): { decision: LedgerDecision; now: number | null; call_id: string } | null
+  checkCall(input: { payer: null; decision_id: string }): { decision: LedgerDecision; now: number | null; call_id: null } | null
+  checkCall(input: { payer: string | null; decision_id: string }): { decision: LedgerDecision; now: number | null; call_id: string | null } | null {
     const decision = this.options.ledger.decision(input.decision_id.toLowerCase())
     if (!decision) return null
     if (!isClaim(decision)) {
@@ -167,6 +171,7 @@ export class DuelService implements Duel {
         detail: { decision_id: decision.decision_id, horizon_end: decision.horizon_end, resolved: resolved !== null, ...(now !== null ? { clock_time: iso(now) } : {}) },
       })
     }
+    if (input.payer === null) return { decision, now, call_id: null }
     const id = callId(input.payer, decision.decision_id)
     const have = this.book.call(id)
     if (have || this.pending.has(id)) {

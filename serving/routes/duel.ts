@@ -37,9 +37,10 @@ export const DUEL_ROUTES: readonly RouteDef[] = [
     },
     response: env(LOCKED_CALL, 201),
     errors: ['DECISION_NOT_FOUND', 'CLOCK_CLOSED', 'CALL_ALREADY_LOCKED'],
-    // Free refusals: checked before the payment challenge, so a caller never pays (or signs) for a refusal.
+    // Free refusals: checked before the payment challenge, so a caller never pays (or signs) for a refusal. Only those
+    // about the clock: CALL_ALREADY_LOCKED waits for the proven payer (the handler refuses it, and nothing is charged).
     precheck: (ctx) => {
-      const ok = ctx.need('duel').checkCall({ payer: ctx.headers['x-svc-payer'] as string, decision_id: String(ctx.body.decision_id) })
+      const ok = ctx.need('duel').checkCall({ payer: null, decision_id: String(ctx.body.decision_id) })
       if (!ok) notFound('DECISION_NOT_FOUND', '/body/decision_id', ctx.body.decision_id)
     },
     handler: async (ctx) => {

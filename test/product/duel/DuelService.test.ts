@@ -202,6 +202,17 @@ t.test('player call transitions, grading, boards, the crowd benchmark and a rest
     t.equal(r.body.error.detail.call, 'not', 'names the call that stands')
     t.equal(w.billing.ledger.balance(A), before, 'balance unchanged')
     t.equal(await debits(w.log, A), n, 'no debit written')
+    // Whether A has called this clock is A's business: a caller naming A without A's proof gets the sign-in challenge,
+    // never the 409 (the precheck answers only what is about the clock; issue 29).
+    const stranger = await fetch(w.server.url + '/v1/calls', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-payer': A },
+      body: JSON.stringify({ decision_id: open1.decision_id, call: 'obtains' }),
+    })
+    const strangerBody = JSON.parse(await stranger.text())
+    t.equal(stranger.status, 402, 'unproven: the challenge, not CALL_ALREADY_LOCKED')
+    t.notOk(JSON.stringify(strangerBody).includes(callId(A, open1.decision_id)), "the answer does not name A's call")
+    t.equal(w.billing.ledger.balance(A), before, 'balance unchanged by the stranger')
     // Two concurrent first calls of one payer: one locks, the other is refused, one charge.
     const both = await Promise.all([w.lock(B, open1, 'obtains'), w.lock(B, open1, 'not')])
     t.same(both.map((x) => x.status).sort(), [201, 409])
