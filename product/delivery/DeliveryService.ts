@@ -21,6 +21,7 @@
  * ids, so what the record lacks is delivered (Attempts). Every attempt re-checks its URL with the guard and connects
  * to the checked address.
  */
+import { codedError } from '../../common/CodedError.ts'
 import type { Clock } from '../../common/Clock.ts'
 import { childLogger } from '../../common/logger.ts'
 import type { Subscription } from '../../engine/LedgerBus.ts'
@@ -71,13 +72,14 @@ export interface DeliveryOptions {
  * The deployment has records sealed under a key it was not given (SVC_DELIVERY_KEY unset or changed): delivery cannot
  * sign, reach or list them, so it does not start (docs/decisions.md); the composition root keeps serving without it.
  */
-export class DeliveryKeyMissing extends Error {
-  readonly code = 'DELIVERY_KEY_MISSING'
+export class DeliveryKeyMissing extends codedError({
+  DELIVERY_KEY_MISSING: { retryable: false, meaning: 'delivery records are sealed under a key this start was not given (SVC_DELIVERY_KEY unset or another)' },
+}) {
   constructor(readonly unreadable: number, readonly first: string | null, keyConfigured: boolean) {
     super(
+      'DELIVERY_KEY_MISSING',
       `${unreadable} delivery record(s) (first: ${first}) are sealed under a key this start ${keyConfigured ? 'does not have: SVC_DELIVERY_KEY differs from the one they were written with' : 'lacks: set SVC_DELIVERY_KEY to the key they were written with'}`,
     )
-    this.name = 'DeliveryKeyMissing'
   }
 }
 
