@@ -29,6 +29,7 @@ import { SIWX_EXTENSION } from '../product/identity/SignInWithX.ts'
 import { CHALLENGE_PATH, SIGN_IN_HOWTO } from './auth/signInHowTo.ts'
 import { callerPayer } from './routes/define.ts'
 import { ADDRESS_PATTERN } from '../common/schema.ts'
+import { malformedPayer } from './payments/CreditsPaymentGate.ts'
 import { buildPaymentRequired, decodeHeader, encodeHeader } from './payments/x402.ts'
 import { UNMATCHED_ROUTE, type RequestMetrics } from './metrics/RequestMetrics.ts'
 import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
@@ -213,12 +214,7 @@ export class Dispatcher {
     const creditsPayer = ctx.headers['payment-signature'] === undefined ? ctx.headers['x-svc-payer'] : undefined
     if (creditsPayer !== undefined) {
       // A malformed name is the caller's typo, answered as one before anything asks it to sign.
-      if (!ADDRESS_PATTERN.test(creditsPayer)) {
-        throw new ServiceError('VALIDATION', {
-          message: 'x-svc-payer must be a 0x-prefixed 20-byte hex address.',
-          detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/headers/x-svc-payer' },
-        })
-      }
+      if (!ADDRESS_PATTERN.test(creditsPayer)) throw malformedPayer()
       // The session checked at the door proves the named payer: nothing more to wait for (the common, hot case).
       if (bearer === null || bearer !== creditsPayer.toLowerCase()) {
         try {

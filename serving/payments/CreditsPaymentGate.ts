@@ -31,6 +31,14 @@ export interface CreditsDiscount {
   creditsFor(payer: string, credits: number): number
 }
 
+/** A payer header that is no address: the caller's typo, answered before anything asks it to sign or pay. */
+export function malformedPayer(): ServiceError {
+  return new ServiceError('VALIDATION', {
+    message: 'x-svc-payer must be a 0x-prefixed 20-byte hex address.',
+    detail: { reason: 'REQUEST_VALIDATION_FAILED' satisfies ReasonCode, field: `/headers/${PAYER_HEADER}` },
+  })
+}
+
 export class CreditsPaymentGate implements PaymentGate {
   constructor(
     private readonly ledger: CreditLedger,
@@ -40,12 +48,7 @@ export class CreditsPaymentGate implements PaymentGate {
 
   async authorize(req: PaymentRequest, price: Price): Promise<PaymentGrant | PaymentChallenge> {
     const payer = req.headers[PAYER_HEADER]
-    if (payer === undefined || !ADDRESS_PATTERN.test(payer)) {
-      throw new ServiceError('VALIDATION', {
-        message: 'x-svc-payer must be a 0x-prefixed 20-byte hex address.',
-        detail: { reason: 'REQUEST_VALIDATION_FAILED' satisfies ReasonCode, field: `/headers/${PAYER_HEADER}` },
-      })
-    }
+    if (payer === undefined || !ADDRESS_PATTERN.test(payer)) throw malformedPayer()
     const credits = this.discount && !price.key.startsWith('billing.') ? this.discount.creditsFor(payer, price.credits) : price.credits
     const payable = credits === price.credits ? price : { ...price, credits }
     const hold = this.ledger.reserve(payer, payable, req.question_id, req.payment_ref)
