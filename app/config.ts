@@ -75,7 +75,16 @@ export const ENV_SCHEMA = Type.Object(
       default: 35,
       description: 'without SVC_TAPE: days of simulated history before the first start in an empty data folder (more than SVC_TRAIN_DAYS)',
     }),
-    SVC_TRAIN_DAYS: Type.Number({ exclusiveMinimum: 0, default: 30, description: "days of each asset's first ticks every question is fitted on" }),
+    SVC_TRAIN_DAYS: Type.Number({
+      exclusiveMinimum: 0,
+      default: 30,
+      description: "days of each asset's first ticks before decisions start: the bootstrap release's window (its first two thirds fit it, the last third evaluates it)",
+    }),
+    SVC_BOOTSTRAP_RELEASE: StringEnum(['on', 'off'], {
+      default: 'on',
+      description:
+        "on: a data folder with no active release builds, evaluates and (if its four gates pass) activates release 2.0.0 from its own training window at the cut (svc release's path, logged as such); off: nothing is sold until an operator activates a release (`svc release`)",
+    }),
     SVC_RECORD_INTERVAL_S: Type.Number({
       minimum: 0,
       default: 60,

@@ -21,7 +21,7 @@ import { EngineRunner } from '../engine/EngineRunner.ts'
 import { activePolicy } from '../models/policy/rulesets.ts'
 import { soldMarketQuestions } from '../models/questions/index.ts'
 import type { FittedParams } from '../models/QuestionModel.ts'
-import { ENGINE_CUT as CUT, engineTicks, produceEngineTicks } from './engineFixture.ts'
+import { ENGINE_CUT as CUT, engineRelease, engineTicks, produceEngineTicks } from './engineFixture.ts'
 
 const HOUR = 3_600_000
 
@@ -80,7 +80,7 @@ export async function benchEngine(options: { kafkaBrokers?: string[] | null; pri
       const log = await open()
       try {
         await produceEngineTicks(log, ticks)
-        const runner = await EngineRunner.start({ log, dataDir: join(dir, name), trainUntil: CUT, cadence: false })
+        const runner = await EngineRunner.start({ log, dataDir: join(dir, name), trainUntil: CUT, cadence: false, release: await engineRelease() })
         try {
           await runner.waitForTicks()
           const engine = runner.engine

@@ -6,6 +6,8 @@
 import { join } from 'node:path'
 import type { Clock } from '../common/Clock.ts'
 import { EngineRunner } from '../engine/EngineRunner.ts'
+import type { ServedRelease } from '../engine/ServedRelease.ts'
+import { releaseOf } from '../test/helpers/release.ts'
 import { importFiles } from '../ingest/importers/index.ts'
 import { tickKey, tickTime, type Tick } from '../ingest/Tick.ts'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
@@ -23,6 +25,14 @@ export const ENGINE_CUT = Date.parse('2026-06-20T00:00:00Z')
 export async function engineTicks(): Promise<Tick[]> {
   const all = (await importFiles([join(OKX, 'SOL-USDT-SWAP_1H.csv'), join(OKX, 'SOL-USDT-SWAP_funding_8h.csv')])).ticks
   return all.filter((x) => tickTime(x) >= ENGINE_FROM)
+}
+
+let release: Promise<ServedRelease> | null = null
+
+/** The release the engine benches serve: fitted by the release build's code on the decisions closed before ENGINE_CUT. */
+export function engineRelease(): Promise<ServedRelease> {
+  release ??= engineTicks().then((ticks) => releaseOf(ticks, ENGINE_CUT))
+  return release
 }
 
 /** Creates the topics and produces the ticks onto the ticks topic as the tape producer does (envelopes keyed by asset). */
@@ -43,7 +53,7 @@ export async function startEngine(dir: string, options: { clock?: Clock } = {}):
   const log = await EmbeddedLog.open(join(dir, 'engine-log'))
   try {
     const names = await produceEngineTicks(log, ticks)
-    const runner = await EngineRunner.start({ log, dataDir: join(dir, 'engine-data'), names, trainUntil: ENGINE_CUT, ...(options.clock ? { clock: options.clock } : {}) })
+    const runner = await EngineRunner.start({ log, dataDir: join(dir, 'engine-data'), names, trainUntil: ENGINE_CUT, release: await engineRelease(), ...(options.clock ? { clock: options.clock } : {}) })
     await runner.waitForTicks()
     return { log, runner, ticks: ticks.length, lastTick: Math.max(...ticks.map(tickTime)) }
   } catch (err) {

@@ -38,6 +38,7 @@ import { decisionIdOf, journalOf, stateHashOf } from './identity.ts'
 import type { LiveFeatures } from './LiveFeatures.ts'
 import { isClaim } from './LedgerIndex.ts'
 import { QuestionCatalog } from './QuestionCatalog.ts'
+import { ServedRelease } from './ServedRelease.ts'
 
 export interface PaymentRef {
   payment_id: string
@@ -100,7 +101,8 @@ export class DecisionEngine {
   private readonly catalog: QuestionCatalog
   readonly walletProvider: WalletProvider | null
   private readonly accountFits = new Map<string, FittedParams>()
-  private readonly fitted = new Map<string, FittedParams>()
+  /** What market questions answer with: the active release (replaced whole on a switch, never edited). */
+  private served: ServedRelease = ServedRelease.none()
 
   constructor(options: DecisionEngineOptions) {
     this.ledger = options.ledger
@@ -121,15 +123,23 @@ export class DecisionEngine {
     return this.fits.put(fitted)
   }
 
-  /** Installs fitted parameters for one (question, asset) (and keeps them in the fit store for replay). */
-  setFitted(asset: string, fitted: FittedParams): Promise<void> {
-    // In force at once; the promise only reports when the fit store's file is durable.
-    this.fitted.set(`${fitted.question_id}|${asset}`, fitted)
-    return this.fits.put(fitted)
+  /**
+   * Serves `release` from the next decision on. An ask already composing keeps the release it read (compose reads it
+   * once, synchronously). Its families' parameters go to the fit store, so replay finds them by fitted_version.
+   */
+  async useRelease(release: ServedRelease): Promise<void> {
+    for (const fitted of release.fits()) await this.fits.put(fitted)
+    this.served = release
   }
 
-  fittedFor(questionId: string, asset: string): FittedParams | null {
-    return this.fitted.get(`${questionId}|${asset}`) ?? null
+  /** The release in force (immutable; a switch replaces it). */
+  get release(): ServedRelease {
+    return this.served
+  }
+
+  /** The parameters a market question answers with under the active release (null: see release.refusal). */
+  fittedFor(questionId: string): FittedParams | null {
+    return this.served.fitted(questionId)
   }
 
   question(id: string): QuestionModel {
@@ -155,8 +165,15 @@ export class DecisionEngine {
     const decision_id = decisionIdOf({ question_id: question.id, asset, subject, input_hash, policy_version: policy.version })
     const existing = this.ledger.findDecision(decision_id)
     if (existing) return { record: existing, isNew: false, snapshot }
-    const fitted = fittedOverride !== undefined ? fittedOverride : this.fittedFor(question.id, asset)
-    const out = question.evaluate(snapshot, fitted)
+    // One read of the release per decision: a switch during an ask cannot mix two releases in one record.
+    const release = question.scope === 'account' ? null : this.served
+    const fitted = fittedOverride !== undefined ? fittedOverride : (release?.fitted(question.id) ?? null)
+    let out = question.evaluate(snapshot, fitted)
+    // No parameters because no release serves them: the record says which (never a fit made here instead).
+    const unserved = release && fitted === null ? release.refusal(question.id) : null
+    if (unserved && out.kind === 'refusal' && out.reason === 'model_not_fitted') out = { ...out, reason: unserved }
+    const jev_version = release?.jevVersion ?? JEV_VERSION
+    const release_version = release?.version ?? null
     const res = policy.apply(out, question.id)
     let choice: LedgerDecision['choice'] = null
     if (out.kind === 'claim' && out.distribution && res.action !== 'refuse') {
@@ -181,9 +198,9 @@ export class DecisionEngine {
       decision: res.decision,
       action: res.action,
       input_hash,
-      state_hash: stateHashOf({ model_id: question.id, jev_version: JEV_VERSION, fitted_version, policy_version: policy.version, policy_checksum: policy.checksum }),
+      state_hash: stateHashOf({ model_id: question.id, jev_version, fitted_version, policy_version: policy.version, policy_checksum: policy.checksum, release_version }),
       policy_version: policy.version,
-      jev_version: JEV_VERSION,
+      jev_version,
       choice,
       payment_id: payment?.payment_id ?? null,
       payment_rail: payment?.rail ?? 'none',
@@ -191,6 +208,7 @@ export class DecisionEngine {
       refusal_reason: out.kind === 'refusal' ? out.reason : res.action === 'refuse' ? 'min_confidence' : null,
       model_id: question.id,
       fitted_version,
+      release_version,
       policy_checksum: policy.checksum,
       journal,
     }

@@ -1,13 +1,16 @@
 /**
  * The engine as one running stream processor: it consumes `venue.ticks`, feeds the live features (DecisionEngine) and
- * the resolution history (ResolutionEngine), fits each question per asset on an initial training window, makes
- * decisions at a fixed cadence, resolves clocks as event time passes them, and appends both to the ledger.
+ * the resolution history (ResolutionEngine), makes decisions at a fixed cadence with the parameters of the release it
+ * is given, resolves clocks as event time passes them, and appends both to the ledger.
  *
+ * - Parameters: the engine never fits. What it serves comes from one sealed release (ServedRelease.ts), given at start
+ *   (`release`) and switched by useRelease() when an operator activates another or rolls back; with none, every sold
+ *   market question refuses insufficient_confidence with reason no_active_release.
  * - Training window (docs/decisions.md): per asset, ticks with event time ≤ the cut, where the cut is `trainUntil`
- *   if given, else the asset's first tick + `trainDays` (default 30). At the first tick past the cut the engine builds
- *   the labelled samples of that window (models/Dataset.ts: windows closed before the cut only), fits every sold
- *   market question on them (models are fitted, never constants) and keeps the fits in the fit store ($DATA/fits). A
- *   question whose sample is below its floor stays unfitted and its decisions refuse insufficient_confidence.
+ *   if given, else the asset's first tick + `trainDays` (default 30). Cadence decisions start at the cut. Before the
+ *   first tick past the cut is folded in, `atCut` is awaited once: the service builds, evaluates and activates its
+ *   bootstrap release from that window there (record/releases/bootstrap.ts), so no decision is made before it has a
+ *   release to make it with.
  * - Decision cadence: from the cut on, each sold market question is decided for each asset at every multiple of its
  *   horizon (UTC epoch grid, the dataset's cadence), i.e. at each clock's close, so there is always one open clock per
  *   question and asset while data flows. A question the market lacks an input for (funding on a bar-only tape) gets
@@ -40,7 +43,7 @@ import type { ConsumedBatch, EventLog, LogConsumer } from '../pipeline/log/Event
 import { decodeTickRecord } from '../pipeline/TickEnvelope.ts'
 import { topicNames, type TopicNames } from '../pipeline/topics.ts'
 import type { QuestionModel } from '../models/QuestionModel.ts'
-import { DatasetBuilder, RESOLUTION_GRACE_MS } from '../models/Dataset.ts'
+import { RESOLUTION_GRACE_MS } from '../models/Dataset.ts'
 import { soldMarketQuestions } from '../models/questions/index.ts'
 import { DecisionEngine } from './DecisionEngine.ts'
 import { LedgerView } from './LedgerView.ts'
@@ -55,21 +58,29 @@ import type { Subscription } from './LedgerBus.ts'
 import type { WalletProvider } from '../ingest/wallet/WalletProvider.ts'
 import { QuestionCatalog } from './QuestionCatalog.ts'
 import { DAY_MS } from '../common/time.ts'
+import { ServedRelease } from './ServedRelease.ts'
 
 const log = childLogger('engine-runner')
 
 export interface EngineRunnerOptions {
   log: EventLog
-  /** $DATA: fits go to <dataDir>/fits. Null keeps fits in memory only. */
+  /** $DATA: the parameters of every release served go to <dataDir>/fits (replay reads them). Null: memory only. */
   dataDir: string | null
   names?: TopicNames
   partitions?: number
   /** Make cadence decisions (default true). */
   cadence?: boolean
-  /** Days of each asset's first ticks used to fit (default 30). */
+  /** Days of each asset's first ticks before the cadence starts: the bootstrap release's window (default 30). */
   trainDays?: number
   /** Absolute training cut (epoch ms), overriding trainDays. */
   trainUntil?: number | null
+  /** The release served from the start (default none: market questions refuse no_active_release until useRelease). */
+  release?: ServedRelease | null
+  /**
+   * Awaited once, before the first tick past the training cut is folded in (and so before any cadence decision):
+   * the service's bootstrap release runs here. A rejection is logged; the engine goes on with whatever it serves.
+   */
+  atCut?: ((cut: number) => Promise<void>) | null
   /** Consumer group of the ticks consumer (default 'svc.engine'); the ledger follower uses `${groupId}.ledger`. */
   groupId?: string
   /** Event time of API decisions (default: the newest tick the engine has seen). */
@@ -107,12 +118,15 @@ const OPTIONS_SCHEMA = {
     groupId: { type: 'string', minLength: 1 },
     accountResolveIntervalMs: { type: 'integer', minimum: 0 },
     live: {},
+    release: {},
+    atCut: {},
   },
 } as const
 
 interface AssetState {
   cut: number
-  trainer: DatasetBuilder | null
+  /** The asset's ticks have passed the cut: cadence decisions run. */
+  serving: boolean
   nextGrid: number
   last: number
 }
@@ -123,7 +137,8 @@ export interface EngineRunnerStats {
   outcomesStaged: number
   openClocks: number
   ledger: { decisions: number; outcomes: number }
-  fittedAssets: string[]
+  /** The release served (null: none active). */
+  release: string | null
   /** Live venue: grid instants not decided live (their first tick came too late: a backfill, a repaired gap; or the clock
    * found them further back than the delay plus the tolerance): skipped, never decided late. */
   cadenceSkippedNotLive: number
@@ -151,8 +166,8 @@ export class EngineRunner {
   private readonly step: number
   private readonly assets = new Map<string, AssetState>()
   private readonly processed = new Map<number, number>()
-  private readonly fittedAssets: string[] = []
-  private fitWrites: Promise<void>[] = []
+  /** The `atCut` hook: pending until the first tick past a cut, then its promise (awaited once). */
+  private cutHook: Promise<void> | null = null
   private clocks: Subscription | null = null
   private consumer: LogConsumer | undefined
   private running: Promise<void> | undefined
@@ -218,6 +233,7 @@ export class EngineRunner {
     try {
       const fits = await FitStore.open(options.dataDir === null ? null : join(options.dataDir, 'fits'))
       runner = new EngineRunner({ ...options, cadence: options.cadence ?? true, trainDays: options.trainDays ?? 30 }, names, ledger, fits)
+      if (options.release) await runner.useRelease(options.release)
       // Every decision in the ledger, then each new one (this engine's, or another writer's), starts its clock: a
       // synchronous subscriber, so a clock staged in a tick is tracked before the next tick is folded in.
       runner.clocks = ledger.bus.decisions.subscribe('engine-runner.clocks', (d) => runner.register(d))
@@ -264,7 +280,7 @@ export class EngineRunner {
     const tolerance = o.toleranceMs ?? RESOLUTION_GRACE_MS
     let staged = false
     for (const [asset, s] of this.assets) {
-      if (s.trainer) continue
+      if (!s.serving) continue
       while (s.nextGrid + delay <= now) {
         if (now - s.nextGrid <= delay + tolerance) {
           this.counters.cadenceByClock++
@@ -289,6 +305,10 @@ export class EngineRunner {
       } catch (err) {
         log.warn({ partition: r.partition, offset: r.offset, err: (err as Error).message }, 'undecodable tick skipped (the sink keeps it among the rejects)')
       }
+      if (tick && this.options.atCut && tick.kind !== 'universe') {
+        const s = this.assetState(tick.asset, tickTime(tick))
+        if (!s.serving && tickTime(tick) > s.cut) await this.passCut(s)
+      }
       if (tick) this.onTick(tick)
       next = r.offset + 1
       this.processed.set(batch.partition, next)
@@ -300,10 +320,28 @@ export class EngineRunner {
     let s = this.assets.get(asset)
     if (!s) {
       const cut = this.options.trainUntil ?? time + this.options.trainDays * DAY_MS
-      s = { cut, trainer: new DatasetBuilder(this.questions), nextGrid: Math.ceil(Math.max(cut, time) / this.step) * this.step, last: -Infinity }
+      s = { cut, serving: false, nextGrid: Math.ceil(Math.max(cut, time) / this.step) * this.step, last: -Infinity }
       this.assets.set(asset, s)
     }
     return s
+  }
+
+  /** Awaits the `atCut` hook (once per process) before the first tick past a training cut is folded in. */
+  private async passCut(s: AssetState): Promise<void> {
+    this.cutHook ??= this.options.atCut!(s.cut).catch((err: unknown) => log.error({ err, cut: new Date(s.cut).toISOString() }, 'the training-cut hook failed; serving the release in force'))
+    await this.cutHook
+  }
+
+  /**
+   * Serves `release` from the next decision on (an ask already composing finishes on the one it read). The cadence,
+   * the API asks and the funding surfaces all read it through the DecisionEngine.
+   */
+  async useRelease(release: ServedRelease): Promise<void> {
+    const before = this.engine.release.version
+    await this.engine.useRelease(release)
+    const st = release.status()
+    const refused = Object.entries(st.families).filter(([, v]) => v !== 'served')
+    log.info({ release: st.version, previous: before, checksum_verified: st.checksum_verified, refused: Object.fromEntries(refused) }, st.version === null ? 'no release served' : 'serving release')
   }
 
   private onTick(tick: Tick): void {
@@ -312,8 +350,8 @@ export class EngineRunner {
     const time = tickTime(tick)
     const s = this.assetState(tick.asset, time)
     if (time > s.last) {
-      if (s.trainer && time > s.cut) this.fit(tick.asset, s)
-      if (this.options.cadence && !s.trainer) {
+      if (!s.serving && time > s.cut) s.serving = true
+      if (this.options.cadence && s.serving) {
         const live = this.options.live
         const receivedAt = live ? Date.parse(tick.provenance.received_at) : 0
         while (s.nextGrid < time) {
@@ -326,24 +364,11 @@ export class EngineRunner {
       s.last = time
     }
     try {
-      s.trainer?.push(tick)
       this.live.observe(tick)
       this.resolver.observe(tick)
     } catch (err) {
       log.warn({ asset: tick.asset, kind: tick.kind, at: tick.provenance.timestamp, err: (err as Error).message }, 'tick out of order for its series; skipped')
     }
-  }
-
-  private fit(asset: string, s: AssetState): void {
-    const { samples } = s.trainer!.finish()
-    s.trainer = null
-    for (const q of this.questions) {
-      const fitted = q.fit(samples.get(q.id) ?? [])
-      // The fit store write is async; the params are in memory at once, so decisions can use them right away.
-      this.fitWrites.push(this.engine.setFitted(asset, fitted).catch((err: unknown) => log.error({ err, question: q.id }, 'storing fitted parameters failed')))
-    }
-    this.fittedAssets.push(asset)
-    log.info({ asset, cut: new Date(s.cut).toISOString(), samples: Object.fromEntries([...samples].map(([k, v]) => [k, v.length])) }, 'fitted on the training window')
   }
 
   private decideAt(asset: string, at: number): void {
@@ -376,11 +401,10 @@ export class EngineRunner {
       await sleep(20)
     }
     await this.ledger.flush()
-    await Promise.all(this.fitWrites)
   }
 
   stats(): EngineRunnerStats {
-    return { ...this.counters, openClocks: this.resolver.openCount() + this.accountResolver.openCount(), ledger: this.ledger.index.size, fittedAssets: [...this.fittedAssets] }
+    return { ...this.counters, openClocks: this.resolver.openCount() + this.accountResolver.openCount(), ledger: this.ledger.index.size, release: this.engine.release.version }
   }
 
   get failed(): Error | undefined {
@@ -403,7 +427,6 @@ export class EngineRunner {
     await this.consumer?.stop()
     await this.running?.catch(() => undefined)
     await this.ledger.flush().catch((err: unknown) => log.error({ err }, 'final ledger flush failed'))
-    await Promise.all(this.fitWrites)
     await this.ledger.close()
   }
 }

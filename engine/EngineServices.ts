@@ -280,9 +280,10 @@ export class EngineServices implements LedgerReads, DecisionService {
   }
 
   /**
-   * The live available set: sold market questions fitted for at least one asset and sold there by the sale gate
-   * (models/saleGate.ts), and the account-scoped questions when a wallet provider is wired (they fit per subject at
-   * decision time); a blocked one names why, and the gate's measured figures are shown per asset.
+   * The live available set: sold market questions the active release serves and its sale gate sold
+   * (models/saleGate.ts), and the account-scoped questions when a wallet provider is wired (they estimate per subject
+   * at decision time); a blocked one names why (no_active_release, a refused release family, not_sold:…), with the
+   * gate's measured figures and the release in force.
    */
   async signals(): Promise<SignalCatalog> {
     const now = this.live.now()
@@ -293,19 +294,18 @@ export class EngineServices implements LedgerReads, DecisionService {
       if (q.scope === 'account') reason = this.engine.walletProvider ? null : 'wallet_provider_unwired'
       else if (!q.sold) reason = 'not_sold_on_deployment'
       else {
-        const fitted = assets.map((a) => ({ asset: a, params: this.engine.fittedFor(q.id, a)?.params as { status?: string; sale_gate?: SaleGate | null } | undefined }))
-        const ok = fitted.filter((f) => f.params?.status === 'ok')
-        for (const f of ok) {
-          const g = f.params!.sale_gate
-          if (g) gates.push({ asset: f.asset, status: g.status, reason: g.reason, measured: gateSummary(g), holdout_start: g.holdout_start, n_scored: g.n_scored, bss: g.bss, bss_ci: g.bss_ci, one_feature_bss: g.one_feature_bss })
-        }
-        if (ok.length === 0) reason = 'model_not_fitted'
-        else if (!ok.some((f) => (f.params!.sale_gate ?? null) === null || f.params!.sale_gate!.status === 'sold')) reason = `not_sold:${gates[0]!.reason}`
+        // One parameter set per family, from the active release (fitted on every asset of its dataset, pooled).
+        const params = this.engine.fittedFor(q.id)?.params as { status?: string; sale_gate?: SaleGate | null } | undefined
+        const g = params?.status === 'ok' ? (params.sale_gate ?? null) : null
+        if (g) gates.push({ asset: 'pooled', status: g.status, reason: g.reason, measured: gateSummary(g), holdout_start: g.holdout_start, n_scored: g.n_scored, bss: g.bss, bss_ci: g.bss_ci, one_feature_bss: g.one_feature_bss })
+        if (!params) reason = this.engine.release.refusal(q.id) ?? 'model_not_fitted'
+        else if (params.status !== 'ok') reason = 'sample_below_floor'
+        else if (g && g.status !== 'sold') reason = `not_sold:${g.reason}`
       }
       return { question_id: q.id, label: q.label, available: reason === null, reason, sale_gate: gates }
     })
     const sample_hours_by_asset: Record<string, number> = {}
     if (now !== null) for (const a of assets) sample_hours_by_asset[a] = this.live.state.snapshot(a, now).features.history_hours ?? 0
-    return { questions, sample_hours_by_asset }
+    return { questions, sample_hours_by_asset, release: this.engine.release.status() }
   }
 }

@@ -13,6 +13,12 @@ import { jcsSha256 } from '../common/hash.ts'
 import { writeFileAtomic } from '../pipeline/log/atomicFile.ts'
 import { mkdirData } from '../pipeline/log/dataModes.ts'
 import type { FittedParams } from '../models/QuestionModel.ts'
+/** Whether fitted params still hash to their version's content-hash suffix (false also when it carries none). */
+export function fittedVersionHolds(fitted: FittedParams): boolean {
+  const m = /@([0-9a-f]{12})$/.exec(fitted.version)
+  return m !== null && jcsSha256(fitted.params).slice(0, 12) === m[1]
+}
+
 function key(questionId: string, version: string): string {
   return `${questionId}\n${version}`
 }
@@ -61,8 +67,7 @@ export class FitStore {
    */
   verify(questionId: string, version: string): boolean | 'unknown' {
     const fitted = this.get(questionId, version)
-    const m = /@([0-9a-f]{12})$/.exec(version)
-    if (!fitted || !m) return 'unknown'
-    return jcsSha256(fitted.params).slice(0, 12) === m[1]
+    if (!fitted || !/@[0-9a-f]{12}$/.test(version)) return 'unknown'
+    return fittedVersionHolds(fitted)
   }
 }

@@ -20,7 +20,7 @@ export interface Lineage {
   resolution: ResolutionRead
   payment: { rail: PaymentRail; payment_id: string | null }
   tape: { sources: Array<{ input: string; source: string; from: string | null; to: string | null }> }
-  hashes: { input_hash: string | null; state_hash: string | null; policy_checksum: string; fitted_version: string | null }
+  hashes: { input_hash: string | null; state_hash: string | null; policy_checksum: string; fitted_version: string | null; release_version?: string | null }
   verify: { input_ok: Verified; state_ok: Verified }
 }
 
@@ -86,7 +86,7 @@ export class LedgerView {
       resolution: this.resolution(d.decision_id)!,
       payment: { rail: d.payment_rail, payment_id: d.payment_id },
       tape: { sources },
-      hashes: { input_hash: d.input_hash, state_hash: d.state_hash, policy_checksum: d.policy_checksum, fitted_version: d.fitted_version },
+      hashes: { input_hash: d.input_hash, state_hash: d.state_hash, policy_checksum: d.policy_checksum, fitted_version: d.fitted_version, ...(d.release_version === undefined ? {} : { release_version: d.release_version }) },
       verify: { input_ok: inputOk, state_ok: this.replayer.verifyState(d) },
     }
   }

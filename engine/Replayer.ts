@@ -62,7 +62,7 @@ export class Replayer {
 
   /** state_ok: the recorded parts hash to state_hash, the ruleset of that version has that checksum, the fit hashes to its version. */
   verifyState(d: LedgerDecision): Verified {
-    const parts = { model_id: d.model_id, jev_version: d.jev_version, fitted_version: d.fitted_version, policy_version: d.policy_version, policy_checksum: d.policy_checksum }
+    const parts = { model_id: d.model_id, jev_version: d.jev_version, fitted_version: d.fitted_version, policy_version: d.policy_version, policy_checksum: d.policy_checksum, release_version: d.release_version ?? null }
     if (stateHashOf(parts) !== d.state_hash) return false
     const policy = policyByVersion(d.policy_version)
     if (!policy) return 'unknown'

@@ -44,13 +44,15 @@ export interface StateParts {
   fitted_version: string | null
   policy_version: string
   policy_checksum: string
+  /** The release the fit came from; absent (or null) leaves the hash as it was before releases were served. */
+  release_version?: string | null
 }
 
 /** The state hash of one (model, fit, ruleset): a handful of them per deployment, asked for on every decision. */
 const stateHashes = new Map<string, string>()
 
 export function stateHashOf(p: StateParts): string {
-  const key = `${p.model_id}\n${p.jev_version}\n${p.fitted_version}\n${p.policy_version}\n${p.policy_checksum}`
+  const key = `${p.model_id}\n${p.jev_version}\n${p.fitted_version}\n${p.policy_version}\n${p.policy_checksum}\n${p.release_version ?? ''}`
   let h = stateHashes.get(key)
   if (h === undefined) {
     h = computeStateHash(p)
@@ -67,6 +69,7 @@ function computeStateHash(p: StateParts): string {
     fitted_version: p.fitted_version,
     policy_version: p.policy_version,
     policy_checksum: p.policy_checksum,
+    ...(p.release_version ? { release_version: p.release_version } : {}),
   })
 }
 

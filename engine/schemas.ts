@@ -102,6 +102,11 @@ export const LINEAGE = Type.Object(
       policy_checksum: Type.Optional(Type.String()),
       /** The content-hashed version of the fitted parameters (null: the model needs none). */
       fitted_version: Type.Optional(NullableString),
+      /**
+       * The release whose sealed body holds those parameters (GET /v1/intelligence/releases/{version}); null when
+       * none was active or for account-scoped questions; absent on rows recorded before releases were served.
+       */
+      release_version: Type.Optional(NullableString),
     }),
     verify: Type.Object({ input_ok: Verified, state_ok: Verified }),
   },
@@ -188,8 +193,9 @@ export const SIGNALS = Type.Object(
           /** Exact reason when blocked, else null. */
           reason: NullableString,
           /**
-           * The sale gate's measured verdict per asset fitted (models/saleGate.ts): measured on a holdout of the
-           * training span; [] for a question without a gate (account-scoped, not sold, not yet fitted).
+           * The sale gate's measured verdict of the active release's parameters (models/saleGate.ts): measured on a
+           * holdout of the release's training span, pooled over its assets (asset 'pooled'); [] for a question
+           * without a gate (account-scoped, not sold, no release serving it).
            */
           sale_gate: Type.Array(SALE_GATE_ENTRY),
         },
@@ -197,6 +203,21 @@ export const SIGNALS = Type.Object(
       ),
     ),
     sample_hours_by_asset: Type.Record(Type.String(), Type.Number({ minimum: 0 })),
+    /**
+     * The release the market questions answer with (engine/ServedRelease.ts): its version and checksum, whether the
+     * body hashes to its sealed checksum, and each family served or refused with the reason; version null when none
+     * is active (every sold market question then refuses no_active_release).
+     */
+    release: Type.Object(
+      {
+        version: NullableString,
+        checksum: NullableString,
+        checksum_verified: Nullable(Type.Boolean()),
+        jev_version: NullableString,
+        families: Type.Record(Type.String(), Type.String()),
+      },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 )

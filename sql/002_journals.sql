@@ -4,7 +4,7 @@
 -- decision_rows: every record of the decisions journal as sealed (parquet/decisions/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW decision_rows AS
 SELECT
-  decision_id, question_id, asset, subject, event, horizon, timezone('UTC', horizon_end) AS horizon_end, timezone('UTC', created_at) AS created_at, conditions::JSON AS conditions, probability, confidence, decision, action, input_hash, state_hash, policy_version, jev_version, choice_id, choice_distribution::JSON AS choice_distribution, payment_id, payment_rail, matched_rules::JSON AS matched_rules, refusal_reason, model_id, fitted_version, policy_checksum, journal, record_version, date, log_partition, log_offset
+  decision_id, question_id, asset, subject, event, horizon, timezone('UTC', horizon_end) AS horizon_end, timezone('UTC', created_at) AS created_at, conditions::JSON AS conditions, probability, confidence, decision, action, input_hash, state_hash, policy_version, jev_version, choice_id, choice_distribution::JSON AS choice_distribution, payment_id, payment_rail, matched_rules::JSON AS matched_rules, refusal_reason, model_id, fitted_version, release_version, policy_checksum, journal, record_version, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/decisions/**/*.parquet',
   hive_partitioning = true,

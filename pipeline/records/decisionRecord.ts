@@ -64,6 +64,12 @@ export const DECISION_RECORD_SCHEMA = Type.Object(
     /** state_hash parts (engine/identity.ts). */
     model_id: Type.String({ minLength: 1 }),
     fitted_version: NullableString,
+    /**
+     * The release a market question was answered with (engine/ServedRelease.ts): its sealed body holds the exact
+     * parameters (fitted_version). Null when none was active (the record refuses no_active_release) and for
+     * account-scoped questions; absent on rows recorded before releases were served.
+     */
+    release_version: Type.Optional(NullableString),
     policy_checksum: Hex64,
     /** The FeatureSnapshot the decision was evaluated from, as canonical JSON; null only when lost. */
     journal: NullableString,

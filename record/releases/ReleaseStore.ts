@@ -211,6 +211,15 @@ export class ReleaseStore implements ReleaseReads {
     return { seq, from: rel.version, to: rel.parent }
   }
 
+  /**
+   * The activation files as one string: it changes exactly when an activation or a rollback is sealed (files are only
+   * ever added), so a running service learns of one from a directory listing, without a query.
+   */
+  async activationsStamp(): Promise<string> {
+    const files = await readdir(releaseTableRoot(this.dataDir, RELEASE_ACTIVATION_ROWS)).catch(() => [] as string[])
+    return files.filter((f) => f.endsWith('.parquet') && !f.startsWith('.')).sort().join('\n')
+  }
+
   /** The sealed body of a release, or null. */
   async body(version: string): Promise<{ body: ReleaseBody; checksum: string } | null> {
     const [row] = await this.query('SELECT body, checksum FROM release_rows WHERE version = $v', { v: version })

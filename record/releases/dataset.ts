@@ -22,7 +22,7 @@ import { readFile, stat } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import { jcsSha256 } from '../../common/hash.ts'
 import { loadTicks } from '../../ingest/loadTicks.ts'
-import { isoMs, tickTime } from '../../ingest/Tick.ts'
+import { isoMs, tickTime, type Tick } from '../../ingest/Tick.ts'
 import { buildDataset, DATASET_GAP_MS, type DatasetStats } from '../../models/Dataset.ts'
 import type { LabelledSample, QuestionId, QuestionModel } from '../../models/QuestionModel.ts'
 import { writeFileAtomic } from '../../pipeline/log/atomicFile.ts'
@@ -177,20 +177,33 @@ export async function datasetSamples(manifest: DatasetManifest, questions: reado
   const paths = await verifyTapes(manifest)
   const ticks = await loadTicks(paths)
   if (ticks.length === 0) throw new ReleaseError('DATASET_EMPTY', 'the tapes hold no records')
+  const window = { start: Date.parse(manifest.window_start), split: Date.parse(manifest.window_end), end: manifest.holdout_end === null ? Infinity : Date.parse(manifest.holdout_end) }
+  return { manifest, ...labelAndSplit(ticks, questions, window, manifest.gap_ms, onProgress) }
+}
+
+/**
+ * Labels every decision of `questions` on `ticks` (in event time) and splits them: fit = decided at or after `start`
+ * with the window closed strictly before `split`; holdout = decided at or after `split` with the window closed before
+ * `end`.
+ */
+export function labelAndSplit(
+  ticks: readonly Tick[],
+  questions: readonly QuestionModel[],
+  window: { start: number; split: number; end: number },
+  gapMs: number,
+  onProgress?: ProgressFn,
+): Omit<DatasetSamples, 'manifest'> {
   onProgress?.('label decisions', 0, ticks.length)
-  const built = buildDataset(ticks, questions, (n) => onProgress?.('label decisions', n, ticks.length), { gapMs: manifest.gap_ms })
+  const built = buildDataset(ticks, questions, (n) => onProgress?.('label decisions', n, ticks.length), { gapMs })
   onProgress?.('label decisions', ticks.length, ticks.length)
-  const start = Date.parse(manifest.window_start)
-  const split = Date.parse(manifest.window_end)
-  const end = manifest.holdout_end === null ? Infinity : Date.parse(manifest.holdout_end)
   const fit = new Map<QuestionId, LabelledSample[]>()
   const holdout = new Map<QuestionId, LabelledSample[]>()
   for (const q of questions) {
     const all = built.samples.get(q.id) ?? []
-    fit.set(q.id, all.filter((s) => s.snapshot.at >= start && s.snapshot.at + q.horizonMs < split))
-    holdout.set(q.id, all.filter((s) => s.snapshot.at >= split && s.snapshot.at + q.horizonMs < end))
+    fit.set(q.id, all.filter((s) => s.snapshot.at >= window.start && s.snapshot.at + q.horizonMs < window.split))
+    holdout.set(q.id, all.filter((s) => s.snapshot.at >= window.split && s.snapshot.at + q.horizonMs < window.end))
   }
-  return { manifest, fit, holdout, stats: built.stats }
+  return { fit, holdout, stats: built.stats }
 }
 
 /** A labelled decision that resolved to an outcome (for a choice question: with its realized class). */

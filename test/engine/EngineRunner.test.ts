@@ -34,6 +34,7 @@ import { Catalog, withCatalog } from '../../sql/Catalog.ts'
 import { forEachLog, type TapTest } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 import { decideNow, nextDecisionNow, produceTicks, solTicksBetween } from '../helpers/engine.ts'
+import { sealedReleaseOf, withFamily } from '../helpers/release.ts'
 
 const HOUR = 3_600_000
 const TRAIN_UNTIL = Date.parse('2026-06-20T00:00:00Z')
@@ -96,26 +97,32 @@ t.test('decision engine over a real tape', async (t) => {
     const pipeline = await Pipeline.start({ dataDir, log, sink: { maxAgeMs: 500 } })
     t.teardown(() => pipeline.close())
 
-    // 1. Not fitted yet (training cut beyond the tape): an API ask refuses insufficient_confidence.
+    // 1. No release given: an API ask refuses insufficient_confidence, naming why (never a fit made here instead).
     const early = await EngineRunner.start({ log, dataDir, trainUntil: Date.parse('2030-01-01'), cadence: false, groupId: 'svc.engine-early' })
     await early.waitForTicks()
     const unfitted = await decideNow(early.engine, { question_id: 'S05_volatility_expansion', asset: 'SOL' })
-    refusal(t, unfitted.record, 'insufficient_confidence', 'unfitted model')
-    t.equal(unfitted.record.refusal_reason, 'model_not_fitted')
+    refusal(t, unfitted.record, 'insufficient_confidence', 'no active release')
+    t.equal(unfitted.record.refusal_reason, 'no_active_release')
+    t.equal(unfitted.record.release_version, null, 'the record says no release answered it')
+    const noRelease = await new EngineServices(early).signals()
+    t.same(noRelease.release, { version: null, checksum: null, checksum_verified: null, jev_version: null, families: {} })
+    t.ok(noRelease.questions.filter((q) => soldMarketQuestions().some((m) => m.id === q.question_id)).every((q) => !q.available && q.reason === 'no_active_release'), '/v1/signals: every sold market question blocked, no_active_release')
     await early.close()
 
-    // 2. The engine proper: fitted on the window before TRAIN_UNTIL, cadence decisions after it.
+    // 2. The engine proper: serving a release fitted on the window before TRAIN_UNTIL, cadence decisions after it.
     let offset = 0
     const clock = { now: () => lastTick + offset }
-    let runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, clock })
-    await runner.waitForTicks()
     // S06 on 2.5 months of OKX 8 h funding has too few decisions for the sale gate to measure (holdout_below_floor),
-    // so it would refuse every decision; the checks below need an S06 claim in a window without a settlement. Install
-    // the same fit as if the gate had sold it (its own content-hashed version, so replay and lineage stay exact).
-    const s06Fit = runner.engine.fittedFor('S06_funding_anomaly', 'SOL')!
+    // so it would refuse every decision; the checks below need an S06 claim in a window without a settlement. The
+    // release carries the same fit as if the gate had sold it (its own content-hashed version, so replay and lineage
+    // stay exact), sealed under its own checksum.
+    const sealed = await sealedReleaseOf(fitPart, TRAIN_UNTIL)
+    const s06Fit = sealed.body.families.S06_funding_anomaly!.fitted
     t.match(s06Fit.params, { status: 'ok', sale_gate: { status: 'blocked', reason: 'holdout_below_floor' } }, 'S06 blocked by the sale gate as fitted')
     const soldParams = { ...s06Fit.params, sale_gate: { ...(s06Fit.params.sale_gate as object), status: 'sold', reason: null } }
-    await runner.engine.setFitted('SOL', { ...s06Fit, params: soldParams, version: `${BINARY_METHOD_V2}@${jcsSha256(soldParams).slice(0, 12)}` })
+    const release = withFamily(sealed, { ...s06Fit, params: soldParams, version: `${BINARY_METHOD_V2}@${jcsSha256(soldParams).slice(0, 12)}` })
+    let runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, clock, release })
+    await runner.waitForTicks()
     await produceTicks(log, ticks.slice(fitPart.length))
     await runner.waitForTicks()
     const engine = () => runner.engine
@@ -126,8 +133,8 @@ t.test('decision engine over a real tape', async (t) => {
     let blockedSeen = 0
     for (const q of soldMarketQuestions()) {
       const entry = catalog.questions.find((e) => e.question_id === q.id)!
-      const gate = engine().fittedFor(q.id, 'SOL')!.params.sale_gate as SaleGate
-      t.match(entry.sale_gate, [{ asset: 'SOL', status: gate.status, reason: gate.reason, n_scored: gate.n_scored, bss: gate.bss }], `${q.id}: the gate's verdict per asset`)
+      const gate = engine().fittedFor(q.id)!.params.sale_gate as SaleGate
+      t.match(entry.sale_gate, [{ asset: 'pooled', status: gate.status, reason: gate.reason, n_scored: gate.n_scored, bss: gate.bss }], `${q.id}: the gate's verdict per asset`)
       t.match(entry.sale_gate[0]!.measured, /scored decisions, BSS/)
       t.equal(entry.available, gate.status === 'sold', `${q.id}: ${gate.status}${gate.reason ? ` (${gate.reason})` : ''}`)
       if (gate.status === 'blocked') {
@@ -242,7 +249,7 @@ t.test('decision engine over a real tape', async (t) => {
     const dBefore = await total(log, names.decisions)
     const oBefore = await total(log, names.outcomes)
     await runner.close()
-    runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, clock })
+    runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, clock, release })
     t.teardown(() => runner.close())
     await runner.waitForTicks()
     t.equal(await total(log, names.decisions), dBefore, 'restart wrote no decision row')

@@ -14,6 +14,7 @@ import { isoMs, tickTime, type Tick } from '../../ingest/Tick.ts'
 import { EmbeddedLog } from '../../pipeline/log/EmbeddedLog.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import { decideNow, produceTicks, solTicksBetween } from '../helpers/engine.ts'
+import { releaseOf } from '../helpers/release.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
 const TRAIN_UNTIL = Date.parse('2026-06-20T00:00:00Z')
@@ -68,7 +69,8 @@ t.test('live cadence: decided live or by the clock, never backdated, once per in
 
   // History up to the first live instant, received as it happened.
   await produceTicks(log, withPulses(await solTicksBetween('2026-03-01T00:00:00Z', '2026-07-01T00:00:01Z')))
-  let runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, live, accountResolveIntervalMs: 0 })
+  const release = await releaseOf(await solTicksBetween('2026-03-01T00:00:00Z', '2026-07-01T00:00:01Z'), TRAIN_UNTIL)
+  let runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, live, accountResolveIntervalMs: 0, release })
   watch(runner)
   await runner.waitForTicks()
   t.ok(runner.stats().decisionsStaged > 0, `cadence decided on live ticks (${runner.stats().decisionsStaged})`)
@@ -112,7 +114,7 @@ t.test('live cadence: decided live or by the clock, never backdated, once per in
   // A restart re-reads the whole log: the same rows, none new.
   const rows = runner.ledger.index.size.decisions
   await runner.close()
-  runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, live, accountResolveIntervalMs: 0 })
+  runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, live, accountResolveIntervalMs: 0, release })
   t.teardown(() => runner.close())
   watch(runner)
   await runner.waitForTicks()

@@ -16,6 +16,7 @@ import { Catalog, withCatalog } from '../../sql/Catalog.ts'
 import { forEachLog } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 import { solTicks, writeTape } from '../helpers/engine.ts'
+import { releaseOf } from '../helpers/release.ts'
 
 const TRAIN_UNTIL = Date.parse('2026-07-01T00:00:00Z')
 
@@ -42,7 +43,7 @@ const VERDICTS = { n: 2541, digest: '1969015e6eb7b2987da024559742f787' }
 
 const DECISION_COLUMNS = `decision_id, question_id, asset, subject, event, horizon, horizon_end, created_at, conditions, probability, confidence,
   decision, action, input_hash, state_hash, policy_version, jev_version, choice_id, choice_distribution, payment_id, payment_rail,
-  matched_rules, refusal_reason, model_id, fitted_version, policy_checksum, journal, record_version, date`
+  matched_rules, refusal_reason, model_id, fitted_version, release_version, policy_checksum, journal, record_version, date`
 const OUTCOME_COLUMNS = `decision_id, question_id, asset, subject, outcome, resolved_at, horizon_end, statistic, statistic_detail, realized_choice,
   reason, record_version, date`
 
@@ -70,7 +71,8 @@ t.test('a real tape through the whole pipeline gives the same ledger on both log
     const log = await makeLog()
     const dataDir = await makeTempDir(t)
     const pipeline = await Pipeline.start({ dataDir, log, sink: { maxAgeMs: 1_000 } })
-    const runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL })
+    // The release the engine serves: fitted by the release build's code on the decisions closed before the cut.
+    const runner = await EngineRunner.start({ log, dataDir, trainUntil: TRAIN_UNTIL, release: await releaseOf(await solTicks(), TRAIN_UNTIL) })
     t.teardown(async () => {
       await runner.close()
       await pipeline.close()

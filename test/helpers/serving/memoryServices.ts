@@ -255,6 +255,7 @@ export class MemoryEngine implements DecisionService {
         { question_id: 'S02_liquidation_risk', label: 'Liquidation risk', available: false, reason: 'needs 24 hourly observations (7/24)', sale_gate: [] },
       ],
       sample_hours_by_asset: { BTC: 7, ETH: 7, SOL: 7 },
+      release: { version: '2.0.0', checksum: 'c'.repeat(64), checksum_verified: true, jev_version: 'jev-2.0.0', families: { S01_market_regime: 'served' } },
     }
   }
   private unreachable(): never {

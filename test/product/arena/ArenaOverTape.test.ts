@@ -13,7 +13,7 @@
 import { withProof } from '../../helpers/serving/signIn.ts'
 import t from 'tap'
 import { join } from 'node:path'
-import { ENGINE_CUT, engineTicks } from '../../../bench/engineFixture.ts'
+import { ENGINE_CUT, engineRelease, engineTicks } from '../../../bench/engineFixture.ts'
 import { EngineRunner } from '../../../engine/EngineRunner.ts'
 import { QuestionCatalog } from '../../../engine/QuestionCatalog.ts'
 import { tickKey, tickTime, type Tick } from '../../../ingest/Tick.ts'
@@ -57,7 +57,7 @@ const names = topicNames({})
 async function openWorld() {
   const log = await EmbeddedLog.open(join(dir, 'log'))
   await log.ensureTopics(topicSpecs(names, 3))
-  const runner = await EngineRunner.start({ log, dataDir: join(dir, 'engine-data'), names, trainUntil: ENGINE_CUT })
+  const runner = await EngineRunner.start({ log, dataDir: join(dir, 'engine-data'), names, trainUntil: ENGINE_CUT, release: await engineRelease() })
   const catalog = new QuestionCatalog()
   const eventTime = () => runner.live.now() ?? START
   const clock = { now: eventTime }
