@@ -101,13 +101,12 @@ async function svcOnTty(args: string[]): Promise<{ code: number; output: string 
   }
 }
 
-t.test('on a TTY, build and evaluate draw a progress bar per stage instead of pino lines', async (t) => {
-  try {
-    await exec('script', ['-qec', 'true', '/dev/null'])
-  } catch {
-    t.skip('util-linux script (a pseudo-terminal) is not available here')
-    return
-  }
+const hasScript = await exec('script', ['-qec', 'true', '/dev/null']).then(
+  () => true,
+  () => false,
+)
+
+t.test('on a TTY, build and evaluate draw a progress bar per stage instead of pino lines', { skip: hasScript ? false : 'util-linux script (a pseudo-terminal) is not available here' }, async (t) => {
   const dir = await makeTempDir(t, 'svc-release-tty-')
   const tape = join(dir, 'gen.ndjson')
   await writeFile(tape, syntheticBars('BTC', 40 * 24).map(tickLine).join('\n') + '\n')

@@ -71,7 +71,7 @@ t.test('v2 below the training floor refuses, never emits a constant', async (t) 
 t.test('Platt needs PLATT_MIN_EVENTS outcomes of the rarer kind in its slice; below it the map is the identity', async (t) => {
   // 191 rows, raw log-odds spread a little around 2.7: as S07's OKX calibration slice, with k misses among the lowest.
   const z = Array.from({ length: 191 }, (_, i) => 2.2 + (i / 190) * 1.0)
-  const slice = (k: number) => z.map((_, i) => (i % Math.ceil(191 / k) === 0 && i / Math.ceil(191 / k) < k ? 0 : 1))
+  const slice = (k: number): number[] => z.map((_, i) => (i % Math.ceil(191 / k) === 0 && i / Math.ceil(191 / k) < k ? 0 : 1))
   for (const k of [0, 1, 4, PLATT_MIN_EVENTS - 1]) {
     const y = slice(k)
     t.equal(y.length - y.reduce((a, v) => a + v, 0), k)
