@@ -9,6 +9,7 @@ import { benchPipeline } from './pipeline.ts'
 import { benchEngine } from './engine.ts'
 import { benchPayments } from './payments.ts'
 import { benchRecord } from './record.ts'
+import { benchRelease } from './release.ts'
 import { benchArena } from './arena.ts'
 import { benchDelivery } from './delivery.ts'
 import { benchVenue } from './venue.ts'
@@ -51,6 +52,9 @@ await benchAnswers({ records: Number(process.env.ANSWER_BENCH_RECORDS ?? 2000), 
 
 print('\n== measured record: the full batch build (calibration, decomposition, index, priors, a curve point) vs one DuckDB MSE pass over the same Parquet, same run')
 await benchRecord({ decisions: Number(process.env.RECORD_BENCH_DECISIONS ?? 10_000_000), perFile: 200_000, print })
+
+print('\n== releases: svc release evaluate over the OKX tapes (rebuild from the dataset hash, holdout scoring, four gates) vs one svc eval of the same tapes and split, same run (goal ≤ 2)')
+await benchRelease({ print }).catch((err: unknown) => print(`release bench failed: ${String(err)}`))
 
 print('\n== arena: rebuild of a population (payers, calls) and the profile and leaderboard reads beside the decision read, same server, same run (goal ≥ 0.5)')
 // A failure here is printed, not thrown: the figures above are already out.

@@ -14,7 +14,8 @@
  * the first half, one-horizon embargo, mean Brier of the regression's output); the regression is refitted on the
  * whole fit slice with that choice; calibration is Platt scaling on the later 30 % (a logistic regression of the
  * outcome on logit(raw), λ = PLATT_L2), a smooth monotone map that keeps the regression's resolution instead of
- * collapsing it into a few isotonic steps. Then the sale gate (models/saleGate.ts): the whole method refitted on the
+ * collapsing it into a few isotonic steps; with fewer than PLATT_MIN_EVENTS outcomes of either kind in the later 30 %
+ * the map is the identity (the regression's output, unrecalibrated). Then the sale gate (models/saleGate.ts): the whole method refitted on the
  * earlier rows and scored on a later holdout of the training span decides whether the question is sold at all.
  */
 import type { FeatureSnapshot } from '../../pipeline/features/FeatureSnapshot.ts'
@@ -37,6 +38,16 @@ export const BINARY_METHOD_V2 = 'logit-l2-walkforward+platt'
 export const LAMBDA_GRID = [100, 10, 1, 0.1, 0.01] as const
 /** Platt scaling's own penalty: just enough to keep a separable calibration slice finite. */
 export const PLATT_L2 = 1e-3
+/**
+ * Platt scaling fits a slope and an intercept on the calibration slice; it needs at least this many outcomes of the
+ * rarer kind there (the events-per-variable rule for a logistic regression, Peduzzi et al. 1996: 10 events of the
+ * less frequent outcome per estimated coefficient). Below it the map is noise (S07 on OKX: 4 misses in 191 rows gave
+ * a slope of 7.2 ± 2.4 per raw log-odds), so no map is fitted and the regression's own output is served: the identity
+ * map (PLATT_IDENTITY), its penalty already chosen by walk-forward for the Brier score of exactly that output.
+ */
+export const PLATT_MIN_EVENTS = 10
+/** The identity map on z = logit(raw) in the Platt parameter record (standardisation 0/1, intercept 0, slope 1). */
+export const PLATT_IDENTITY = { mean: [0], sd: [1], beta: [0, 1] } as const
 const LOGIT_CLAMP = 1e-9
 
 export type BinaryMethod = 'v1' | 'v2'
@@ -105,6 +116,17 @@ interface UsableRow {
 function logit(p: number): number {
   const q = Math.min(1 - LOGIT_CLAMP, Math.max(LOGIT_CLAMP, p))
   return Math.log(q / (1 - q))
+}
+
+/**
+ * Platt scaling of the calibration slice (outcome on z = logit(raw), λ = PLATT_L2), or the identity map when the slice
+ * has fewer than PLATT_MIN_EVENTS outcomes of either kind.
+ */
+export function plattMap(z: readonly number[], y: readonly number[]): { mean: number[]; sd: number[]; beta: number[] } {
+  const hits = y.reduce((a, v) => a + v, 0)
+  if (Math.min(hits, y.length - hits) < PLATT_MIN_EVENTS) return { mean: [...PLATT_IDENTITY.mean], sd: [...PLATT_IDENTITY.sd], beta: [...PLATT_IDENTITY.beta] }
+  const fit = fitLogistic(z.map((v) => [v]), y, PLATT_L2)
+  return { mean: fit.mean, sd: fit.sd, beta: fit.beta }
 }
 
 /** What a question derives from the snapshot alone: the dated event, its conditions, and its model inputs. */
@@ -258,7 +280,7 @@ export class BinaryQuestion implements QuestionModel {
     const chosen = selectByWalkForward(candidates, folds, brierOf)
     const { set, lambda } = chosen.best
     const lr = fitLogistic(fitRows.map((r) => pick(r, set.columns)), fitRows.map((r) => r.y), lambda)
-    const platt = fitLogistic(calRows.map((r) => [logit(predictLogistic(lr, pick(r, set.columns)))]), calRows.map((r) => r.y), PLATT_L2)
+    const platt = plattMap(calRows.map((r) => logit(predictLogistic(lr, pick(r, set.columns)))), calRows.map((r) => r.y))
     return {
       feature_set: set.name,
       feature_names: set.columns.map((c) => this.candidateNames[c]!),

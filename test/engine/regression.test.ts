@@ -24,10 +24,13 @@ const TRAIN_UNTIL = Date.parse('2026-07-01T00:00:00Z')
  * md5 of the ordered rows of each table, and their counts, on jev-2.0.0 / policy-3.0.0. Regenerated once, on purpose,
  * when the v2 models went live (issue 12): new fits, probabilities, fitted versions, jev and ruleset on every row, and
  * the sale gate refusing the questions it blocked on this tape, whose refusals are never resolved (2,506 → 2,218
- * outcomes). Before: jev-1.0.0 / policy-2.0.0, decisions dc5af326…, outcomes 4372ba17… (2,506).
+ * outcomes). Before: jev-1.0.0 / policy-2.0.0, decisions dc5af326…, outcomes 4372ba17… (2,506). Regenerated for the
+ * Platt evidence floor (issue 30): S07's calibration slice on this tape has fewer than 10 misses, so its map is the
+ * identity and its fitted_version moves; S07 is blocked by its sale gate here, so no probability, refusal or outcome
+ * changed (was decisions 64613295…, verdicts 1969015e…; outcomes unchanged).
  */
 const GOLDEN = {
-  decisions: { n: 2541, digest: '6461329527651bfd654b7d27bda78113' },
+  decisions: { n: 2541, digest: '61a6f076f3b35858ed2ac46ae67a92d2' },
   outcomes: { n: 2218, digest: '57fd86b3bb5452d2f412587b20405db3' },
 }
 
@@ -39,7 +42,7 @@ const GOLDEN = {
  */
 const VERDICT_COLUMNS = `question_id, asset, created_at, event, conditions, probability, confidence, decision, action, input_hash, choice_id,
   choice_distribution, matched_rules, refusal_reason, fitted_version`
-const VERDICTS = { n: 2541, digest: '1969015e6eb7b2987da024559742f787' }
+const VERDICTS = { n: 2541, digest: '03fd8deeb0618ff575958997c7a21c4b' }
 
 const DECISION_COLUMNS = `decision_id, question_id, asset, subject, event, horizon, horizon_end, created_at, conditions, probability, confidence,
   decision, action, input_hash, state_hash, policy_version, jev_version, choice_id, choice_distribution, payment_id, payment_rail,

@@ -39,6 +39,15 @@ t.test('svc release build / evaluate / list / show / activate', async (t) => {
 
   const ev = await svc(['release', 'evaluate', '1.0.0', '--data-dir', data])
   t.equal(ev.code, 0, 'evaluate exits 0')
+  // Off a TTY, evaluate's progress is pino JSON on stderr, one stage after the other; stdout stays the result alone.
+  const evStages = ev.stderr.trim().split('\n').map((l) => JSON.parse(l) as { component?: string; stage?: string; done?: number; total?: number })
+  t.ok(evStages.length > 0 && evStages.every((l) => l.component === 'release'), 'every stderr line of evaluate is a pino progress line')
+  t.same([...new Set(evStages.map((l) => l.stage))], ['label decisions', 'refit', 'score'], 'evaluate reports labelling, the reproducibility refit and the holdout scoring')
+  for (const s of ['label decisions', 'refit', 'score']) {
+    const last = evStages.filter((l) => l.stage === s).at(-1)!
+    t.equal(last.done, last.total, `${s}: its last line is the stage's end`)
+  }
+  t.notMatch(ev.stdout, /"component"/, 'no progress line on stdout')
   t.match(ev.stdout, /release 1\.0\.0: gate rows sealed/)
   for (const g of ['evidence', 'improvement', 'no_regression', 'reproducible']) t.match(ev.stdout, new RegExp(`(pass|FAIL)  ${g}`), `gate ${g}`)
   t.match(ev.stdout, /pass  reproducible/)
@@ -76,6 +85,45 @@ t.test('svc release build / evaluate / list / show / activate', async (t) => {
   const rb = await svc(['release', 'rollback', '--data-dir', data])
   t.equal(rb.code, 1)
   t.match(rb.stderr, /^svc release rollback: (NO_ACTIVE_RELEASE|NO_PARENT): /)
+})
+
+/** Runs the CLI on a pseudo-terminal (util-linux `script`), so its stderr is a TTY; stdout and stderr come back merged. */
+async function svcOnTty(args: string[]): Promise<{ code: number; output: string }> {
+  const line = ['node', SVC, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
+  const env: Record<string, string | undefined> = { ...process.env, LOG_FORMAT: 'json', TERM: 'xterm' }
+  delete env.CI
+  try {
+    const r = await exec('script', ['-qec', line, '/dev/null'], { env })
+    return { code: 0, output: r.stdout }
+  } catch (err) {
+    const e = err as { code: number; stdout: string }
+    return { code: e.code, output: e.stdout }
+  }
+}
+
+const hasScript = await exec('script', ['-qec', 'true', '/dev/null']).then(
+  () => true,
+  () => false,
+)
+
+t.test('on a TTY, build and evaluate draw a progress bar per stage instead of pino lines', { skip: hasScript ? false : 'util-linux script (a pseudo-terminal) is not available here' }, async (t) => {
+  const dir = await makeTempDir(t, 'svc-release-tty-')
+  const tape = join(dir, 'gen.ndjson')
+  await writeFile(tape, syntheticBars('BTC', 40 * 24).map(tickLine).join('\n') + '\n')
+  const data = join(dir, 'data')
+  const built = await svcOnTty(['release', 'build', '--version', '1.0.0', '--method', 'v2', '--parent', 'none', '--tape', tape, '--window-end', '2025-01-30', '--questions', 'S05_volatility_expansion', '--data-dir', data])
+  t.equal(built.code, 0, 'build exits 0 on a TTY')
+  t.match(built.output, /release label decisions \[[^\]]*\] \d+% \| \d+\/\d+ ticks/, 'build: a bar while labelling')
+  t.match(built.output, /release fit \[[^\]]*\] \d+% \| \d+\/1 families/, 'build: a bar while fitting')
+  t.notMatch(built.output, /"component":"release"/, 'build: no pino progress lines on a TTY')
+  t.match(built.output, /release 1\.0\.0 sealed as a candidate/)
+  const ev = await svcOnTty(['release', 'evaluate', '1.0.0', '--data-dir', data])
+  t.equal(ev.code, 0, 'evaluate exits 0 on a TTY')
+  for (const [stage, unit] of [['label decisions', 'ticks'], ['refit', 'families'], ['score', 'families']] as const) {
+    t.match(ev.output, new RegExp(`release ${stage} \\[[^\\]]*\\] \\d+% \\| \\d+/\\d+ ${unit}`), `evaluate: a bar for ${stage}`)
+  }
+  t.notMatch(ev.output, /"component":"release"/, 'evaluate: no pino progress lines on a TTY')
+  t.match(ev.output, /release 1\.0\.0: gate rows sealed/)
 })
 
 t.test('bad options are usage errors (exit 2) in the one options-error format', async (t) => {

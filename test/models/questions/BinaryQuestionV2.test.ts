@@ -5,7 +5,8 @@
  */
 import t from 'tap'
 import { buildDataset, splitSamples } from '../../../models/Dataset.ts'
-import { BINARY_METHOD_V2, LAMBDA_GRID, type BinaryParamsV2 } from '../../../models/questions/BinaryQuestion.ts'
+import { BINARY_METHOD_V2, LAMBDA_GRID, PLATT_IDENTITY, PLATT_MIN_EVENTS, plattMap, type BinaryParamsV2 } from '../../../models/questions/BinaryQuestion.ts'
+import { mapCheck } from '../../../record/releases/evaluate.ts'
 import { S05_volatility_expansion } from '../../../models/questions/S05_volatility_expansion.ts'
 import { jcsSha256 } from '../../../common/hash.ts'
 import { H, T0, mergeTicks, syntheticBars } from '../../helpers/ticks.ts'
@@ -65,4 +66,21 @@ t.test('v2 below the training floor refuses, never emits a constant', async (t) 
   t.equal((fitted.params as unknown as BinaryParamsV2).status, 'insufficient')
   const out = V2.evaluate(few[few.length - 1]!.snapshot, fitted)
   t.equal(out.kind, 'refusal')
+})
+
+t.test('Platt needs PLATT_MIN_EVENTS outcomes of the rarer kind in its slice; below it the map is the identity', async (t) => {
+  // 191 rows, raw log-odds spread a little around 2.7: as S07's OKX calibration slice, with k misses among the lowest.
+  const z = Array.from({ length: 191 }, (_, i) => 2.2 + (i / 190) * 1.0)
+  const slice = (k: number): number[] => z.map((_, i) => (i % Math.ceil(191 / k) === 0 && i / Math.ceil(191 / k) < k ? 0 : 1))
+  for (const k of [0, 1, 4, PLATT_MIN_EVENTS - 1]) {
+    const y = slice(k)
+    t.equal(y.length - y.reduce((a, v) => a + v, 0), k)
+    t.same(plattMap(z, y), PLATT_IDENTITY, `${k} misses: the identity map`)
+  }
+  const y = slice(PLATT_MIN_EVENTS)
+  t.notSame(plattMap(z, y), PLATT_IDENTITY, `${PLATT_MIN_EVENTS} misses: a fitted map`)
+  t.notSame(plattMap(z, y.map((v) => 1 - v)), PLATT_IDENTITY, `${PLATT_MIN_EVENTS} hits among misses: a fitted map`)
+  // The identity map serves the regression's own output and passes the release gate's slope bound at slope 1.
+  const fitted = { question_id: 'S07_funding_persistence' as const, version: 'x', trained_on: { window_start: '', window_end: '', n: 191, positives: 187 }, params: { status: 'ok', method: BINARY_METHOD_V2, platt: plattMap(z, slice(4)), sale_gate: null } }
+  t.match(mapCheck(fitted), { kind: 'platt', monotone: true, max_slope: 1, met: true })
 })
