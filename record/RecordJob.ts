@@ -345,7 +345,7 @@ export class RecordJob {
                  CASE WHEN y IS NULL THEN NULL ELSE coalesce(realized_choice, outcome) END AS label
           FROM j
           UNION ALL
-          SELECT question_id, asset, subject, outcome, resolved_at, paired, class, p, (class = realized_choice)::INTEGER AS y, NULL AS label FROM k
+          SELECT question_id, asset, subject, outcome, resolved_at, paired, class, p, (class IS NOT DISTINCT FROM realized_choice)::INTEGER AS y, NULL AS label FROM k
         ), b AS (
           SELECT *, CASE WHEN y IS NULL THEN NULL ELSE ${bandSql('p')} END AS bucket,
                  CASE WHEN y IS NULL THEN NULL ELSE least(1 - ${eps}, greatest(${eps}, p)) END AS q
