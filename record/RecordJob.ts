@@ -216,6 +216,7 @@ export class RecordJob {
       SELECT question_id, class, bucket, sum(n) AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y, sum(sum_p2) AS sum_p2,
              sum(sum_py) AS sum_py, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll
       FROM class_increments GROUP BY ALL ORDER BY question_id, class, bucket`))
+    this.warnPredating()
     const other = await this.db.query(`
       SELECT coalesce(sum(n_unresolvable), 0) AS u, min(first_resolved) AS first, max(last_resolved) AS last FROM calibration_increments`)
     this.totals.n_unresolvable = num(other[0]?.u)
@@ -239,6 +240,25 @@ export class RecordJob {
         bucket: num(r.bucket), n: num(r.n), sum_p: num(r.sum_p), sum_y: num(r.sum_y), sum_p2: num(r.sum_p2),
         sum_py: num(r.sum_py), sum_sq: num(r.sum_sq), sum_ll: num(r.sum_ll),
       }]))
+    }
+  }
+
+  /**
+   * A record whose earlier runs predate the class sums (index 1.0.0) counted distribution decisions as modal pairs
+   * only: those decisions are missing from the distribution scores (a question with no class sums at all is scored by
+   * its modal pairs). Nothing is rewritten (runs are append-only); the operator is told how many, and that a rebuild
+   * (the record folder moved aside, `svc record build`) scores them all.
+   */
+  private warnPredating(): void {
+    const choice = new Set((this.options.questions ?? QUESTIONS).filter((q) => q.answer === 'choice').map((q) => q.id))
+    for (const q of new Set([...choice, ...this.totals.byClass.keys()])) {
+      const modal = (this.totals.byQuestion.get(q) ?? []).reduce((s, b) => s + b.n, 0)
+      const byClass = new Map<string, number>()
+      for (const r of this.totals.byClass.get(q) ?? []) byClass.set(r.class, (byClass.get(r.class) ?? 0) + r.n)
+      const scored = Math.max(0, ...byClass.values())
+      if (modal > scored) {
+        this.log.warn({ question_id: q, modal_pairs: modal, distribution_scored: scored }, 'record runs before index 1.1.0 counted these distribution decisions by their modal class only; rebuild the record to score them by their distribution')
+      }
     }
   }
 
