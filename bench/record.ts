@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { sqlString } from '../pipeline/sinks/parquetFile.ts'
 import { tableRoot } from '../pipeline/sinks/parquetLayout.ts'
+import { INDEX_VERSION } from '../models/verification/dii.ts'
 import { MeasuredRecord } from '../record/MeasuredRecord.ts'
 import { RecordDb } from '../record/RecordDb.ts'
 import { RecordJob } from '../record/RecordJob.ts'
@@ -58,7 +59,7 @@ async function buildAndRead(dataDir: string): Promise<{ buildMs: number; heapAft
     await record.intelligence()
     await record.priors()
     await record.calibration({ question_id: null, subject: null })
-    await record.curve({ window: 'all', from: null, index_version: '1.0.0' })
+    await record.curve({ window: 'all', from: null, index_version: INDEX_VERSION })
     global.gc?.()
     return { buildMs, heapAfterReadsMb: process.memoryUsage().heapUsed / 2 ** 20 }
   } finally {

@@ -16,8 +16,9 @@
 import { ServiceError } from '../common/ServiceError.ts'
 import type { QuestionModel } from '../models/QuestionModel.ts'
 import { QUESTIONS } from '../models/questions/index.ts'
-import { calibrationReportFromBands, QUESTION_CALIBRATION_FLOOR } from '../models/verification/calibrationReport.ts'
-import { INDEX_VERSION } from '../models/verification/dii.ts'
+import { bandSumsByClass, recordScoresOf, type BandSums, type ClassBandSums } from '../models/verification/bucketSums.ts'
+import { calibrationReportFromBands, QUESTION_CALIBRATION_FLOOR, type CalibrationBucket as BandReport } from '../models/verification/calibrationReport.ts'
+import { INDEX_VERSION, PREVIOUS_INDEX_VERSIONS } from '../models/verification/dii.ts'
 import { fitLearningCurve } from '../models/verification/learningCurve.ts'
 import { wilsonInterval } from '../models/verification/wilson.ts'
 import { ladderStateOf, type LadderCrossing, type LadderState, type ReleaseFacts } from './ladder.ts'
@@ -32,7 +33,7 @@ export const PRIORS_NOTE =
   'A prior is a base rate, not a forecast: realized claims pooled over assets (unresolvable outcomes and refusals excluded), read from the batch tables (calibration_increments); published once n reaches the floor.'
 
 /** Index versions this service has published; a curve pinned to another is a bad version pin (400). */
-export const INDEX_VERSIONS: readonly string[] = [INDEX_VERSION]
+export const INDEX_VERSIONS: readonly string[] = [...PREVIOUS_INDEX_VERSIONS, INDEX_VERSION]
 /** Curve windows: all history, or the points taken in the last 90, 30 or 7 days, or 24 hours. */
 export const CURVE_WINDOWS = ['all', '90d', '30d', '7d', '24h'] as const
 export type CurveWindow = (typeof CURVE_WINDOWS)[number]
@@ -52,6 +53,11 @@ export interface MeasuredRecordOptions {
   questions?: readonly QuestionModel[]
   releases?: ReleaseFacts | null
   now?: () => number
+}
+
+/** A report band as served. */
+function bucketOf(b: BandReport): CalibrationReport['buckets'][number] {
+  return { lo: b.band[0], hi: b.band[1], n: b.n, mean_predicted: b.mean_predicted, realized_frequency: b.realized_frequency, published: b.published }
 }
 
 function num(v: unknown): number {
@@ -101,7 +107,7 @@ export class MeasuredRecord {
   calibration(q: { question_id: string | null; subject: string | null }): Promise<CalibrationReport> {
     if (q.question_id !== null) this.checkQuestion(q.question_id)
     return this.cached(`cal\n${q.question_id}\n${q.subject}`, async () => {
-      const where = ['bucket IS NOT NULL']
+      const where: string[] = []
       const params: Record<string, string> = {}
       if (q.question_id !== null) {
         where.push('question_id = $question_id')
@@ -111,19 +117,55 @@ export class MeasuredRecord {
         where.push('(subject = $subject OR asset = $subject)')
         params.subject = q.subject
       }
-      const rows = await this.db.query(
-        `SELECT bucket, sum(n) AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y FROM calibration_increments WHERE ${where.join(' AND ')} GROUP BY bucket ORDER BY bucket`,
-        params,
-      )
-      const r = calibrationReportFromBands(rows.map((x) => ({ bucket: num(x.bucket), n: num(x.n), sum_p: num(x.sum_p), sum_y: num(x.sum_y) })))
+      const and = where.map((w) => ` AND ${w}`).join('')
+      const sums = 'sum(n) AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y, sum(sum_p2) AS sum_p2, sum(sum_py) AS sum_py, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll'
+      const bandOf = (x: Record<string, unknown>): BandSums => ({
+        bucket: num(x.bucket), n: num(x.n), sum_p: num(x.sum_p), sum_y: num(x.sum_y), sum_p2: num(x.sum_p2), sum_py: num(x.sum_py), sum_sq: num(x.sum_sq), sum_ll: num(x.sum_ll),
+      })
+      const byQuestion = new Map<string, BandSums[]>()
+      for (const x of await this.db.query(`SELECT question_id, bucket, ${sums} FROM calibration_increments WHERE bucket IS NOT NULL${and} GROUP BY ALL ORDER BY question_id, bucket`, params)) {
+        byQuestion.set(String(x.question_id), [...(byQuestion.get(String(x.question_id)) ?? []), bandOf(x)])
+      }
+      const byClass = new Map<string, ClassBandSums[]>()
+      for (const x of await this.db.query(`SELECT question_id, class, bucket, ${sums} FROM class_increments WHERE true${and} GROUP BY ALL ORDER BY question_id, class, bucket`, params)) {
+        byClass.set(String(x.question_id), [...(byClass.get(String(x.question_id)) ?? []), { ...bandOf(x), class: String(x.class) }])
+      }
+      const r = calibrationReportFromBands([...byQuestion.values()].flat())
+      const model = q.question_id === null ? null : this.questions.get(q.question_id)!
+      const distribution = model !== null && (model.answer === 'choice' || byClass.has(model.id))
+      const scores = recordScoresOf(byQuestion, byClass)
+      let classes: CalibrationReport['classes'] = null
+      if (distribution) {
+        const rows = bandSumsByClass(byClass.get(model.id) ?? [])
+        const names = [...new Set([...(model.classes ?? []), ...rows.keys()])]
+        classes = names.map((c) => {
+          const cr = calibrationReportFromBands(rows.get(c) ?? [])
+          return { class: c, n: cr.n, published: cr.published, buckets: cr.buckets.map(bucketOf) }
+        })
+      }
       return {
         question_id: q.question_id,
         subject: q.subject,
-        buckets: r.buckets.map((b) => ({ lo: b.band[0], hi: b.band[1], n: b.n, mean_predicted: b.mean_predicted, realized_frequency: b.realized_frequency, published: b.published })),
+        buckets: r.buckets.map(bucketOf),
+        buckets_grade: model === null ? 'pooled' : distribution ? 'modal_class' : 'event',
         published: r.published,
         n: r.n,
         n_floor: r.n_floor,
-        note: r.note,
+        note: distribution
+          ? `${r.note} The buckets grade the modal (chosen) class only, a secondary view; the distribution is what is sold: scores grade the whole distribution and classes hold each class's one-vs-rest reliability.`
+          : r.note,
+        scores: scores === null
+          ? null
+          : {
+              scored_as: model === null ? 'pooled' : distribution ? 'distribution' : 'event',
+              n: scores.n,
+              brier: scores.brier,
+              logloss: scores.logloss,
+              skill_vs_reference: scores.skill_vs_reference,
+              reference_brier: scores.uncertainty,
+              ece: scores.ece,
+            },
+        classes,
       }
     })
   }

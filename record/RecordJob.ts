@@ -28,11 +28,13 @@ import { sqlString } from '../pipeline/sinks/parquetFile.ts'
 import { PARQUET_ROOT, coveredFileNames, manifestCovers, parseSealedFileName, tableRoot } from '../pipeline/sinks/parquetLayout.ts'
 import type { QuestionModel } from '../models/QuestionModel.ts'
 import { QUESTIONS } from '../models/questions/index.ts'
-import { DECILE_BANDS, LOG_LOSS_EPSILON, mergeBandSums, scoresFromBands, type BandSums } from '../models/verification/bucketSums.ts'
+import {
+  DECILE_BANDS, LOG_LOSS_EPSILON, mergeBandSums, recordScoresOf, scoresFromBands, type BandSums, type ClassBandSums, type RecordScores,
+} from '../models/verification/bucketSums.ts'
 import { CALIBRATION_BAND_FLOOR, QUESTION_CALIBRATION_FLOOR } from '../models/verification/calibrationReport.ts'
 import { decisionIntelligenceIndex, INDEX_VERSION } from '../models/verification/dii.ts'
 import {
-  CALIBRATION_INCREMENTS, INTELLIGENCE_SNAPSHOTS, LABEL_INCREMENTS, LADDER_CROSSINGS, RECORD_FILES, RECORD_RUNS,
+  CALIBRATION_INCREMENTS, CLASS_INCREMENTS, INTELLIGENCE_SNAPSHOTS, LABEL_INCREMENTS, LADDER_CROSSINGS, RECORD_FILES, RECORD_RUNS,
   recordFileName, recordTableRoot, type RecordTable,
 } from '../sql/recordTables.ts'
 import type { RecordDb } from './RecordDb.ts'
@@ -90,8 +92,10 @@ export interface RecordRunSummary {
 }
 
 interface Totals {
-  /** Band sums per question (pooled over subjects). */
+  /** Band sums per question (pooled over subjects): binary pairs, and distribution questions' modal-class pairs. */
   byQuestion: Map<string, BandSums[]>
+  /** One-vs-rest band sums of distribution questions per question and class (pooled over subjects). */
+  byClass: Map<string, ClassBandSums[]>
   n_unresolvable: number
   n_decisions: number
   n_refused: number
@@ -154,7 +158,7 @@ function bandSql(p: string): string {
 export class RecordJob {
   private readonly log: Logger = childLogger('record-job')
   private readonly processed = { decisions: new Set<string>(), outcomes: new Set<string>() }
-  private totals: Totals = { byQuestion: new Map(), n_unresolvable: 0, n_decisions: 0, n_refused: 0, window_start: null, window_end: null }
+  private totals: Totals = { byQuestion: new Map(), byClass: new Map(), n_unresolvable: 0, n_decisions: 0, n_refused: 0, window_start: null, window_end: null }
   private lastRunId = 0
   private lastSnapshot: IntelligenceSnapshot | null = null
   private crossings: LadderCrossing[] = []
@@ -208,6 +212,11 @@ export class RecordJob {
              sum(sum_py) AS sum_py, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll
       FROM calibration_increments WHERE bucket IS NOT NULL GROUP BY ALL ORDER BY question_id, bucket`)
     this.addBands(bands)
+    this.addClassBands(await this.db.query(`
+      SELECT question_id, class, bucket, sum(n) AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y, sum(sum_p2) AS sum_p2,
+             sum(sum_py) AS sum_py, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll
+      FROM class_increments GROUP BY ALL ORDER BY question_id, class, bucket`))
+    this.warnPredating()
     const other = await this.db.query(`
       SELECT coalesce(sum(n_unresolvable), 0) AS u, min(first_resolved) AS first, max(last_resolved) AS last FROM calibration_increments`)
     this.totals.n_unresolvable = num(other[0]?.u)
@@ -231,6 +240,35 @@ export class RecordJob {
         bucket: num(r.bucket), n: num(r.n), sum_p: num(r.sum_p), sum_y: num(r.sum_y), sum_p2: num(r.sum_p2),
         sum_py: num(r.sum_py), sum_sq: num(r.sum_sq), sum_ll: num(r.sum_ll),
       }]))
+    }
+  }
+
+  /**
+   * A record whose earlier runs predate the class sums (index 1.0.0) counted distribution decisions as modal pairs
+   * only: those decisions are missing from the distribution scores (a question with no class sums at all is scored by
+   * its modal pairs). Nothing is rewritten (runs are append-only); the operator is told how many, and that a rebuild
+   * (the record folder moved aside, `svc record build`) scores them all.
+   */
+  private warnPredating(): void {
+    const choice = new Set((this.options.questions ?? QUESTIONS).filter((q) => q.answer === 'choice').map((q) => q.id))
+    for (const q of new Set([...choice, ...this.totals.byClass.keys()])) {
+      const modal = (this.totals.byQuestion.get(q) ?? []).reduce((s, b) => s + b.n, 0)
+      const byClass = new Map<string, number>()
+      for (const r of this.totals.byClass.get(q) ?? []) byClass.set(r.class, (byClass.get(r.class) ?? 0) + r.n)
+      const scored = Math.max(0, ...byClass.values())
+      if (modal > scored) {
+        this.log.warn({ question_id: q, modal_pairs: modal, distribution_scored: scored }, 'record runs before index 1.1.0 counted these distribution decisions by their modal class only; rebuild the record to score them by their distribution')
+      }
+    }
+  }
+
+  private addClassBands(rows: readonly Record<string, unknown>[]): void {
+    for (const r of rows) {
+      const q = String(r.question_id)
+      this.totals.byClass.set(q, [...(this.totals.byClass.get(q) ?? []), {
+        class: String(r.class), bucket: num(r.bucket), n: num(r.n), sum_p: num(r.sum_p), sum_y: num(r.sum_y), sum_p2: num(r.sum_p2),
+        sum_py: num(r.sum_py), sum_sq: num(r.sum_sq), sum_ll: num(r.sum_ll),
+      }])
     }
   }
 
@@ -288,8 +326,9 @@ export class RecordJob {
     const eps = `CAST('${LOG_LOSS_EPSILON}' AS DOUBLE)`
     const grouped = (files: readonly SealedListing[], candidates: readonly SealedListing[], dedupe: boolean) => {
       const decisions = candidates.length === 0
-        ? `SELECT NULL::VARCHAR AS decision_id, NULL::BIGINT AS log_offset, NULL::DOUBLE AS probability, NULL::VARCHAR AS choice_id, NULL::VARCHAR AS action WHERE false`
-        : `SELECT decision_id, log_offset, probability, choice_id, action FROM read_parquet(${fileList(candidates)}, ${HIVE})`
+        ? `SELECT NULL::VARCHAR AS decision_id, NULL::BIGINT AS log_offset, NULL::DOUBLE AS probability, NULL::VARCHAR AS choice_id,
+             NULL::VARCHAR AS choice_distribution, NULL::VARCHAR AS action WHERE false`
+        : `SELECT decision_id, log_offset, probability, choice_id, choice_distribution, action FROM read_parquet(${fileList(candidates)}, ${HIVE})`
       // Join the raw records, then keep one row per decision id: the lowest outcome offset, then the lowest decision
       // offset (one id always sits on one partition, so offsets order its records). One join and one grouping: the
       // first record on both sides, as the catalog's `decisions` and `outcomes` views keep.
@@ -300,25 +339,38 @@ export class RecordJob {
         firsts AS (${dedupe
           ? `SELECT min(struct_pack(oo := o.log_offset, od := d.log_offset, question_id := o.question_id, asset := o.asset, subject := o.subject,
                    outcome := o.outcome, resolved_at := o.resolved_at, realized_choice := o.realized_choice, p := d.probability, c := d.choice_id,
-                   a := d.action)) AS f
+                   dist := d.choice_distribution, a := d.action)) AS f
              FROM o LEFT JOIN d USING (decision_id) GROUP BY o.decision_id`
           : `SELECT struct_pack(oo := o.log_offset, od := d.log_offset, question_id := o.question_id, asset := o.asset, subject := o.subject,
                    outcome := o.outcome, resolved_at := o.resolved_at, realized_choice := o.realized_choice, p := d.probability, c := d.choice_id,
-                   a := d.action) AS f
+                   dist := d.choice_distribution, a := d.action) AS f
              FROM o LEFT JOIN d USING (decision_id)`}
         ), j AS (
-          SELECT f.question_id, f.asset, f.subject, f.outcome, f.resolved_at, f.realized_choice, f.p, f.od IS NOT NULL AS paired,
+          SELECT f.question_id, f.asset, f.subject, f.outcome, f.resolved_at, f.realized_choice, f.p, f.dist, f.od IS NOT NULL AS paired,
                  CASE WHEN f.od IS NULL OR f.outcome = 'unresolvable' THEN NULL
                       WHEN f.c IS NOT NULL THEN (f.realized_choice IS NOT DISTINCT FROM f.c)::INTEGER
                       ELSE (f.outcome = 'obtains')::INTEGER END AS y
           FROM firsts
           WHERE f.od IS NULL OR f.a <> 'refuse'
+        ), dj AS (
+          SELECT *, json_transform(dist, '"MAP(VARCHAR, DOUBLE)"') AS m FROM j WHERE y IS NOT NULL AND dist IS NOT NULL
+        ), k AS (
+          -- A distribution decision's one-vs-rest rows: one per class of its distribution (class NULL: the pair above).
+          SELECT question_id, asset, subject, outcome, resolved_at, paired, realized_choice, unnest(map_keys(m)) AS class, unnest(map_values(m)) AS p FROM dj
+          UNION ALL
+          SELECT question_id, asset, subject, outcome, resolved_at, paired, realized_choice, realized_choice AS class, 0.0 AS p FROM dj
+          WHERE realized_choice IS NOT NULL AND NOT list_contains(map_keys(m), realized_choice)
+        ), u AS (
+          SELECT question_id, asset, subject, outcome, resolved_at, paired, NULL::VARCHAR AS class, p, y,
+                 CASE WHEN y IS NULL THEN NULL ELSE coalesce(realized_choice, outcome) END AS label
+          FROM j
+          UNION ALL
+          SELECT question_id, asset, subject, outcome, resolved_at, paired, class, p, (class IS NOT DISTINCT FROM realized_choice)::INTEGER AS y, NULL AS label FROM k
         ), b AS (
           SELECT *, CASE WHEN y IS NULL THEN NULL ELSE ${bandSql('p')} END AS bucket,
-                 CASE WHEN y IS NULL THEN NULL ELSE coalesce(realized_choice, outcome) END AS label,
                  CASE WHEN y IS NULL THEN NULL ELSE least(1 - ${eps}, greatest(${eps}, p)) END AS q
-          FROM j)
-        SELECT paired, question_id, asset, subject, bucket, label,
+          FROM u)
+        SELECT paired, question_id, asset, subject, class, bucket, label,
                count(*) FILTER (WHERE y IS NOT NULL) AS n,
                count(*) FILTER (WHERE paired AND outcome = 'unresolvable') AS n_unresolvable,
                count(*) FILTER (WHERE NOT paired) AS n_unpaired,
@@ -327,7 +379,8 @@ export class RecordJob {
                coalesce(sum(p * p) FILTER (WHERE y IS NOT NULL), 0) AS sum_p2,
                coalesce(sum(p * y), 0) AS sum_py,
                coalesce(sum((p - y) * (p - y)), 0) AS sum_sq,
-               coalesce(sum(-(y * ln(q) + (1 - y) * ln(1 - q))), 0) AS sum_ll,
+               -- A pair's log loss; a class row's term −o_k·ln p_k (summed over a decision's classes: −ln p(realized)).
+               coalesce(sum(CASE WHEN class IS NULL THEN -(y * ln(q) + (1 - y) * ln(1 - q)) ELSE -y * ln(q) END), 0) AS sum_ll,
                min(resolved_at) FILTER (WHERE paired) AS first_resolved, max(resolved_at) FILTER (WHERE paired) AS last_resolved
         FROM b GROUP BY ALL`
     }
@@ -386,8 +439,14 @@ export class RecordJob {
       : `SELECT ${runId}::BIGINT AS run_id, question_id, asset, subject, bucket, sum(n)::BIGINT AS n, sum(n_unresolvable)::BIGINT AS n_unresolvable,
                sum(sum_p) AS sum_p, sum(sum_y) AS sum_y, sum(sum_p2) AS sum_p2, sum(sum_py) AS sum_py, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll,
                min(first_resolved) AS first_resolved, max(last_resolved) AS last_resolved
-         FROM record_new_groups WHERE paired GROUP BY question_id, asset, subject, bucket
+         FROM record_new_groups WHERE paired AND class IS NULL GROUP BY question_id, asset, subject, bucket
          ORDER BY question_id, asset, subject, bucket NULLS LAST`
+    const classIncrements = outcomeFiles.length === 0
+      ? `SELECT ${runId}::BIGINT AS run_id, ${CLASS_INCREMENTS.columns.filter((c) => c.name !== 'run_id').map((c) => `NULL::${c.type} AS ${c.name}`).join(', ')} WHERE false`
+      : `SELECT ${runId}::BIGINT AS run_id, question_id, asset, subject, class, bucket, sum(n)::BIGINT AS n,
+               sum(sum_p) AS sum_p, sum(sum_y) AS sum_y, sum(sum_p2) AS sum_p2, sum(sum_py) AS sum_py, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll
+         FROM record_new_groups WHERE paired AND class IS NOT NULL GROUP BY question_id, asset, subject, class, bucket
+         ORDER BY question_id, asset, subject, class, bucket`
     const labels = outcomeFiles.length === 0
       ? `SELECT ${runId}::BIGINT AS run_id, NULL::VARCHAR AS question_id, NULL::VARCHAR AS label, NULL::BIGINT AS n WHERE false`
       : `SELECT ${runId}::BIGINT AS run_id, question_id, label, sum(n)::BIGINT AS n
@@ -399,6 +458,9 @@ export class RecordJob {
 
     // Write the run: increments, labels, the files it consumed, then (below) the snapshot, and record_runs last.
     await db.seal('SELECT * FROM record_new_increments', this.path(CALIBRATION_INCREMENTS, runId))
+    await db.run(`CREATE OR REPLACE TEMP TABLE record_new_class_increments AS ${classIncrements}`)
+    const newClassBands = await db.query('SELECT * FROM record_new_class_increments')
+    await db.seal('SELECT * FROM record_new_class_increments', this.path(CLASS_INCREMENTS, runId))
     await db.seal(labels, this.path(LABEL_INCREMENTS, runId))
     const consumed = [
       ...decisionFiles.map((f) => `('decisions', ${sqlString(f.rel)})`),
@@ -410,6 +472,7 @@ export class RecordJob {
     // Running totals after this run (committed below).
     const totals: Totals = {
       byQuestion: new Map([...this.totals.byQuestion].map(([q, b]) => [q, b.map((x) => ({ ...x }))])),
+      byClass: new Map([...this.totals.byClass].map(([q, b]) => [q, b.map((x) => ({ ...x }))])),
       n_unresolvable: this.totals.n_unresolvable + unresolvable,
       n_decisions: this.totals.n_decisions + newDecisions,
       n_refused: this.totals.n_refused + newRefused,
@@ -423,6 +486,7 @@ export class RecordJob {
     const saved = this.totals
     this.totals = totals
     this.addBands(newBands.filter((r) => r.bucket !== null))
+    this.addClassBands(newClassBands)
     try {
       const takenAt = new Date(this.now()).toISOString()
       const snapshot = await this.buildSnapshot(runId, takenAt)
@@ -463,7 +527,7 @@ export class RecordJob {
       this.totals = saved
       throw err
     } finally {
-      for (const table of ['record_new_groups', 'record_new_increments']) await db.run(`DROP TABLE IF EXISTS ${table}`)
+      for (const table of ['record_new_groups', 'record_new_increments', 'record_new_class_increments']) await db.run(`DROP TABLE IF EXISTS ${table}`)
     }
   }
 
@@ -483,8 +547,10 @@ export class RecordJob {
   }
 
   private async buildSnapshot(seq: number, takenAt: string): Promise<IntelligenceSnapshot> {
-    const pooled = mergeBandSums([...this.totals.byQuestion.values()].flat())
-    const scores = scoresFromBands(pooled)
+    // Binary questions by their pairs, distribution questions (S01) by their distributions; the modal-class view of
+    // every claim is the secondary figure (index 1.0.0 scored the record that way).
+    const scores = recordScoresOf(this.totals.byQuestion, this.totals.byClass)
+    const modal = scoresFromBands(mergeBandSums([...this.totals.byQuestion.values()].flat()))
     const nRealized = scores?.n ?? 0
     const dii = decisionIntelligenceIndex({
       bss: scores?.skill_vs_reference ?? null,
@@ -518,6 +584,7 @@ export class RecordJob {
         window_end: this.totals.window_end,
       },
       benchmarks: { reference_brier: scores?.uncertainty ?? null, ...crowdLine(this.options.crowd?.() ?? null) },
+      modal_class: modalClassOf(modal),
       active_release: active,
       release_delta: active?.delta_brier ?? null,
       published_bands: this.publishedBands(),
@@ -534,6 +601,11 @@ export class RecordJob {
   }
 }
 
+/** The snapshot's secondary modal-class figures (every claim graded as one binary event). */
+function modalClassOf(s: RecordScores | null): NonNullable<IntelligenceSnapshot['modal_class']> {
+  return { n: s?.n ?? 0, brier: s?.brier ?? null, logloss: s?.logloss ?? null, skill_vs_reference: s?.skill_vs_reference ?? null, ece: s?.ece ?? null }
+}
+
 /** The snapshot as one row of intelligence_snapshots (sql/recordTables.ts). */
 function snapshotSelect(s: IntelligenceSnapshot): string {
   const v = (x: string | number | null) => (x === null ? 'NULL' : typeof x === 'number' ? `CAST('${x}' AS DOUBLE)` : sqlString(x))
@@ -548,5 +620,8 @@ function snapshotSelect(s: IntelligenceSnapshot): string {
     ${v(s.benchmarks.crowd?.brier ?? null)}::DOUBLE AS crowd_brier, ${s.benchmarks.crowd ? i(s.benchmarks.crowd.n) : 'NULL::BIGINT'} AS crowd_n,
     ${v(s.benchmarks.crowd?.house_brier ?? null)}::DOUBLE AS crowd_house_brier,
     ${v(s.active_release === null ? null : JSON.stringify(s.active_release))}::VARCHAR AS active_release, ${v(s.release_delta)}::DOUBLE AS release_delta,
+    ${s.modal_class ? i(s.modal_class.n) : 'NULL::BIGINT'} AS modal_n, ${v(s.modal_class?.brier ?? null)}::DOUBLE AS modal_brier,
+    ${v(s.modal_class?.logloss ?? null)}::DOUBLE AS modal_logloss, ${v(s.modal_class?.skill_vs_reference ?? null)}::DOUBLE AS modal_skill_vs_reference,
+    ${v(s.modal_class?.ece ?? null)}::DOUBLE AS modal_ece,
     ${i(s.published_bands)} AS published_bands, ${i(s.rung)} AS rung, ${v(s.taken_at)} AS taken_at, ${v(s.prev_hash)}::VARCHAR AS prev_hash, ${v(s.row_hash)} AS row_hash`
 }

@@ -4,28 +4,64 @@
  */
 import { Instant, Nullable, NullableNumber, NullableString, Probability, StringEnum, Type, Uuid, type Static } from '../common/schema.ts'
 
-/** Spec, Calibration report: "{ buckets: [...], published: boolean, n: integer, n_floor: integer, note: string }". */
+const CALIBRATION_BUCKETS = Type.Array(
+  Type.Object(
+    {
+      lo: Probability,
+      hi: Probability,
+      n: Type.Integer({ minimum: 0 }),
+      mean_predicted: NullableNumber,
+      realized_frequency: NullableNumber,
+      published: Type.Boolean(),
+    },
+    { additionalProperties: false },
+  ),
+)
+
+/** How a report's or a snapshot's figures grade a claim (docs/decisions.md: the distribution is what is sold). */
+export const SCORED_AS = ['event', 'distribution', 'pooled'] as const
+
+/**
+ * Spec, Calibration report: "{ buckets: [...], published: boolean, n: integer, n_floor: integer, note: string }".
+ * Issue 30 adds beside it: buckets_grade (what the buckets grade: a binary question's event; a distribution question's
+ * modal, chosen class, its secondary view; pooled: every question's claim so); scores, the report's claims scored as
+ * the record scores them (a distribution question by its whole distribution: multi-class Brier, −ln p(realized),
+ * reference = the realized class frequencies, classwise ECE); classes, a distribution question's one-vs-rest
+ * reliability per class over the same decile bands and floors (null for binary questions and pooled reports).
+ */
 export const CALIBRATION = Type.Object(
   {
     question_id: NullableString,
     subject: NullableString,
-    buckets: Type.Array(
-      Type.Object(
-        {
-          lo: Probability,
-          hi: Probability,
-          n: Type.Integer({ minimum: 0 }),
-          mean_predicted: NullableNumber,
-          realized_frequency: NullableNumber,
-          published: Type.Boolean(),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    buckets: CALIBRATION_BUCKETS,
+    buckets_grade: StringEnum(['event', 'modal_class', 'pooled'], { description: 'what the buckets grade: the event, the modal (chosen) class of a distribution question (secondary view), or every question so pooled' }),
     published: Type.Boolean(),
     n: Type.Integer({ minimum: 0 }),
     n_floor: Type.Integer({ minimum: 0 }),
     note: Type.String(),
+    scores: Nullable(
+      Type.Object(
+        {
+          scored_as: StringEnum(SCORED_AS),
+          n: Type.Integer({ minimum: 1 }),
+          brier: Type.Number({ minimum: 0 }),
+          logloss: Type.Number({ minimum: 0 }),
+          skill_vs_reference: NullableNumber,
+          reference_brier: Type.Number({ minimum: 0 }),
+          ece: Type.Number({ minimum: 0 }),
+        },
+        { additionalProperties: false, description: 'null: no realized claim' },
+      ),
+    ),
+    classes: Nullable(
+      Type.Array(
+        Type.Object(
+          { class: Type.String(), n: Type.Integer({ minimum: 0 }), published: Type.Boolean(), buckets: CALIBRATION_BUCKETS },
+          { additionalProperties: false },
+        ),
+        { description: 'distribution questions: one-vs-rest reliability per class (p = the class probability, realized = it is the realized class)' },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -75,6 +111,8 @@ export const PRIORS = Type.Object(
 // ---------------------------------------------------------------- intelligence measures
 
 const NullableProbability = Nullable(Probability)
+/** A Brier score: a binary one is at most 1, a multi-class one Σ_k (p_k − o_k)² at most 2. */
+const NullableBrier = Nullable(Type.Number({ minimum: 0, maximum: 2 }))
 const Interval2 = Nullable(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }))
 
 /** Spec, Intelligence measures: active_release { version, activated_at, delta_brier, delta_brier_ci: [low, high] }. */
@@ -99,7 +137,7 @@ export const INTELLIGENCE_SNAPSHOT = Type.Object(
     insufficient_note: NullableString,
     components: Type.Object(
       {
-        brier: NullableProbability,
+        brier: NullableBrier,
         logloss: Nullable(Type.Number({ minimum: 0 })),
         skill_vs_reference: NullableNumber,
         reliability: NullableNumber,
@@ -120,6 +158,16 @@ export const INTELLIGENCE_SNAPSHOT = Type.Object(
         window_end: NullableString,
       },
       { additionalProperties: false },
+    ),
+    /**
+     * Secondary (index 1.1.0 on; absent on 1.0.0 snapshots): every claim graded as one binary event, a distribution
+     * question by its modal (chosen) class only, as index 1.0.0 scored the record. Not in the composite.
+     */
+    modal_class: Type.Optional(
+      Type.Object(
+        { n: Type.Integer({ minimum: 0 }), brier: NullableProbability, logloss: Nullable(Type.Number({ minimum: 0 })), skill_vs_reference: NullableNumber, ece: NullableNumber },
+        { additionalProperties: false },
+      ),
     ),
     benchmarks: Type.Object(
       {
@@ -145,7 +193,7 @@ export type IntelligenceSnapshot = Static<typeof INTELLIGENCE_SNAPSHOT>
 export const CURVE_POINT = Type.Object(
   {
     n_cum: Type.Integer({ minimum: 0 }),
-    brier: NullableProbability,
+    brier: NullableBrier,
     logloss: NullableNumber,
     ece: NullableNumber,
     release: Type.Optional(Type.String()),

@@ -55,6 +55,9 @@ export function snapshotOfRow(r: Record<string, unknown>): IntelligenceSnapshot 
         ? {}
         : { crowd: { brier: Number(r.crowd_brier), n: Number(r.crowd_n), ...(r.crowd_house_brier === null || r.crowd_house_brier === undefined ? {} : { house_brier: Number(r.crowd_house_brier) }) } }),
     },
+    ...(r.modal_n === null || r.modal_n === undefined
+      ? {}
+      : { modal_class: { n: Number(r.modal_n), brier: numOrNull(r.modal_brier), logloss: numOrNull(r.modal_logloss), skill_vs_reference: numOrNull(r.modal_skill_vs_reference), ece: numOrNull(r.modal_ece) } }),
     active_release: r.active_release === null || r.active_release === undefined ? null : JSON.parse(String(r.active_release)),
     release_delta: numOrNull(r.release_delta),
     published_bands: Number(r.published_bands),

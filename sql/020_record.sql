@@ -16,6 +16,11 @@ CREATE OR REPLACE VIEW calibration_increments AS
 SELECT * FROM read_parquet('${DATA_DIR}/parquet/record/calibration_increments/*.parquet', union_by_name = true)
 WHERE run_id IN (SELECT run_id FROM record_runs);
 
+-- Distribution questions (S01): one-vs-rest sums per class (sql/recordTables.ts, CLASS_INCREMENTS).
+CREATE OR REPLACE VIEW class_increments AS
+SELECT * FROM read_parquet('${DATA_DIR}/parquet/record/class_increments/*.parquet', union_by_name = true)
+WHERE run_id IN (SELECT run_id FROM record_runs);
+
 CREATE OR REPLACE VIEW label_increments AS
 SELECT * FROM read_parquet('${DATA_DIR}/parquet/record/label_increments/*.parquet', union_by_name = true)
 WHERE run_id IN (SELECT run_id FROM record_runs);
@@ -47,6 +52,31 @@ SELECT
   sum(n) OVER (PARTITION BY question_id) AS question_n,
   (sum(n) OVER (PARTITION BY question_id) >= 30 AND n >= 10) AS published
 FROM bands;
+
+-- calibration_by_class: a distribution question's one-vs-rest reliability per class (p = the class's probability,
+-- realized_frequency = the share of the band's decisions whose realized class it is), with the same floors per class.
+-- The calibration view above grades its modal (chosen) class, the secondary view.
+CREATE OR REPLACE VIEW calibration_by_class AS
+WITH bands AS (
+  SELECT question_id, class, bucket, sum(n) AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y
+  FROM class_increments
+  GROUP BY question_id, class, bucket
+)
+SELECT
+  question_id, class, bucket, bucket / 10 AS lo, (bucket + 1) / 10 AS hi, n,
+  sum_p / n AS mean_predicted, sum_y / n AS realized_frequency,
+  sum(n) OVER (PARTITION BY question_id, class) AS question_n,
+  (sum(n) OVER (PARTITION BY question_id, class) >= 30 AND n >= 10) AS published
+FROM bands;
+
+-- distribution_brier: a distribution question's multi-class Brier Σ_k (p_k − o_k)² and log loss −ln p(realized) per
+-- decision, averaged over its realized decisions (n: the largest class count; every class counts every decision).
+CREATE OR REPLACE VIEW distribution_brier AS
+WITH c AS (
+  SELECT question_id, class, sum(n) AS n, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll FROM class_increments GROUP BY ALL
+)
+SELECT question_id, max(n) AS n, sum(sum_sq) / max(n) AS brier, sum(sum_ll) / max(n) AS logloss
+FROM c GROUP BY question_id;
 
 -- calibration_by_subject: the same per question and subject (an asset, or a wallet for the account questions).
 CREATE OR REPLACE VIEW calibration_by_subject AS

@@ -90,6 +90,36 @@ export const CALIBRATION_INCREMENTS: RecordTable = {
   ],
 }
 
+/**
+ * One-vs-rest sums of distribution questions (a decision with a choice distribution: S01) per question, subject, class
+ * and decile band of the class's probability: each realized decision adds one row per class of its distribution, p =
+ * that class's probability, y = 1 for the realized class (models/verification/bucketSums.ts, ClassBandSums). The
+ * record scores these questions from here (multi-class Brier, log loss of the realized class, classwise reliability);
+ * calibration_increments keeps their modal-class pairs, the secondary view.
+ */
+export const CLASS_INCREMENTS: RecordTable = {
+  name: 'class_increments',
+  dir: 'class_increments',
+  prefix: 'run',
+  columns: [
+    { name: 'run_id', type: 'BIGINT' },
+    { name: 'question_id', type: 'VARCHAR' },
+    { name: 'asset', type: 'VARCHAR' },
+    { name: 'subject', type: 'VARCHAR' },
+    { name: 'class', type: 'VARCHAR' },
+    { name: 'bucket', type: 'INTEGER' },
+    { name: 'n', type: 'BIGINT' },
+    { name: 'sum_p', type: 'DOUBLE' },
+    { name: 'sum_y', type: 'DOUBLE' },
+    { name: 'sum_p2', type: 'DOUBLE' },
+    { name: 'sum_py', type: 'DOUBLE' },
+    /** Σ (p_k − o_k)²: summed over classes, the multi-class Brier numerator. */
+    { name: 'sum_sq', type: 'DOUBLE' },
+    /** Σ −o_k·ln p_k (p clipped to [1e-15, 1 − 1e-15]): summed over classes, Σ −ln p(realized class). */
+    { name: 'sum_ll', type: 'DOUBLE' },
+  ],
+}
+
 /** Realized labels of resolved claims per question: 'obtains'/'not' for binary questions, the realized class for S01. */
 export const LABEL_INCREMENTS: RecordTable = {
   name: 'label_increments',
@@ -137,6 +167,12 @@ export const INTELLIGENCE_SNAPSHOTS: RecordTable = {
     { name: 'crowd_house_brier', type: 'DOUBLE' },
     { name: 'active_release', type: 'VARCHAR' },
     { name: 'release_delta', type: 'DOUBLE' },
+    /** modal_class (secondary; NULL on index 1.0.0 snapshots, which have none): every claim graded as one binary event. */
+    { name: 'modal_n', type: 'BIGINT' },
+    { name: 'modal_brier', type: 'DOUBLE' },
+    { name: 'modal_logloss', type: 'DOUBLE' },
+    { name: 'modal_skill_vs_reference', type: 'DOUBLE' },
+    { name: 'modal_ece', type: 'DOUBLE' },
     { name: 'published_bands', type: 'BIGINT' },
     { name: 'rung', type: 'BIGINT' },
     { name: 'taken_at', type: 'VARCHAR' },
@@ -159,7 +195,7 @@ export const LADDER_CROSSINGS: RecordTable = {
   ],
 }
 
-export const RECORD_TABLES: readonly RecordTable[] = [RECORD_RUNS, RECORD_FILES, CALIBRATION_INCREMENTS, LABEL_INCREMENTS, INTELLIGENCE_SNAPSHOTS, LADDER_CROSSINGS]
+export const RECORD_TABLES: readonly RecordTable[] = [RECORD_RUNS, RECORD_FILES, CALIBRATION_INCREMENTS, CLASS_INCREMENTS, LABEL_INCREMENTS, INTELLIGENCE_SNAPSHOTS, LADDER_CROSSINGS]
 
 export function recordTableRoot(dataDir: string, table: RecordTable): string {
   return join(dataDir, PARQUET_ROOT, RECORD_ROOT, table.dir)

@@ -128,3 +128,152 @@ export function scoresFromBands(bands: readonly BandSums[]): RecordScores | null
     ece,
   }
 }
+
+/**
+ * One class's one-vs-rest band sums of a distribution question (S01): per decision and class k, p = p_k (the
+ * distribution's probability of k), y = 1 when k is the realized class; the band is p_k's decile band. sum_sq sums
+ * (p_k − o_k)², so Σ over classes and bands of sum_sq is Σ over decisions of the multi-class Brier Σ_k (p_k − o_k)².
+ * sum_ll sums −o_k·ln p_k (p clipped as for a binary pair), so its total over classes is Σ −ln p(realized class).
+ * Every decision lists every class of its distribution, so each class counts every decision once; a realized class
+ * the distribution lacks counts as one more class with p = 0 for that decision.
+ */
+export interface ClassBandSums extends BandSums {
+  class: string
+}
+
+/** One realized decision of a distribution question: its distribution and the realized class. */
+export interface DistributionPair {
+  distribution: Readonly<Record<string, number>>
+  realized: string
+}
+
+/** The class band sums of realized decisions (what the batch job sums in SQL); only bands with a decision are listed. */
+export function classBandSumsOf(decisions: readonly DistributionPair[]): ClassBandSums[] {
+  const out = new Map<string, ClassBandSums>()
+  for (const { distribution, realized } of decisions) {
+    const entries = Object.entries(distribution)
+    if (!(realized in distribution)) entries.push([realized, 0])
+    for (const [c, p] of entries) {
+      const y = c === realized ? 1 : 0
+      const bucket = binIndex(p, DECILE_BANDS)
+      const key = `${c}\n${bucket}`
+      const b = out.get(key) ?? { class: c, bucket, n: 0, sum_p: 0, sum_y: 0, sum_p2: 0, sum_py: 0, sum_sq: 0, sum_ll: 0 }
+      b.n++
+      b.sum_p += p
+      b.sum_y += y
+      b.sum_p2 += p * p
+      b.sum_py += p * y
+      b.sum_sq += (p - y) * (p - y)
+      b.sum_ll += y === 1 ? -Math.log(Math.min(1 - LOG_LOSS_EPSILON, Math.max(LOG_LOSS_EPSILON, p))) : 0
+      out.set(key, b)
+    }
+  }
+  return [...out.values()]
+}
+
+/** The class rows by class, each class's bands merged (classes in name order). */
+export function bandSumsByClass(rows: readonly ClassBandSums[]): Map<string, BandSums[]> {
+  const grouped = new Map<string, BandSums[]>()
+  for (const r of rows) grouped.set(r.class, [...(grouped.get(r.class) ?? []), r])
+  return new Map([...grouped.keys()].sort().map((k) => [k, mergeBandSums(grouped.get(k)!)]))
+}
+
+/**
+ * Scores of one distribution question from its classes' one-vs-rest band sums; null for no decisions. N is the number
+ * of decisions (the largest class count: every class of the distribution counts every decision). Over the N decisions:
+ * brier = mean Σ_k (p_k − o_k)² (the multi-class Brier, the score the sale gate sells on); logloss = mean −ln p(realized);
+ * the Murphy terms are the sums over classes of each class's one-vs-rest terms over its decile bands (REL_k, RES_k and
+ * UNC_k = f_k(1 − f_k), f_k the realized class frequency), so BS = REL − RES + UNC + residual as for a binary question
+ * and UNC = Σ_k f_k(1 − f_k) is the multi-class Brier of the constant forecaster that states the realized class
+ * frequencies (the reference of skill_vs_reference); ece is the classwise ECE, the mean over classes of each class's
+ * one-vs-rest ℓ1 ECE over the decile bands (for two classes it equals the binary ECE). base_rate is the largest class
+ * frequency (the modal class's hit rate of the constant forecaster).
+ */
+export function distributionScoresFromBands(rows: readonly ClassBandSums[]): RecordScores | null {
+  const classes = [...bandSumsByClass(rows).values()]
+  const n = Math.max(0, ...classes.map((bands) => bands.reduce((s, b) => s + b.n, 0)))
+  if (n === 0) return null
+  let brier = 0
+  let logloss = 0
+  let rel = 0
+  let res = 0
+  let unc = 0
+  let ece = 0
+  let baseRate = 0
+  for (const bands of classes) {
+    const f = bands.reduce((s, b) => s + b.sum_y, 0) / n
+    baseRate = Math.max(baseRate, f)
+    unc += f * (1 - f)
+    for (const b of bands) {
+      brier += b.sum_sq
+      logloss += b.sum_ll
+      if (b.n === 0) continue
+      const meanP = b.sum_p / b.n
+      const freq = b.sum_y / b.n
+      rel += b.n * (meanP - freq) ** 2
+      res += b.n * (freq - f) ** 2
+      ece += b.n * Math.abs(meanP - freq)
+    }
+  }
+  brier /= n
+  rel /= n
+  res /= n
+  ece /= n * classes.length
+  return {
+    n,
+    brier,
+    logloss: logloss / n,
+    reliability: rel,
+    resolution: res,
+    uncertainty: unc,
+    residual: brier - (rel - res + unc),
+    base_rate: baseRate,
+    skill_vs_reference: unc > 0 ? 1 - brier / unc : null,
+    ece,
+  }
+}
+
+/**
+ * Scores of several groups of decisions pooled (e.g. every binary question's pairs and each distribution question's
+ * decisions): every figure is a per-decision mean, so the pool is the n-weighted mean of each (the Murphy identity
+ * holds term by term); skill_vs_reference = 1 − BS/UNC of the pooled figures. One group is returned as it is; none
+ * (or only empty ones): null.
+ */
+export function poolScores(groups: readonly (RecordScores | null)[]): RecordScores | null {
+  const present = groups.filter((g): g is RecordScores => g !== null && g.n > 0)
+  if (present.length === 0) return null
+  if (present.length === 1) return present[0]!
+  const n = present.reduce((s, g) => s + g.n, 0)
+  const mean = (k: 'brier' | 'logloss' | 'reliability' | 'resolution' | 'uncertainty' | 'residual' | 'base_rate' | 'ece') =>
+    present.reduce((s, g) => s + g.n * g[k], 0) / n
+  const brier = mean('brier')
+  const unc = mean('uncertainty')
+  return {
+    n,
+    brier,
+    logloss: mean('logloss'),
+    reliability: mean('reliability'),
+    resolution: mean('resolution'),
+    uncertainty: unc,
+    residual: mean('residual'),
+    base_rate: mean('base_rate'),
+    skill_vs_reference: unc > 0 ? 1 - brier / unc : null,
+    ece: mean('ece'),
+  }
+}
+
+/**
+ * The record's scores over every question (the snapshot's components, and a calibration report's over a subset):
+ * binary questions' pairs pooled by band (scoresFromBands), each distribution question (one with class rows) by its
+ * distribution (distributionScoresFromBands, its modal-class pairs in `byQuestion` left out), pooled per decision
+ * (poolScores). The modal-class view of every question is scoresFromBands over `byQuestion` alone.
+ */
+export function recordScoresOf(
+  byQuestion: ReadonlyMap<string, readonly BandSums[]>,
+  byClass: ReadonlyMap<string, readonly ClassBandSums[]>,
+): RecordScores | null {
+  const distribution = [...byClass].filter(([, rows]) => rows.some((r) => r.n > 0))
+  const scored = new Set(distribution.map(([q]) => q))
+  const binary = mergeBandSums([...byQuestion].filter(([q]) => !scored.has(q)).flatMap(([, bands]) => bands))
+  return poolScores([scoresFromBands(binary), ...distribution.map(([, rows]) => distributionScoresFromBands(rows))])
+}

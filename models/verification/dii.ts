@@ -4,9 +4,14 @@
  * Spec, Computation rule 3: "DII = 100 * (0.60 * clamp01(BSS) + 0.25 * clamp01(1 - ECE/0.20) + 0.15 * resolution_rate),
  * index_version '1.0.0'. resolution_rate = realized / (realized + unresolvable). Weights change only with a new
  * index_version; series never mix versions." Rule 4: "A null composite is not zero".
+ * 1.1.0 (issue 30): same weights and scales; the BSS and ECE it is fed score a distribution question (S01) by its whole
+ * distribution (multi-class Brier against the realized class frequencies, classwise ECE) where 1.0.0 scored its modal
+ * class only (models/verification/bucketSums.ts, distributionScoresFromBands).
  * Limits: "Index composite floor | 100 realized outcomes; below it composite null".
  */
-export const INDEX_VERSION = '1.0.0'
+export const INDEX_VERSION = '1.1.0'
+/** The versions published before INDEX_VERSION (still readable: their snapshots and curve points stay served). */
+export const PREVIOUS_INDEX_VERSIONS = ['1.0.0'] as const
 export const INDEX_COMPOSITE_FLOOR = 100
 export const DII_WEIGHTS = { skill: 0.6, calibration: 0.25, resolution: 0.15 } as const
 /** ECE at or above this scores zero on the calibration term. */

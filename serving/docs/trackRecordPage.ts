@@ -202,6 +202,7 @@ ${chain}
 ${COMPONENTS.map(([k, label]) => html`<tr><th>${label}</th><td data-component="${data(k)}" data-value="${data(s.components[k])}">${fmt(s.components[k])}</td></tr>`)}
 <tr><th>reference Brier (base-rate forecaster)</th><td data-benchmark="reference_brier" data-value="${data(s.benchmarks.reference_brier)}">${fmt(s.benchmarks.reference_brier)}</td></tr>
 ${crowdRows(s.benchmarks.crowd)}
+${modalClassRow(s.modal_class)}
 </tbody></table>
 <table><caption>Evidence</caption><tbody>
 ${EVIDENCE.map(([k, label]) => html`<tr><th>${label}</th><td data-evidence="${data(k)}" data-value="${data(s.evidence[k])}">${value(s.evidence[k])}</td></tr>`)}
@@ -211,6 +212,15 @@ ${EVIDENCE.map(([k, label]) => html`<tr><th>${label}</th><td data-evidence="${da
 </tbody></table></div>
 <p class="muted">Row hash <code data-index="row_hash" data-value="${data(s.row_hash)}">${s.row_hash}</code></p>
 </section>`
+}
+
+/**
+ * The secondary modal-class view (index 1.1.0 on): every claim graded as one binary event, a distribution question by
+ * its chosen class only; the components above score a distribution question by its whole distribution.
+ */
+function modalClassRow(m: IntelligenceSnapshot['modal_class']): Html {
+  if (!m) return html``
+  return html`<tr><th>secondary: modal class only (${int(m.n)} claims; not in the index)</th><td data-secondary="modal_class" data-value="${data(m.brier)}" data-skill="${data(m.skill_vs_reference)}" data-ece="${data(m.ece)}">Brier ${fmt(m.brier)}, skill ${fmt(m.skill_vs_reference)}, ECE ${fmt(m.ece)}</td></tr>`
 }
 
 /**
@@ -249,13 +259,30 @@ function questionSection(q: TrackRecordQuestion): Html {
     const bar = b.published && b.mean_predicted !== null ? consistencyInterval(b.n, b.mean_predicted, CONSISTENCY_LEVEL) : null
     return html`<tr class="${b.published ? '' : 'unpublished'}" data-bucket="${i}" data-n="${data(b.n)}" data-published="${data(b.published)}"><td>${i === 0 ? '[' : '('}${b.lo.toFixed(1)}, ${b.hi.toFixed(1)}]</td><td class="num">${int(b.n)}</td><td class="num">${fmt(b.mean_predicted)}</td><td class="num">${fmt(b.realized_frequency)}</td><td class="num">${bar ? `${fmt(bar.lower)}–${fmt(bar.upper)}` : ''}</td><td>${b.published ? 'yes' : 'counts only'}</td></tr>`
   })
-  return html`<section class="question" id="q-${q.question_id}" data-question-id="${data(q.question_id)}" data-calibration-n="${data(cal.n)}" data-calibration-published="${data(cal.published)}">
+  const sc = cal.scores
+  const scoresLine = sc
+    ? html`<p data-scores="${data(sc.scored_as)}" data-brier="${data(sc.brier)}" data-skill="${data(sc.skill_vs_reference)}" data-n="${data(sc.n)}">${sc.scored_as === 'distribution' ? 'Scored by its whole distribution (multi-class Brier Σ (p − o)² against the realized class frequencies)' : 'Scored'}: Brier ${fmt(sc.brier)} (reference ${fmt(sc.reference_brier)}), skill ${fmt(sc.skill_vs_reference)}, log loss ${fmt(sc.logloss)}, ECE ${fmt(sc.ece)} over n = ${int(sc.n)}.</p>`
+    : ''
+  return html`<section class="question" id="q-${q.question_id}" data-question-id="${data(q.question_id)}" data-calibration-n="${data(cal.n)}" data-calibration-published="${data(cal.published)}" data-buckets-grade="${data(cal.buckets_grade)}">
 <h3>${q.label} <span class="muted"><code>${q.question_id}</code>, ${q.answer}</span></h3>
 <p>${priorLine} Calibration over n = ${int(cal.n)} realized outcomes: ${cal.published ? 'published' : `below the floor of ${cal.n_floor}`}.</p>
+${scoresLine}
 <p class="note">${cal.note}</p>
+${cal.buckets_grade === 'modal_class' ? html`<p class="muted">Secondary view: the diagram grades the chosen (modal) class only; each class's own reliability is under "Per class".</p>` : ''}
 ${cal.n > 0 ? reliabilityDiagram(q) : html`<p class="empty">No realized outcome yet.</p>`}
 <details><summary>Bands</summary><table class="data"><thead><tr><th>band</th><th>n</th><th>mean predicted</th><th>realized</th><th>95 % consistency</th><th>published</th></tr></thead><tbody>${rows}</tbody></table></details>
+${classesTable(cal.classes)}
 </section>`
+}
+
+/** A distribution question's one-vs-rest reliability per class: p = the class's probability, realized = it happened. */
+function classesTable(classes: CalibrationReport['classes']): Html {
+  if (!classes) return html``
+  const rows = classes.flatMap((c) =>
+    c.buckets.map((b, i) => ({ c, b, i })).filter(({ b }) => b.n > 0).map(({ c, b, i }) =>
+      html`<tr class="${b.published ? '' : 'unpublished'}" data-class="${data(c.class)}" data-class-bucket="${i}" data-n="${data(b.n)}" data-published="${data(b.published)}"><td>${c.class}</td><td>${i === 0 ? '[' : '('}${b.lo.toFixed(1)}, ${b.hi.toFixed(1)}]</td><td class="num">${int(b.n)}</td><td class="num">${fmt(b.mean_predicted)}</td><td class="num">${fmt(b.realized_frequency)}</td><td>${b.published ? 'yes' : 'counts only'}</td></tr>`),
+  )
+  return html`<details data-classes="${data(classes.length)}"><summary>Per class (one-vs-rest reliability)</summary><table class="data"><thead><tr><th>class</th><th>band</th><th>n</th><th>mean predicted</th><th>realized</th><th>published</th></tr></thead><tbody>${rows}</tbody></table></details>`
 }
 
 function releasesSection(f: TrackRecordFigures): Html {

@@ -29,13 +29,13 @@ export const RECORD_ROUTES: readonly RouteDef[] = [
     id: 'calibration',
     method: 'GET',
     path: '/v1/calibration',
-    summary: 'Calibration report: decile buckets of predicted against realized frequency',
+    summary: 'Calibration report: decile buckets of predicted against realized frequency, the scores of the claims, and a distribution question\'s per-class reliability',
     tags: ['measured-record'],
     pay: FREE,
     mcp: {
       name: 'svc_calibration',
       description:
-        'How well the service\'s past probabilities matched what happened: predicted decile bands against realized frequency, for one question (and optionally one asset or wallet). Bands below the sample floor report counts only. Free.',
+        'How well the service\'s past probabilities matched what happened: predicted decile bands against realized frequency, for one question (and optionally one asset or wallet), with the Brier score, log loss and skill of those claims. A distribution question (S01) is scored by its whole distribution, with each class\'s bands in classes; its buckets grade the chosen class only. Bands below the sample floor report counts only. Free.',
     },
     needs: ['record'],
     request: { query: Open({ question_id: Type.Optional(QuestionId), subject: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }) },

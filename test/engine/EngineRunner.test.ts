@@ -20,7 +20,8 @@ import { MeasuredRecord } from '../../record/MeasuredRecord.ts'
 import { RecordDb } from '../../record/RecordDb.ts'
 import { RecordJob } from '../../record/RecordJob.ts'
 import { calibrationReport } from '../../models/verification/calibrationReport.ts'
-import { brierScore, murphyDecomposition } from '../../models/verification/brier.ts'
+import { brierScore } from '../../models/verification/brier.ts'
+import { bandSumsOf, classBandSumsOf, distributionScoresFromBands, poolScores, scoresFromBands, type ClassBandSums } from '../../models/verification/bucketSums.ts'
 import { wilsonInterval } from '../../models/verification/wilson.ts'
 import { randomUUID } from 'node:crypto'
 import { tickTime } from '../../ingest/Tick.ts'
@@ -320,13 +321,26 @@ t.test('decision engine over a real tape', async (t) => {
     t.equal(Object.values(regime.label_histogram!).reduce((a, b) => a + b.count, 0), regime.prior!.n, 'S01 label histogram covers every realized outcome')
     t.equal(priors.get('S08_basis_dislocation')!.prior, null, 'no prior without outcomes')
     t.equal(priors.get('S08_basis_dislocation')!.reason, 'not_sold_on_deployment')
-    // The snapshot: Brier, log loss and the decomposition of every realized claim, from the band sums.
+    // The snapshot: Brier, log loss and the decomposition of every realized claim, from the band sums; S01 (a
+    // distribution question) by its whole distribution, its modal-class pairs the secondary view.
     const { snapshot, chain_verified } = await record.intelligence()
     const all = realizedOf(null).map(pairOf)
     t.equal(snapshot!.evidence.n_realized, all.length, 'n_realized = realized claims')
-    t.ok(Math.abs(snapshot!.components.brier! - brierScore(all)!) < 1e-12, 'Brier from the tables = from the pairs')
-    const murphy = murphyDecomposition(all)!
-    t.ok(Math.abs(snapshot!.components.reliability! - murphy.rel) < 1e-12 && Math.abs(snapshot!.components.resolution! - murphy.res) < 1e-12, 'REL and RES as the decomposition over the shared deciles')
+    t.ok(Math.abs(snapshot!.modal_class!.brier! - brierScore(all)!) < 1e-12, 'modal-class Brier from the tables = from the pairs')
+    const binary = realizedOf(null).filter((o) => !index.decision(o.decision_id)!.choice)
+    const distributions = realizedOf(null).filter((o) => index.decision(o.decision_id)!.choice).map((o) => ({ q: o.question_id, distribution: index.decision(o.decision_id)!.choice!.distribution, realized: o.realized_choice! }))
+    t.ok(distributions.length > 0 && distributions.every((x) => x.realized !== null), `${distributions.length} realized S01 decisions, each with its realized class`)
+    const byClass = new Map<string, ClassBandSums[]>()
+    for (const x of distributions) byClass.set(x.q, [...(byClass.get(x.q) ?? []), ...classBandSumsOf([x])])
+    const want = poolScores([scoresFromBands(bandSumsOf(binary.map(pairOf))), ...[...byClass.values()].map(distributionScoresFromBands)])!
+    t.ok(Math.abs(snapshot!.components.brier! - want.brier) < 1e-12, `Brier from the tables = from the ledger (${snapshot!.components.brier})`)
+    t.ok(Math.abs(snapshot!.components.reliability! - want.reliability) < 1e-12 && Math.abs(snapshot!.components.resolution! - want.resolution) < 1e-12, 'REL and RES as the decomposition over the shared deciles')
+    // S01's Brier as served is the multi-class Brier Σ_k (p_k − o_k)² of its distributions, averaged over decisions.
+    const s01 = distributions.filter((x) => x.q === 'S01_market_regime')
+    const multiclass = s01.reduce((sum, x) => sum + Object.entries(x.distribution).reduce((a, [k, p]) => a + (p - (k === x.realized ? 1 : 0)) ** 2, 0), 0) / s01.length
+    const s01Cal = await record.calibration({ question_id: 'S01_market_regime', subject: null })
+    t.equal(s01Cal.scores?.scored_as, 'distribution')
+    t.ok(Math.abs(s01Cal.scores!.brier - multiclass) < 1e-12, `S01 multi-class Brier ${s01Cal.scores!.brier} = ${multiclass} over ${s01.length} decisions`)
     t.equal(snapshot!.evidence.n_decisions, index.size.decisions, 'n_decisions = decisions on the ledger')
     t.ok(chain_verified, 'the chain verifies')
   })

@@ -1,8 +1,10 @@
 /**
  * notebooks/track-record.ipynb, executed for real against a running server. The test writes a synthetic resolved
  * ledger in the sink's Parquet layout, runs the record's batch job over it (two runs), serves the record over real HTTP,
- * and executes the notebook with Jupyter (nbconvert + ipykernel). The notebook recomputes Brier, REL/RES/UNC and the
- * calibration buckets from the Parquet files with DuckDB and checks them against the API; this test asserts its checks
+ * and executes the notebook with Jupyter (nbconvert + ipykernel). The ledger has binary questions and a distribution
+ * question (S01's shape). The notebook recomputes Brier (S01's as the multi-class Brier of its distributions), REL/RES/
+ * UNC, log loss, ECE, the modal-class view and the calibration buckets (S01's per class too) from the Parquet files
+ * with DuckDB and checks them against the API; this test asserts its checks
  * all passed, compares its printed Brier score with the API's here in TypeScript, and shows the checks are not vacuous:
  * with ledger files the job has not read yet, the notebook's figures differ from the API's and the checks cell raises.
  *
@@ -28,9 +30,16 @@ const NOTEBOOK = join(ROOT, 'notebooks/track-record.ipynb')
 const PYTHON = process.env.PYTHON ?? 'python3'
 const PY_MODULES = ['duckdb', 'pandas', 'nbconvert', 'nbclient', 'ipykernel', 'jupyter_core']
 const QIDS = ['S03_synthetic', 'S04_synthetic', 'S05_synthetic', 'S06_synthetic', 'S07_synthetic']
-const QUESTIONS = QIDS.map((id) => ({ id, label: id, answer: 'probability', sold: true, horizonMs: 4 * 3_600_000 }) as unknown as QuestionModel)
-/** Checks the notebook makes: six snapshot figures, then per report (pooled and each question) n, published and five per band. */
-const EXPECTED_CHECKS = 6 + (1 + QIDS.length) * (2 + 10 * 5)
+const DIST = { question_id: 'S01_synthetic', classes: ['trend_up', 'trend_down', 'range_volatile', 'range_quiet'] } as const
+const QUESTIONS = [
+  ...QIDS.map((id) => ({ id, label: id, answer: 'probability', sold: true, horizonMs: 4 * 3_600_000 }) as unknown as QuestionModel),
+  { id: DIST.question_id, label: DIST.question_id, answer: 'choice', classes: DIST.classes, sold: true, horizonMs: 4 * 3_600_000 } as unknown as QuestionModel,
+]
+/**
+ * Checks the notebook makes: ten snapshot figures; per report (pooled and each question) n, published, the scores' n
+ * and Brier, and five per band; per class of the distribution question n, published and five per band.
+ */
+const EXPECTED_CHECKS = 10 + (1 + QUESTIONS.length) * (4 + 10 * 5) + DIST.classes.length * (2 + 10 * 5)
 
 interface NotebookCell {
   id?: string
@@ -97,9 +106,9 @@ if (!python.ok) {
     t.teardown(() => db.close())
     const job = await RecordJob.open(db, { questions: QUESTIONS })
     t.teardown(() => job.close())
-    await writeSyntheticLedger(dataDir, { decisions: 1800, perFile: 300 })
+    await writeSyntheticLedger(dataDir, { decisions: 1800, perFile: 300, distribution: DIST })
     await job.run()
-    await writeSyntheticLedger(dataDir, { decisions: 600, perFile: 300, firstRow: 1800 })
+    await writeSyntheticLedger(dataDir, { decisions: 600, perFile: 300, firstRow: 1800, distribution: DIST })
     await job.run()
     const record = new MeasuredRecord(db, { questions: QUESTIONS })
     const server = await withServer(t, { services: { record, ladder: record } })
@@ -120,6 +129,12 @@ if (!python.ok) {
     const brier = Number(/^brier: (\S+)$/m.exec(printed(nb, 'scores'))?.[1])
     t.ok(Math.abs(brier - snapshot.components.brier) <= 1e-9, `notebook Brier ${brier} = API ${snapshot.components.brier}`)
     t.equal(Number(/realized claims \(pairs\): (\d+)/.exec(printed(nb, 'pairs'))?.[1]), snapshot.evidence.n_realized, 'pairs = n_realized')
+    // S01's Brier as the record serves it is the multi-class Brier the notebook recomputes in SQL from the Parquet.
+    const s01 = ((await (await fetch(`${server.url}/v1/calibration?question_id=${DIST.question_id}`)).json()) as { data: { scores: { scored_as: string; brier: number; n: number } } }).data.scores
+    t.equal(s01.scored_as, 'distribution')
+    const s01Notebook = Number(new RegExp(`^${DIST.question_id} multi-class brier: (\\S+) \\(n=(\\d+)`, 'm').exec(printed(nb, 'scores'))?.[1])
+    t.ok(Math.abs(s01Notebook - s01.brier) <= 1e-9, `notebook S01 multi-class Brier ${s01Notebook} = API ${s01.brier}`)
+    t.ok(s01.brier > 0.3 && s01.brier < 1, 'a four-class Brier, not a binary one')
 
     await t.test('negative control: files the job has not read make the checks fail loudly', async (t) => {
       await writeSyntheticLedger(dataDir, { decisions: 300, perFile: 300, firstRow: 2400 })

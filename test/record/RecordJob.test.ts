@@ -13,6 +13,7 @@ import { decisionIdOf } from '../../engine/identity.ts'
 import { brierScore, murphyDecomposition } from '../../models/verification/brier.ts'
 import { calibrationReport } from '../../models/verification/calibrationReport.ts'
 import { logLossOf } from '../../models/verification/bucketSums.ts'
+import { INDEX_VERSION } from '../../models/verification/dii.ts'
 import { wilsonInterval } from '../../models/verification/wilson.ts'
 import type { QuestionModel } from '../../models/QuestionModel.ts'
 import { sqlString } from '../../pipeline/sinks/parquetFile.ts'
@@ -183,11 +184,12 @@ t.test('the batch job: figures equal a direct recomputation; incremental; atomic
   t.equal((await record.intelligence()).chain_verified, true)
 
   // 6. The curve: one point per snapshot; three distinct n give a fit.
-  const curve = await record.curve({ window: 'all', from: null, index_version: '1.0.0' })
+  const curve = await record.curve({ window: 'all', from: null, index_version: INDEX_VERSION })
   t.equal(curve.points.length, 4)
+  t.same((await record.curve({ window: 'all', from: null, index_version: '1.0.0' })).points, [], 'series never mix: no 1.0.0 point on a 1.1.0 record')
   t.same(curve.points.map((p) => p.n_cum), [run1, run2, run3, run4].map((r) => r.snapshot!.evidence.n_realized))
   t.ok(curve.fit === null || (Number.isFinite(curve.fit.b) && curve.note.length > 0), 'fit or a note')
-  t.equal((await record.curve({ window: 'all', from: '2030-01-01T00:00:00Z', index_version: '1.0.0' })).points.length, 0, 'from filters points')
+  t.equal((await record.curve({ window: 'all', from: '2030-01-01T00:00:00Z', index_version: INDEX_VERSION })).points.length, 0, 'from filters points')
 
   // 7. A tampered snapshot in a copy of the data breaks the chain; the curve then refuses (route: 503 STALE_DATA).
   const copy = await makeTempDir(t)

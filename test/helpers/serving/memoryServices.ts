@@ -116,10 +116,13 @@ export class MemoryLedger implements LedgerReads, RecordReads {
       question_id: q.question_id,
       subject: q.subject,
       buckets: Array.from({ length: 10 }, (_, i) => ({ lo: i / 10, hi: (i + 1) / 10, n: 0, mean_predicted: null, realized_frequency: null, published: false })),
+      buckets_grade: q.question_id === null ? 'pooled' : 'event',
       published: false,
       n: pairs.length,
       n_floor: 30,
       note: `below the calibration floor of 30 realized outcomes (n=${pairs.length})`,
+      scores: null,
+      classes: null,
     }
   }
 

@@ -3,7 +3,9 @@
  * same numbers as the pair-wise functions (brier.ts, ece.ts, calibrationReport.ts) both ways on random data.
  */
 import t from 'tap'
-import { bandSumsOf, logLossOf, mergeBandSums, scoresFromBands } from '../../../models/verification/bucketSums.ts'
+import {
+  bandSumsOf, classBandSumsOf, distributionScoresFromBands, logLossOf, mergeBandSums, poolScores, recordScoresOf, scoresFromBands,
+} from '../../../models/verification/bucketSums.ts'
 import { brierScore, murphyDecomposition } from '../../../models/verification/brier.ts'
 import { calibrationReport, calibrationReportFromBands } from '../../../models/verification/calibrationReport.ts'
 import { expectedCalibrationError } from '../../../models/verification/ece.ts'
@@ -51,4 +53,69 @@ t.test('band sums give the pair-wise figures; merging sums of parts gives the su
   }
   t.pass('50 random sets agree')
   t.equal(logLossOf(0, 1), -Math.log(1e-15), 'a confident miss costs −ln ε, not infinity')
+})
+
+t.test('a distribution question, hand-computed: multi-class Brier, realized-class log loss, classwise terms', async (t) => {
+  // Three decisions over four classes (U, D, V, Q). Σ_k (p_k − o_k)²: .12, .70, .50 → BS = 1.32/3 = .44.
+  // Class frequencies 1/3, 1/3, 0, 1/3 → UNC = Σ f(1 − f) = 2/3, BSS = 1 − .44/(2/3) = .34.
+  // Every p alone in its decile band except Q's two 0.1: REL = Σ n(p̄ − ō)²/N = 1.32/3 = .44 (= BS), RES = (6/9 · 3)/3 = 2/3.
+  // Classwise ECE = Σ_k Σ_b n|p̄ − ō| / (N·K) = (.8 + 1.0 + .6 + .8)/12.
+  const decisions = [
+    { distribution: { U: 0.7, D: 0.1, V: 0.1, Q: 0.1 }, realized: 'U' },
+    { distribution: { U: 0.4, D: 0.3, V: 0.2, Q: 0.1 }, realized: 'D' },
+    { distribution: { U: 0.1, D: 0.2, V: 0.3, Q: 0.4 }, realized: 'Q' },
+  ]
+  const s = distributionScoresFromBands(classBandSumsOf(decisions))!
+  const near = (a: number | null, b: number, what: string) => t.ok(a !== null && Math.abs(a - b) < 1e-12, `${what}: ${a} = ${b}`)
+  t.equal(s.n, 3)
+  near(s.brier, 0.44, 'BS')
+  near(s.uncertainty, 2 / 3, 'UNC, the Brier of the realized class frequencies')
+  near(s.skill_vs_reference, 0.34, 'BSS')
+  near(s.reliability, 0.44, 'REL')
+  near(s.resolution, 2 / 3, 'RES')
+  near(s.residual, 0, 'BS = REL − RES + UNC')
+  near(s.logloss, -Math.log(0.7 * 0.3 * 0.4) / 3, 'log loss −ln p(realized)')
+  near(s.ece, 3.2 / 12, 'classwise ECE')
+  t.equal(distributionScoresFromBands([]), null, 'no decisions: no score')
+
+  // A realized class the distribution lacks counts with p = 0: (0 − 1)² more, and −ln ε.
+  const odd = distributionScoresFromBands(classBandSumsOf([{ distribution: { U: 0.5, D: 0.5 }, realized: 'V' }]))!
+  near(odd.brier, 0.25 + 0.25 + 1, 'Σ over U, D and the missing V')
+  near(odd.logloss, -Math.log(1e-15), 'the missing class costs −ln ε')
+
+  // Two classes: the multi-class Brier is twice the binary Brier, the classwise ECE equals the binary ECE.
+  const binary = [{ p: 0.8, y: 1 }, { p: 0.8, y: 0 }, { p: 0.3, y: 0 }]
+  const two = distributionScoresFromBands(classBandSumsOf(binary.map(({ p, y }) => ({ distribution: { yes: p, no: 1 - p }, realized: y ? 'yes' : 'no' }))))!
+  const one = scoresFromBands(bandSumsOf(binary))!
+  near(two.brier, 2 * one.brier, 'K = 2: twice the binary Brier')
+  near(two.ece, one.ece, 'K = 2: the binary ECE')
+  near(two.logloss, one.logloss, 'K = 2: the binary log loss')
+})
+
+t.test('pooling groups per decision', async (t) => {
+  // Binary pairs (.8, 1), (.8, 0): BS .34, UNC .25, REL .09, ECE .3; with the three decisions above (BS .44, UNC 2/3):
+  // N = 5, BS = (2 · .34 + 3 · .44)/5 = .4, UNC = (2 · .25 + 3 · 2/3)/5 = .5, BSS = .2.
+  const binary = scoresFromBands(bandSumsOf([{ p: 0.8, y: 1 }, { p: 0.8, y: 0 }]))!
+  const dist = distributionScoresFromBands(classBandSumsOf([
+    { distribution: { U: 0.7, D: 0.1, V: 0.1, Q: 0.1 }, realized: 'U' },
+    { distribution: { U: 0.4, D: 0.3, V: 0.2, Q: 0.1 }, realized: 'D' },
+    { distribution: { U: 0.1, D: 0.2, V: 0.3, Q: 0.4 }, realized: 'Q' },
+  ]))!
+  const p = poolScores([binary, null, dist])!
+  const near = (a: number | null, b: number, what: string) => t.ok(a !== null && Math.abs(a - b) < 1e-12, `${what}: ${a} = ${b}`)
+  t.equal(p.n, 5)
+  near(p.brier, 0.4, 'BS')
+  near(p.uncertainty, 0.5, 'UNC')
+  near(p.skill_vs_reference, 0.2, 'BSS')
+  near(p.ece, 0.28, 'ECE (2 · .3 + 3 · 3.2/12)/5')
+  t.equal(poolScores([binary]), binary, 'one group is itself')
+  t.equal(poolScores([null]), null, 'nothing pooled: null')
+  const byQuestion = new Map([['B', bandSumsOf([{ p: 0.8, y: 1 }, { p: 0.8, y: 0 }])], ['S01', bandSumsOf([{ p: 0.7, y: 1 }, { p: 0.4, y: 0 }, { p: 0.4, y: 1 }])]])
+  const byClass = new Map([['S01', classBandSumsOf([
+    { distribution: { U: 0.7, D: 0.1, V: 0.1, Q: 0.1 }, realized: 'U' },
+    { distribution: { U: 0.4, D: 0.3, V: 0.2, Q: 0.1 }, realized: 'D' },
+    { distribution: { U: 0.1, D: 0.2, V: 0.3, Q: 0.4 }, realized: 'Q' },
+  ])]])
+  near(recordScoresOf(byQuestion, byClass)!.brier, 0.4, 'recordScoresOf: S01 by its distribution, its modal pairs left out')
+  near(recordScoresOf(byQuestion, new Map())!.brier, (0.04 + 0.64 + 0.09 + 0.16 + 0.36) / 5, 'without class sums every pair is binary (the modal view)')
 })

@@ -21,10 +21,10 @@ t.test('hand-computed DII examples', async (t) => {
   for (const [bss, ece, n_realized, n_unresolvable, expected] of EXAMPLES) {
     const r = decisionIntelligenceIndex({ bss, ece, n_realized, n_unresolvable })
     close(t, r.composite!, expected, 1e-12, `BSS ${bss}, ECE ${ece}, ${n_realized}/${n_unresolvable}`)
-    t.equal(r.index_version, '1.0.0')
+    t.equal(r.index_version, '1.1.0')
     t.equal(r.insufficient_note, null)
   }
-  t.equal(INDEX_VERSION, '1.0.0')
+  t.equal(INDEX_VERSION, '1.1.0', 'index 1.1.0 scores a distribution question by its distribution (issue 30)')
 })
 
 t.test('below the 100-realized floor the composite is null (not zero) with a note', async (t) => {

@@ -30,7 +30,13 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /** A label with every character HTML escapes: it must come out as text, never as markup. */
 const HOSTILE_LABEL = `S03 <b class="x">bold</b> & 'quotes' "too"`
 const QIDS = ['S03_synthetic', 'S04_synthetic', 'S05_synthetic', 'S06_synthetic', 'S07_synthetic']
-const QUESTIONS = QIDS.map((id, i) => ({ id, label: i === 0 ? HOSTILE_LABEL : id, answer: 'probability', sold: true, horizonMs: 4 * 3_600_000 }) as unknown as QuestionModel)
+/** A distribution question (S01's shape): scored by its distribution, its modal class the secondary view. */
+const DIST = { question_id: 'S01_synthetic', classes: ['trend_up', 'trend_down', 'range_volatile', 'range_quiet'] } as const
+const QUESTIONS = [
+  ...QIDS.map((id, i) => ({ id, label: i === 0 ? HOSTILE_LABEL : id, answer: 'probability', sold: true, horizonMs: 4 * 3_600_000 }) as unknown as QuestionModel),
+  { id: DIST.question_id, label: DIST.question_id, answer: 'choice', classes: DIST.classes, sold: true, horizonMs: 4 * 3_600_000 } as unknown as QuestionModel,
+]
+const SECTIONS = [...QIDS, DIST.question_id]
 
 async function chromiumMissing(): Promise<string | null> {
   try {
@@ -52,7 +58,7 @@ async function buildRecord(t: TapTest, dataDir: string): Promise<MeasuredRecord>
   t.teardown(() => job.close())
   let first = 0
   for (const decisions of [1500, 600, 600, 600]) {
-    await writeSyntheticLedger(dataDir, { decisions, perFile: 300, firstRow: first })
+    await writeSyntheticLedger(dataDir, { decisions, perFile: 300, firstRow: first, distribution: DIST })
     first += decisions
     await job.run()
     clock += 3_600_000
@@ -142,6 +148,11 @@ if (missing !== null) {
       t.equal(await attr('[data-benchmark="crowd"]', 'data-n'), s.benchmarks.crowd.n, 'over its n graded calls')
       t.equal(await attr('[data-benchmark="crowd_house"]', 'data-value'), s.benchmarks.crowd.house_brier, 'beside the house on the same calls')
       t.equal(await attr('[data-index="row_hash"]', 'data-value'), s.row_hash)
+      t.same(
+        (await all('[data-secondary="modal_class"]', ['data-value', 'data-skill', 'data-ece']))[0],
+        { 'data-value': s.modal_class.brier, 'data-skill': s.modal_class.skill_vs_reference, 'data-ece': s.modal_class.ece },
+        'the secondary modal-class view equals the API',
+      )
     })
 
     await t.test('the learning curve: every point and the fit', async (t) => {
@@ -165,9 +176,9 @@ if (missing !== null) {
 
     await t.test('reliability diagrams: per question, published bands plotted, counts for all, consistency bars', async (t) => {
       const sections = await all('section.question', ['data-question-id'])
-      t.same(sections.map((s) => s['data-question-id']), QIDS, 'one section per question')
+      t.same(sections.map((s) => s['data-question-id']), SECTIONS, 'one section per question')
       let plotted = 0
-      for (const qid of QIDS) {
+      for (const qid of SECTIONS) {
         const cal = await api(`/v1/calibration?question_id=${qid}`)
         const scope = `section.question[data-question-id='"${qid}"']`
         t.equal(await attr(scope, 'data-calibration-n'), cal.n, `${qid}: n`)
@@ -187,7 +198,24 @@ if (missing !== null) {
           `${qid}: only the ${published.length} published bands are plotted, at the API's figures`,
         )
         plotted += bands.length
+        t.equal(await attr(scope, 'data-buckets-grade'), cal.buckets_grade, `${qid}: what the buckets grade (${cal.buckets_grade})`)
+        t.same(
+          (await all(`${scope} [data-scores]`, ['data-scores', 'data-brier', 'data-skill', 'data-n']))[0],
+          { 'data-scores': cal.scores.scored_as, 'data-brier': cal.scores.brier, 'data-skill': cal.scores.skill_vs_reference, 'data-n': cal.scores.n },
+          `${qid}: scored as ${cal.scores.scored_as}, Brier and skill as the API`,
+        )
+        const classRows = await all(`${scope} tr[data-class]`, ['data-class', 'data-class-bucket', 'data-n', 'data-published'])
+        t.same(
+          classRows,
+          (cal.classes ?? []).flatMap((c: any) => c.buckets.map((b: any, i: number) => ({ b, i })).filter(({ b }: any) => b.n > 0)
+            .map(({ b, i }: any) => ({ 'data-class': c.class, 'data-class-bucket': i, 'data-n': b.n, 'data-published': b.published }))),
+          `${qid}: per-class bands as the API (${classRows.length})`,
+        )
       }
+      const s01 = await api(`/v1/calibration?question_id=${DIST.question_id}`)
+      t.equal(s01.buckets_grade, 'modal_class', 'the distribution question: buckets grade its modal class')
+      t.equal(s01.scores.scored_as, 'distribution', 'and it is scored by its distribution')
+      t.same(s01.classes.map((c: any) => c.class), DIST.classes, 'one-vs-rest per class')
       t.ok(plotted > 0, `${plotted} bands plotted`)
     })
 
