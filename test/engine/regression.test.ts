@@ -27,10 +27,13 @@ const TRAIN_UNTIL = Date.parse('2026-07-01T00:00:00Z')
  * outcomes). Before: jev-1.0.0 / policy-2.0.0, decisions dc5af326…, outcomes 4372ba17… (2,506). Regenerated for the
  * Platt evidence floor (issue 30): S07's calibration slice on this tape has fewer than 10 misses, so its map is the
  * identity and its fitted_version moves; S07 is blocked by its sale gate here, so no probability, refusal or outcome
- * changed (was decisions 64613295…, verdicts 1969015e…; outcomes unchanged).
+ * changed (was decisions 64613295…, verdicts 1969015e…; outcomes unchanged). Regenerated once more for served
+ * releases (issue 30): the engine answers with a release's sealed parameters (fitted by the release build's code on
+ * the same window, pooled: one asset here, so the same parameters) and every row names it in release_version, which
+ * state_hash now covers; verdicts and outcomes are unchanged (was decisions 61a6f076…).
  */
 const GOLDEN = {
-  decisions: { n: 2541, digest: '61a6f076f3b35858ed2ac46ae67a92d2' },
+  decisions: { n: 2541, digest: '40f40ade86936dd951f9f057da793510' },
   outcomes: { n: 2218, digest: '57fd86b3bb5452d2f412587b20405db3' },
 }
 
