@@ -46,9 +46,8 @@ import { RecordJob } from '../record/RecordJob.ts'
 import { ParquetCompactor } from '../pipeline/sinks/ParquetCompactor.ts'
 import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
 import { ReleaseStore } from '../record/releases/ReleaseStore.ts'
-import { ReleaseFollower } from '../record/releases/ReleaseFollower.ts'
 import { releaseHealth } from '../product/platform/releaseHealth.ts'
-import { bootstrapRelease, BOOTSTRAP_VERSION } from '../record/releases/bootstrap.ts'
+import { openReleaseWiring, type ReleaseWiring } from './releaseWiring.ts'
 import { CreditsPaymentGate } from '../serving/payments/CreditsPaymentGate.ts'
 import { Journal } from '../pipeline/journal/Journal.ts'
 import { RailRouter } from '../serving/payments/RailRouter.ts'
@@ -187,38 +186,6 @@ async function simulatedVenueOf(dataDir: string, config: AppConfig, clock: Clock
   return venue
 }
 
-/**
- * The bootstrap release at the training cut (record/releases/bootstrap.ts), told to the newcomer as the lifecycle it
- * is: build, evaluate against the base rate, activate only if the four gates pass.
- */
-async function runBootstrap(o: { releases: ReleaseStore; eventLog: EventLog; ticksTopic: string; cut: number; config: AppConfig; say: (line: string) => void }): Promise<void> {
-  let bar: Progress | null = null
-  let stage = ''
-  const outcome = await bootstrapRelease({
-    store: o.releases,
-    log: o.eventLog,
-    ticksTopic: o.ticksTopic,
-    cut: o.cut,
-    onProgress: (s, done, total) => {
-      if (s !== stage) {
-        bar?.stop()
-        stage = s
-        bar = startProgress(`svc: release ${BOOTSTRAP_VERSION}: ${s}`, total, s === 'read the training window' || s === 'label decisions' ? 'ticks' : 'families', progressOf(o.config))
-        if (s === 'read the training window') o.say(`svc: release   no active release: building ${BOOTSTRAP_VERSION} from the training window up to ${new Date(o.cut).toISOString()} (svc release build → evaluate → activate; SVC_BOOTSTRAP_RELEASE=off to activate your own)`)
-      }
-      bar!.setTotal(total)
-      bar!.update(done)
-    },
-  })
-  ;(bar as Progress | null)?.stop()
-  if (outcome.status === 'activated') {
-    const ci = outcome.delta_brier_ci
-    o.say(`svc: release   ${outcome.version} activated by its gates (holdout delta Brier vs the base rate ${outcome.delta_brier?.toFixed(5)}${ci ? ` [${ci[0].toFixed(5)}, ${ci[1].toFixed(5)}]` : ''}; svc release show ${outcome.version})`)
-  } else if (outcome.status === 'rejected') {
-    o.say(`svc: release   ${outcome.version} rejected by its gates (${outcome.failed.map((f) => `${f.gate}: ${f.reason}`).join('; ')}): nothing is sold until a release is activated`)
-  } else if (outcome.active === null) o.say(`svc: release   none active (${outcome.reason}): sold market questions refuse no_active_release`)
-}
-
 /** Where the ticks come from: the simulated venue in the present (default), the live venue, or a dated tape (SVC_TAPE). */
 type VenueFeed =
   | { mode: 'present'; venue: SimulatedVenue }
@@ -249,7 +216,7 @@ export class ServiceApp {
     private readonly x402: X402PaymentGate | null,
     /** Used sign-in nonces and bearer sessions (product/identity/PayerSessions.ts). */
     private readonly proofJournal: Journal<typeof PAYER_PROOFS.schema>,
-    private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; follower: ReleaseFollower; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
+    private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; served: ReleaseWiring; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,
   ) {}
 
@@ -348,24 +315,16 @@ export class ServiceApp {
     const releases = await ReleaseStore.open(dataDir, recordDb)
     // What the engine serves is the active release and nothing else: loaded before the first decision, then followed
     // (svc release activate / rollback in another process switch it within a second). Set below, once it exists.
-    const late: { runner: EngineRunner | null; record: MeasuredRecord | null } = { runner: null, record: null }
-    const follower = await ReleaseFollower.start({ store: releases, serve: async (r) => late.runner?.useRelease(r), onSwitch: () => late.record?.invalidate() })
+    const served = await openReleaseWiring({ releases, eventLog, ticksTopic: names.ticks, config, say })
     const runner = await EngineRunner.start({
       log: eventLog, dataDir, names, partitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil,
       walletProvider: wallet.provider, accountClock: wallet.accountClock,
       // The live venue: API decisions in the present, cadence decided live or by the clock (EngineRunner).
       ...(feed.mode === 'live' ? { live: { clock } } : {}),
-      release: follower.current,
-      // First start: the bootstrap release is built, evaluated and (gates passing) activated from the training window
-      // before the engine decides past the cut; any start: the release in force is the follower's.
-      atCut: async (cut) => {
-        if (config.SVC_BOOTSTRAP_RELEASE === 'on') await runBootstrap({ releases, eventLog, ticksTopic: names.ticks, cut, config, say })
-        await follower.check()
-      },
+      ...served.engineOptions(),
     })
-    late.runner = runner
-    market.providers.computed('release', 'model', releaseHealth(() => follower.current))
-    if (runner.engine.release !== follower.current) await runner.useRelease(follower.current) // a switch while it opened
+    await served.attach(runner)
+    market.providers.computed('release', 'model', releaseHealth(() => served.follower.current))
     const engine = new EngineServices(runner)
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
@@ -427,7 +386,7 @@ export class ServiceApp {
     // The crowd benchmark (benchmarks.crowd) comes from the duel's graded calls through this one narrow port.
     const recordJob = await RecordJob.open(recordDb, { releases, crowd: () => duel.crowdBenchmark() })
     const record = new MeasuredRecord(recordDb, { releases })
-    late.record = record
+    served.onSwitch(() => record.invalidate())
     // The record build and compaction never run at once: a compaction deleting files a record run is reading would
     // fail that run (it would retry at the next tick, but for nothing).
     let batchChain: Promise<unknown> = Promise.resolve()
@@ -500,7 +459,7 @@ export class ServiceApp {
     recordSchedule.start()
     compaction?.start()
     funnel?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, follower, compaction, compactor }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor }, say)
   }
 
   /**
@@ -600,7 +559,7 @@ export class ServiceApp {
       await this.record.compactor?.close()
       await this.record.schedule.stop()
       await this.record.job.close()
-      await this.record.follower.stop()
+      await this.record.served.close()
       this.record.releases.close()
       this.record.db.close()
       await this.x402?.close()

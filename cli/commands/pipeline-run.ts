@@ -11,14 +11,16 @@ import { startProgress } from '../../common/progress.ts'
 import { openEventLog } from '../../pipeline/log/openEventLog.ts'
 import { eventLogOf, progressOf, topicNamesOf, trainUntilOf } from '../../app/config.ts'
 import { EngineRunner } from '../../engine/EngineRunner.ts'
+import { ReleaseStore } from '../../record/releases/ReleaseStore.ts'
+import { openReleaseWiring } from '../../app/releaseWiring.ts'
 import { environment } from '../environment.ts'
 import { Pipeline } from '../../pipeline/Pipeline.ts'
 import { Catalog } from '../../sql/Catalog.ts'
 
 const usage = `Usage: svc pipeline run --tape TAPE [--speed S] [--data-dir DIR] [--log embedded|kafka] [--partitions N]
 
-Replays TAPE into the ticks topic while the engine fits, decides and resolves over it (as \`svc start\` does, on
-SVC_TRAIN_DAYS or SVC_TRAIN_UNTIL), sinks every topic (ticks, decisions, outcomes) to Parquet under DIR/parquet,
+Replays TAPE into the ticks topic while the engine decides and resolves over it with the data folder's active
+release (as \`svc start\` does: with none, the bootstrap release is built at the SVC_TRAIN_DAYS / SVC_TRAIN_UNTIL cut), sinks every topic (ticks, decisions, outcomes) to Parquet under DIR/parquet,
 applies the sql/ views to DIR/catalog.duckdb, and exits when the engine has read every tick and the sink has
 committed the whole log. Safe to rerun after a crash.
 
@@ -62,9 +64,13 @@ export const command: Command = {
     const names = topicNamesOf(config)
     const topicPartitions = partitions ?? config.SVC_PARTITIONS
     const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions: topicPartitions })
+    // The engine answers with the data folder's active release (or builds the bootstrap release at the cut), as in svc start.
+    const releases = await ReleaseStore.open(dataDir)
+    const served = await openReleaseWiring({ releases, eventLog, ticksTopic: names.ticks, config, say: (line) => void process.stderr.write(line + '\n') })
     const runner = await EngineRunner.start({
-      log: eventLog, dataDir, names, partitions: topicPartitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil: trainUntilOf(config),
+      log: eventLog, dataDir, names, partitions: topicPartitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil: trainUntilOf(config), ...served.engineOptions(),
     })
+    await served.attach(runner)
     const abort = new AbortController()
     const onSignal = () => abort.abort()
     process.once('SIGINT', onSignal)
@@ -95,6 +101,8 @@ export const command: Command = {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
       await runner.close()
+      await served.close()
+      releases.close()
       await pipeline.close()
       await eventLog.close()
     }

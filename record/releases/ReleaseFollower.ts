@@ -63,6 +63,7 @@ export class ReleaseFollower {
    * queue behind each other (the poll and a caller such as the bootstrap): one switch at a time.
    */
   check(): Promise<ServedRelease> {
+    if (this.stopped) return Promise.resolve(this.served) // the store may be closed: the release in force stays
     const next = this.checking.then(() => this.checkOnce())
     this.checking = next.catch(() => undefined)
     return next
@@ -86,7 +87,11 @@ export class ReleaseFollower {
     return this.served
   }
 
+  private stopped = false
+
   async stop(): Promise<void> {
+    this.stopped = true
     await this.task.stop()
+    await this.checking
   }
 }

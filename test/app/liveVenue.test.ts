@@ -56,6 +56,7 @@ async function startLive(venue: LocalVenue, clock: ScaledClock, dataDir: string)
     SVC_RECORD_INTERVAL_S: '0',
     SVC_COMPACT_INTERVAL_S: '0',
     SVC_OPS_TOKEN: OPS,
+    SVC_TRAIN_DAYS: '90',
     LOG_LEVEL: 'warn',
   })
   const lines: string[] = []
@@ -76,9 +77,10 @@ async function startLive(venue: LocalVenue, clock: ScaledClock, dataDir: string)
 }
 
 t.test('a compressed live session: faults, an outage past the budget, a lost hour; the log, the ledger and /readyz', async (t) => {
-  // 45 days of this seed's market give a 37-day backfill on which S01 passes its sale gate on all three assets (measured),
-  // so the session has claims as well as refusals.
-  const { venue, clock } = await withLocalVenue(t, { speed: SPEED, historyDays: 45 })
+  // 100 days of this seed's market give a 97-day backfill whose bootstrap release (fit on its first two thirds,
+  // evaluated on the last) passes its gates and sells S01, so the session has claims as well as refusals. (On a 37-day
+  // backfill the release's sale gates block every family and it is rejected: improvement flat.)
+  const { venue, clock } = await withLocalVenue(t, { speed: SPEED, historyDays: 100 })
   const dataDir = await makeTempDir(t, 'svc-live-')
   const svc = await startLive(venue, clock, dataDir)
   let stopped = false
@@ -114,7 +116,7 @@ t.test('a compressed live session: faults, an outage past the budget, a lost hou
   await until('the first open clocks', async () => ((await json(`${svc.url}/v1/clocks/open`)).body.data?.clocks?.length ?? 0) > 0, 90_000)
   const signals = (await json(`${svc.url}/v1/signals`)).body.data.questions as Array<{ question_id: string; sale_gate: Array<{ status: string }> | null }>
   t.ok(signals.some((q) => q.sale_gate?.some((g) => g.status === 'sold')), 'fitted on the backfill, some question is sold')
-  t.ok(svc.lines.some((l) => /backfilling 37 days of 1h bars and hourly funding of BTC, ETH, SOL/.test(l)), 'the first start says what it backfills')
+  t.ok(svc.lines.some((l) => /backfilling 97 days of 1h bars and hourly funding of BTC, ETH, SOL/.test(l)), 'the first start says what it backfills')
   const streaming = await json(`${svc.url}/readyz`)
   t.match(streaming.body.data.venue, { source: 'hyperliquid', stage: 'streaming', connected: true, backfill: { done: true } }, '/readyz: the connector streams')
   t.match(streaming.header, /^present; event_time=.*; source=hyperliquid; quality=real$/, 'every answer says source=hyperliquid and its quality')
