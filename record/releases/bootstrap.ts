@@ -25,7 +25,7 @@ import { isoMs, tickTime } from '../../ingest/Tick.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
 import { readTopicToEnd } from '../../pipeline/log/readTopicToEnd.ts'
 import { decodeTickRecord } from '../../pipeline/TickEnvelope.ts'
-import { DATASETS_DIR, defineDataset, type ProgressFn } from './dataset.ts'
+import { DATASETS_DIR, defineDataset, withRememberedLabels, type ProgressFn } from './dataset.ts'
 import { buildRelease, runEvaluation } from './ReleaseJobs.ts'
 import type { ReleaseStore } from './ReleaseStore.ts'
 import { GATES } from './evaluate.ts'
@@ -97,8 +97,12 @@ export async function trainingTapes(eventLog: EventLog, ticksTopic: string, cut:
   return (await readdir(dir)).filter((f) => f.endsWith('.ndjson.gz')).sort().map((f) => join(dir, f))
 }
 
-/** Runs whatever of build → evaluate → activate the bootstrap release still needs. */
-export async function bootstrapRelease(o: BootstrapOptions): Promise<BootstrapOutcome> {
+/** Runs whatever of build → evaluate → activate the bootstrap release still needs (its tapes labelled once for both). */
+export function bootstrapRelease(o: BootstrapOptions): Promise<BootstrapOutcome> {
+  return withRememberedLabels(() => bootstrapSteps(o))
+}
+
+async function bootstrapSteps(o: BootstrapOptions): Promise<BootstrapOutcome> {
   const { store } = o
   const now = o.now ?? Date.now
   const active = await store.activeRelease()

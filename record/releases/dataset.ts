@@ -175,10 +175,33 @@ export type ProgressFn = (stage: string, done: number, total: number) => void
 /** Verifies the tapes, labels every decision of `questions` on them and splits fit from holdout. */
 export async function datasetSamples(manifest: DatasetManifest, questions: readonly QuestionModel[], onProgress?: ProgressFn): Promise<DatasetSamples> {
   const paths = await verifyTapes(manifest)
+  const key = `${manifest.dataset_hash}|${questions.map((q) => `${q.id}:${(q as { method?: string }).method ?? ''}`).join(',')}`
+  if (remembered?.key === key) return { ...remembered.samples, manifest }
   const ticks = await loadTicks(paths)
   if (ticks.length === 0) throw new ReleaseError('DATASET_EMPTY', 'the tapes hold no records')
   const window = { start: Date.parse(manifest.window_start), split: Date.parse(manifest.window_end), end: manifest.holdout_end === null ? Infinity : Date.parse(manifest.holdout_end) }
-  return { manifest, ...labelAndSplit(ticks, questions, window, manifest.gap_ms, onProgress) }
+  const samples: DatasetSamples = { manifest, ...labelAndSplit(ticks, questions, window, manifest.gap_ms, onProgress) }
+  if (rememberNext) remembered = { key, samples }
+  return samples
+}
+
+/**
+ * One labelled dataset kept between a build and the evaluation that follows it in the same process (the bootstrap
+ * release): labelling is deterministic in the verified tapes, the split and the question set, so labelling again
+ * would give the same samples. Off unless asked for; the tapes are verified against their digests on every call.
+ */
+let remembered: { key: string; samples: DatasetSamples } | null = null
+let rememberNext = false
+
+/** Runs `job` with the labelled dataset remembered across its steps, then forgets it. */
+export async function withRememberedLabels<T>(job: () => Promise<T>): Promise<T> {
+  rememberNext = true
+  try {
+    return await job()
+  } finally {
+    rememberNext = false
+    remembered = null
+  }
 }
 
 /**

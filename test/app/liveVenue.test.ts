@@ -46,7 +46,7 @@ async function json(url: string, init?: RequestInit): Promise<{ status: number; 
   return { status: res.status, header: res.headers.get('x-svc-data-time'), body: await res.json() }
 }
 
-async function startLive(venue: LocalVenue, clock: ScaledClock, dataDir: string) {
+async function startLive(venue: LocalVenue, clock: ScaledClock, dataDir: string, env: Record<string, string> = {}) {
   const config = loadConfig({
     PORT: '0',
     SVC_DATA_DIR: dataDir,
@@ -56,8 +56,8 @@ async function startLive(venue: LocalVenue, clock: ScaledClock, dataDir: string)
     SVC_RECORD_INTERVAL_S: '0',
     SVC_COMPACT_INTERVAL_S: '0',
     SVC_OPS_TOKEN: OPS,
-    SVC_TRAIN_DAYS: '90',
     LOG_LEVEL: 'warn',
+    ...env,
   })
   const lines: string[] = []
   const app = await ServiceApp.start(config, (line) => void lines.push(line), { clock, venueTiming: compressedTimings(SPEED), restBudget: compressedRestBudget() })
@@ -82,7 +82,7 @@ t.test('a compressed live session: faults, an outage past the budget, a lost hou
   // backfill the release's sale gates block every family and it is rejected: improvement flat.)
   const { venue, clock } = await withLocalVenue(t, { speed: SPEED, historyDays: 100 })
   const dataDir = await makeTempDir(t, 'svc-live-')
-  const svc = await startLive(venue, clock, dataDir)
+  const svc = await startLive(venue, clock, dataDir, { SVC_TRAIN_DAYS: '90' })
   let stopped = false
   t.teardown(() => (stopped ? undefined : svc.stop()))
 
