@@ -60,6 +60,18 @@ export const RECORD_FILES: RecordTable = {
   ],
 }
 
+/** A decile band's sufficient statistics: the pairs' Σp, Σy, Σp², Σpy, Σ(p − y)² and Σ log loss. */
+const BAND_SUMS: RecordTable['columns'] = [
+  { name: 'sum_p', type: 'DOUBLE' },
+  { name: 'sum_y', type: 'DOUBLE' },
+  { name: 'sum_p2', type: 'DOUBLE' },
+  { name: 'sum_py', type: 'DOUBLE' },
+  /** Σ (p − y)²: the Brier numerator, summed directly rather than derived, so it matches a direct recomputation. */
+  { name: 'sum_sq', type: 'DOUBLE' },
+  /** Σ log loss with p clipped to [1e-15, 1 − 1e-15]. */
+  { name: 'sum_ll', type: 'DOUBLE' },
+]
+
 /**
  * Sufficient statistics of resolved claims per question, subject and decile band (bucket 0..9, the '(a,b]' bands of
  * the calibration report; NULL for unresolvable outcomes, which have no pair). y is 1 when the event obtained (for a
@@ -77,14 +89,7 @@ export const CALIBRATION_INCREMENTS: RecordTable = {
     { name: 'bucket', type: 'INTEGER' },
     { name: 'n', type: 'BIGINT' },
     { name: 'n_unresolvable', type: 'BIGINT' },
-    { name: 'sum_p', type: 'DOUBLE' },
-    { name: 'sum_y', type: 'DOUBLE' },
-    { name: 'sum_p2', type: 'DOUBLE' },
-    { name: 'sum_py', type: 'DOUBLE' },
-    /** Σ (p − y)²: the Brier numerator, summed directly rather than derived, so it matches a direct recomputation. */
-    { name: 'sum_sq', type: 'DOUBLE' },
-    /** Σ log loss with p clipped to [1e-15, 1 − 1e-15]. */
-    { name: 'sum_ll', type: 'DOUBLE' },
+    ...BAND_SUMS,
     { name: 'first_resolved', type: 'TIMESTAMP' },
     { name: 'last_resolved', type: 'TIMESTAMP' },
   ],
@@ -109,14 +114,8 @@ export const CLASS_INCREMENTS: RecordTable = {
     { name: 'class', type: 'VARCHAR' },
     { name: 'bucket', type: 'INTEGER' },
     { name: 'n', type: 'BIGINT' },
-    { name: 'sum_p', type: 'DOUBLE' },
-    { name: 'sum_y', type: 'DOUBLE' },
-    { name: 'sum_p2', type: 'DOUBLE' },
-    { name: 'sum_py', type: 'DOUBLE' },
-    /** Σ (p_k − o_k)²: summed over classes, the multi-class Brier numerator. */
-    { name: 'sum_sq', type: 'DOUBLE' },
-    /** Σ −o_k·ln p_k (p clipped to [1e-15, 1 − 1e-15]): summed over classes, Σ −ln p(realized class). */
-    { name: 'sum_ll', type: 'DOUBLE' },
+    // sum_sq summed over classes is the multi-class Brier numerator; sum_ll (−o_k·ln p_k) over classes is −ln p(realized).
+    ...BAND_SUMS,
   ],
 }
 

@@ -99,17 +99,7 @@ export function scoresFromBands(bands: readonly BandSums[]): RecordScores | null
   }
   if (n === 0) return null
   const baseRate = sumY / n
-  let rel = 0
-  let res = 0
-  let ece = 0
-  for (const b of bands) {
-    if (b.n === 0) continue
-    const meanP = b.sum_p / b.n
-    const freq = b.sum_y / b.n
-    rel += b.n * (meanP - freq) ** 2
-    res += b.n * (freq - baseRate) ** 2
-    ece += b.n * Math.abs(meanP - freq)
-  }
+  let { rel, res, ece } = bandTerms(bands, baseRate)
   rel /= n
   res /= n
   ece /= n
@@ -178,6 +168,22 @@ export function bandSumsByClass(rows: readonly ClassBandSums[]): Map<string, Ban
   return new Map([...grouped.keys()].sort().map((k) => [k, mergeBandSums(grouped.get(k)!)]))
 }
 
+/** Σ n·(p̄ − ȳ)², Σ n·(ȳ − base)², Σ n·|p̄ − ȳ| over decile bands: the unnormalized reliability, resolution and ECE. */
+function bandTerms(bands: ReadonlyArray<{ n: number; sum_p: number; sum_y: number }>, baseRate: number): { rel: number; res: number; ece: number } {
+  let rel = 0
+  let res = 0
+  let ece = 0
+  for (const b of bands) {
+    if (b.n === 0) continue
+    const meanP = b.sum_p / b.n
+    const freq = b.sum_y / b.n
+    rel += b.n * (meanP - freq) ** 2
+    res += b.n * (freq - baseRate) ** 2
+    ece += b.n * Math.abs(meanP - freq)
+  }
+  return { rel, res, ece }
+}
+
 /**
  * Scores of one distribution question from its classes' one-vs-rest band sums; null for no decisions. N is the number
  * of decisions (the largest class count: every class of the distribution counts every decision). Over the N decisions:
@@ -207,13 +213,11 @@ export function distributionScoresFromBands(rows: readonly ClassBandSums[]): Rec
     for (const b of bands) {
       brier += b.sum_sq
       logloss += b.sum_ll
-      if (b.n === 0) continue
-      const meanP = b.sum_p / b.n
-      const freq = b.sum_y / b.n
-      rel += b.n * (meanP - freq) ** 2
-      res += b.n * (freq - f) ** 2
-      ece += b.n * Math.abs(meanP - freq)
     }
+    const terms = bandTerms(bands, f)
+    rel += terms.rel
+    res += terms.res
+    ece += terms.ece
   }
   brier /= n
   rel /= n
