@@ -29,6 +29,11 @@ export class TickReorderBuffer {
   readonly windowMs: number
   #held: Held[] = []
   #keys = new Set<string>()
+  /**
+   * Keys of the released ticks at the last released instant: a tick of that instant may still be pushed (it is in
+   * order), so a repeat of one already released there (a venue re-sending its last frame) must be told from news.
+   */
+  #releasedKeys = new Set<string>()
   #seq = 0
   #lastReleased = -Infinity
   #barriers = new Map<string, number>()
@@ -100,7 +105,7 @@ export class TickReorderBuffer {
     const time = tickTime(tick)
     if (time < this.#lastReleased) return 'late'
     if (key !== null) {
-      if (this.#keys.has(key)) return 'duplicate'
+      if (this.#keys.has(key) || (time === this.#lastReleased && this.#releasedKeys.has(key))) return 'duplicate'
       this.#keys.add(key)
     }
     this.#held.push({ tick, time, received: Date.parse(tick.provenance.received_at), seq: this.#seq++, key })
@@ -124,7 +129,10 @@ export class TickReorderBuffer {
     while (n < this.#held.length && this.#held[n]!.time <= limit) n++
     if (n === 0) return []
     const out = this.#held.splice(0, n)
-    this.#lastReleased = out[out.length - 1]!.time
+    const last = out[out.length - 1]!.time
+    if (last !== this.#lastReleased) this.#releasedKeys.clear()
+    this.#lastReleased = last
+    for (let i = n - 1; i >= 0 && out[i]!.time === last; i--) if (out[i]!.key !== null) this.#releasedKeys.add(out[i]!.key!)
     const ticks = new Array<Tick>(n)
     for (let i = 0; i < n; i++) {
       const h = out[i]!

@@ -54,6 +54,20 @@ t.test('a held key is a duplicate; once released, the same tick is late instead'
   t.equal(buf.push(mid(1001, 1), 'BTC|trade|7'), 'held', 'a released key may be used again by a later record')
 })
 
+t.test('a repeat of a released tick at the last released instant is a duplicate, not written twice', async (t) => {
+  const buf = new TickReorderBuffer(100)
+  buf.push(mid(1000, 1), 'BTC|trade|7')
+  buf.push(mid(1000, 2), 'BTC|trade|8')
+  t.equal(buf.release(5000).length, 2)
+  t.equal(buf.push(mid(1000, 1), 'BTC|trade|7'), 'duplicate', 'the venue re-sent a frame whose ticks were already released')
+  t.equal(buf.push(mid(1000, 3), 'BTC|trade|9'), 'held', 'a new record of that instant is still in order')
+  t.equal(buf.release(5000).length, 1)
+  t.equal(buf.push(mid(1000, 2), 'BTC|trade|8'), 'duplicate', 'the keys of earlier releases at the same instant are kept')
+  buf.push(mid(2000, 4), 'BTC|trade|10')
+  buf.release(5000)
+  t.equal(buf.push(mid(2000, 1), 'BTC|trade|7'), 'held', 'at a later instant the key is free again')
+})
+
 t.test('a barrier holds everything at and after it until it is lifted; resumeAfter makes earlier ticks late', async (t) => {
   const buf = new TickReorderBuffer(0)
   buf.resumeAfter(500)
