@@ -6,8 +6,8 @@
 import { join } from 'node:path'
 import type { Clock } from '../common/Clock.ts'
 import { EngineRunner } from '../engine/EngineRunner.ts'
-import type { ServedRelease } from '../engine/ServedRelease.ts'
-import { releaseOf } from '../test/helpers/release.ts'
+import { ServedRelease } from '../engine/ServedRelease.ts'
+import { releaseOfTicks } from '../record/releases/fromTicks.ts'
 import { importFiles } from '../ingest/importers/index.ts'
 import { tickKey, tickTime, type Tick } from '../ingest/Tick.ts'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
@@ -31,7 +31,7 @@ let release: Promise<ServedRelease> | null = null
 
 /** The release the engine benches serve: fitted by the release build's code on the decisions closed before ENGINE_CUT. */
 export function engineRelease(): Promise<ServedRelease> {
-  release ??= engineTicks().then((ticks) => releaseOf(ticks, ENGINE_CUT))
+  release ??= engineTicks().then(async (ticks) => ServedRelease.load(await releaseOfTicks(ticks, ENGINE_CUT)))
   return release
 }
 
