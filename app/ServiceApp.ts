@@ -8,7 +8,7 @@
  *          at 1x in the present; with SVC_VENUE=hyperliquid the live venue connector's backfill (or repair since the
  *          last run), then its stream; with SVC_TAPE a dated tape up to the first primed instant, then paced at
  *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
- *   close: server (drain) → funnel → record job (a run in progress finishes) → x402 nonces → payer proofs → delivery → Arena → duel → billing → market → engine → venue sink → pipeline (seal, commit) → event log
+ *   close: server (drain) → release wiring (a bootstrap release in progress stops) → funnel → record job (a run in progress finishes) → x402 nonces → payer proofs → delivery → Arena → duel → billing → market → engine → venue sink → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
@@ -552,6 +552,8 @@ export class ServiceApp {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.server.close()
+      // First: a bootstrap release in progress stops at its next step (its store closes below).
+      await this.record.served.close()
       this.server.services.metrics?.close()
       await this.server.services.answerKeys?.close()
       await this.funnel?.close()
@@ -559,7 +561,6 @@ export class ServiceApp {
       await this.record.compactor?.close()
       await this.record.schedule.stop()
       await this.record.job.close()
-      await this.record.served.close()
       this.record.releases.close()
       this.record.db.close()
       await this.x402?.close()

@@ -27,6 +27,7 @@ export interface ReleaseWiring {
 export async function openReleaseWiring(o: { releases: ReleaseStore; eventLog: EventLog; ticksTopic: string; config: AppConfig; say: (line: string) => void }): Promise<ReleaseWiring> {
   let runner: EngineRunner | null = null
   const listeners: Array<(release: ServedRelease) => void> = []
+  const stopping = new AbortController()
   const follower = await ReleaseFollower.start({
     store: o.releases,
     serve: async (r) => runner?.useRelease(r),
@@ -36,8 +37,14 @@ export async function openReleaseWiring(o: { releases: ReleaseStore; eventLog: E
     follower,
     engineOptions: () => ({
       release: follower.current,
-      atCut: async (cut) => {
-        if (o.config.SVC_BOOTSTRAP_RELEASE === 'on') await runBootstrap({ ...o, cut })
+      atCut: async (cut, signal) => {
+        const both = AbortSignal.any([signal, stopping.signal])
+        try {
+          if (o.config.SVC_BOOTSTRAP_RELEASE === 'on') await runBootstrap({ ...o, cut, signal: both })
+        } catch (err) {
+          if (both.aborted) return // stopping: the next start resumes the bootstrap where it stood
+          throw err
+        }
         await follower.check() // before the engine decides past the cut
       },
     }),
@@ -46,7 +53,10 @@ export async function openReleaseWiring(o: { releases: ReleaseStore; eventLog: E
       if (r.engine.release !== follower.current) await r.useRelease(follower.current)
     },
     onSwitch: (l) => void listeners.push(l),
-    close: () => follower.stop(),
+    close: () => {
+      stopping.abort() // a bootstrap in progress stops at its next step
+      return follower.stop()
+    },
   }
 }
 
@@ -54,7 +64,7 @@ export async function openReleaseWiring(o: { releases: ReleaseStore; eventLog: E
  * The bootstrap release at the training cut (record/releases/bootstrap.ts), told to the newcomer as the lifecycle it
  * is: build, evaluate against the base rate, activate only if the four gates pass.
  */
-async function runBootstrap(o: { releases: ReleaseStore; eventLog: EventLog; ticksTopic: string; cut: number; config: AppConfig; say: (line: string) => void }): Promise<void> {
+async function runBootstrap(o: { releases: ReleaseStore; eventLog: EventLog; ticksTopic: string; cut: number; config: AppConfig; say: (line: string) => void; signal: AbortSignal }): Promise<void> {
   let bar: Progress | null = null
   let stage = ''
   const outcome = await bootstrapRelease({
@@ -62,6 +72,7 @@ async function runBootstrap(o: { releases: ReleaseStore; eventLog: EventLog; tic
     log: o.eventLog,
     ticksTopic: o.ticksTopic,
     cut: o.cut,
+    signal: o.signal,
     onProgress: (s, done, total) => {
       if (s !== stage) {
         bar?.stop()

@@ -80,7 +80,7 @@ export interface EngineRunnerOptions {
    * Awaited once, before the first tick past the training cut is folded in (and so before any cadence decision):
    * the service's bootstrap release runs here. A rejection is logged; the engine goes on with whatever it serves.
    */
-  atCut?: ((cut: number) => Promise<void>) | null
+  atCut?: ((cut: number, signal: AbortSignal) => Promise<void>) | null
   /** Consumer group of the ticks consumer (default 'svc.engine'); the ledger follower uses `${groupId}.ledger`. */
   groupId?: string
   /** Event time of API decisions (default: the newest tick the engine has seen). */
@@ -168,6 +168,8 @@ export class EngineRunner {
   private readonly processed = new Map<number, number>()
   /** The `atCut` hook: pending until the first tick past a cut, then its promise (awaited once). */
   private cutHook: Promise<void> | null = null
+  /** Aborted when the runner closes: a cut hook in progress (the bootstrap release) stops, and no tick waits on it. */
+  private readonly stopping = new AbortController()
   private clocks: Subscription | null = null
   private consumer: LogConsumer | undefined
   private running: Promise<void> | undefined
@@ -328,8 +330,11 @@ export class EngineRunner {
 
   /** Awaits the `atCut` hook (once per process) before the first tick past a training cut is folded in. */
   private async passCut(s: AssetState): Promise<void> {
-    this.cutHook ??= this.options.atCut!(s.cut).catch((err: unknown) => log.error({ err, cut: new Date(s.cut).toISOString() }, 'the training-cut hook failed; serving the release in force'))
-    await this.cutHook
+    const signal = this.stopping.signal
+    this.cutHook ??= this.options.atCut!(s.cut, signal).catch((err: unknown) => {
+      if (!signal.aborted) log.error({ err, cut: new Date(s.cut).toISOString() }, 'the training-cut hook failed; serving the release in force')
+    })
+    await Promise.race([this.cutHook, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))])
   }
 
   /**
@@ -420,6 +425,7 @@ export class EngineRunner {
   private closing: Promise<void> | null = null
 
   private async closeOnce(): Promise<void> {
+    this.stopping.abort()
     if (this.liveTimer) clearInterval(this.liveTimer)
     await this.liveRound
     this.clocks?.unsubscribe()

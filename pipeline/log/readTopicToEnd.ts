@@ -11,7 +11,7 @@ export async function readTopicToEnd(
   log: EventLog,
   topic: string,
   onBatch: (batch: ConsumedBatch) => Promise<void>,
-  options: { groupId?: string; timeoutMs?: number } = {},
+  options: { groupId?: string; timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<{ records: number }> {
   const ends = await log.endOffsets(topic)
   const reached = ends.map(() => 0)
@@ -36,6 +36,7 @@ export async function readTopicToEnd(
   try {
     while (!done()) {
       if (failed) throw failed
+      options.signal?.throwIfAborted()
       if (Date.now() > deadline) throw new Error(`reading ${topic} to its end did not finish within ${options.timeoutMs ?? 600_000} ms`)
       await sleep(20)
     }

@@ -47,6 +47,8 @@ export interface BootstrapOptions {
   cut: number
   now?: () => number
   onProgress?: ProgressFn
+  /** Stops the job between its steps and while it reads the log (the service is stopping). */
+  signal?: AbortSignal
 }
 
 export type BootstrapOutcome =
@@ -55,7 +57,7 @@ export type BootstrapOutcome =
   | { status: 'rejected'; version: string; failed: Array<{ gate: string; reason: string }> }
 
 /** Writes the log's ticks with event time ≤ `cut` as tapes under `dir` (one per asset and kind); returns their paths. */
-export async function trainingTapes(eventLog: EventLog, ticksTopic: string, cut: number, dir: string, onProgress?: ProgressFn): Promise<string[]> {
+export async function trainingTapes(eventLog: EventLog, ticksTopic: string, cut: number, dir: string, onProgress?: ProgressFn, signal?: AbortSignal): Promise<string[]> {
   await rm(dir, { recursive: true, force: true }) // a crash mid-write left partial tapes: start over
   await mkdirData(dir)
   const writers = new Map<string, { writer: TapeWriter; last: number }>()
@@ -65,6 +67,7 @@ export async function trainingTapes(eventLog: EventLog, ticksTopic: string, cut:
   const total = ends.reduce((a, b) => a + b, 0)
   try {
     await readTopicToEnd(eventLog, ticksTopic, async (batch) => {
+      signal?.throwIfAborted()
       for (const r of batch.records) {
         seen++
         let tick
@@ -87,7 +90,7 @@ export async function trainingTapes(eventLog: EventLog, ticksTopic: string, cut:
         await w.writer.write(tick)
       }
       onProgress?.('read the training window', seen, total)
-    })
+    }, signal ? { signal } : {})
     for (const w of writers.values()) await w.writer.close()
   } catch (err) {
     for (const w of writers.values()) await w.writer.abort()
@@ -112,7 +115,8 @@ async function bootstrapSteps(o: BootstrapOptions): Promise<BootstrapOutcome> {
   if (!detail) {
     const dir = join(store.dataDir, DATASETS_DIR, `bootstrap-${isoMs(o.cut).replace(/[:.]/g, '')}`)
     log.info({ cut: isoMs(o.cut) }, 'bootstrap release: writing the training window as tapes')
-    const tapes = await trainingTapes(o.log, o.ticksTopic, o.cut, dir, o.onProgress)
+    const tapes = await trainingTapes(o.log, o.ticksTopic, o.cut, dir, o.onProgress, o.signal)
+    o.signal?.throwIfAborted()
     if (tapes.length === 0) return { status: 'skipped', reason: 'the log holds no tick before the training cut', active: null }
     const first = await firstTickTime(tapes)
     const holdoutStart = o.cut - Math.floor((o.cut - first) * BOOTSTRAP_HOLDOUT_SHARE)
@@ -121,11 +125,13 @@ async function bootstrapSteps(o: BootstrapOptions): Promise<BootstrapOutcome> {
     await buildRelease(store, { version: BOOTSTRAP_VERSION, parent: null, method: BOOTSTRAP_METHOD, dataset: { hash: manifest.dataset_hash }, now, ...(o.onProgress ? { onProgress: o.onProgress } : {}) })
     detail = (await store.detail(BOOTSTRAP_VERSION))!
   }
+  o.signal?.throwIfAborted()
   if (!detail.gate_verdicts) {
     log.info({ version: BOOTSTRAP_VERSION, incumbent: 'base rate' }, 'bootstrap release: evaluate (four gates on the holdout)')
     await runEvaluation(store, BOOTSTRAP_VERSION, { now, ...(o.onProgress ? { onProgress: o.onProgress } : {}) })
     detail = (await store.detail(BOOTSTRAP_VERSION))!
   }
+  o.signal?.throwIfAborted()
   const failed = GATES.filter((g) => !detail.gate_verdicts![g].met).map((g) => ({ gate: g, reason: detail.gate_verdicts![g].reason ?? 'not met' }))
   if (failed.length > 0) {
     log.warn({ version: BOOTSTRAP_VERSION, failed }, 'bootstrap release rejected by its gates: nothing is active; sold market questions refuse no_active_release')
