@@ -88,8 +88,9 @@ t.test('activation and rollback switch a running service between sealed releases
   let offset = Date.parse('2026-06-10T12:00:30Z') - Date.now()
   const clock = { now: () => Date.now() + offset }
   const env = { PORT: '0', SVC_DATA_DIR: dataDir, SVC_SIM_HISTORY_DAYS: '9', SVC_TRAIN_DAYS: '8', SVC_BOOTSTRAP_RELEASE: 'off', SVC_RECORD_INTERVAL_S: '0',
-    // The checks read every decision back anonymously: a quick loop of them would meet the per-IP rate limit (60 burst).
-    SVC_RATE_IP_BURST: '100000', SVC_RATE_IP_PER_S: '100000', SVC_OPS_TOKEN: OPS, LOG_LEVEL: 'warn' }
+    // The checks read every decision back and the burst reads the balance around each ask: a quick loop would meet the
+    // rate limits (per IP 60 burst, per payer 120), which are not what this test is about.
+    SVC_RATE_IP_BURST: '100000', SVC_RATE_IP_PER_S: '100000', SVC_RATE_PAYER_BURST: '100000', SVC_RATE_PAYER_PER_S: '100000', SVC_OPS_TOKEN: OPS, LOG_LEVEL: 'warn' }
   const start = async () => {
     const app = await ServiceApp.start(loadConfig(env), () => undefined, { clock })
     const abort = new AbortController()
