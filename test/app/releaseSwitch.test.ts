@@ -131,9 +131,8 @@ t.test('activation and rollback switch a running service between sealed releases
   const balance = async () =>
     ((await (await fetch(`${url()}/v1/billing/credits?payer=${PAYER}`, { headers: proof.headers })).json()) as { data: { balance_credits: number } }).data.balance_credits
 
-  /** One round: the venue moves a minute on, then every combination is asked once (a new snapshot: new decisions). */
-  const answers: Array<{ id: string; release: string | null; reserved: boolean; charged: number }> = []
-  const round = async () => {
+  /** The venue moves a minute on: a new snapshot, so an ask is a new decision (identical inputs re-serve the recorded one). */
+  const nextMinute = async () => {
     const before = Date.parse(((await get('/readyz')) as { data: { data_time: { event_time: string } } }).data.data_time.event_time)
     offset += 60_000
     for (let i = 0; ; i++) {
@@ -142,6 +141,11 @@ t.test('activation and rollback switch a running service between sealed releases
       if (i > 600) throw new Error('the venue did not move on')
       await sleep(50)
     }
+  }
+  /** One round: a new venue minute, then every combination is asked once. */
+  const answers: Array<{ id: string; release: string | null; reserved: boolean; charged: number }> = []
+  const round = async () => {
+    await nextMinute()
     for (const c of COMBOS) {
       const paidBefore = await balance()
       const res = await fetch(url() + '/v1/decisions', { method: 'POST', headers: { 'content-type': 'application/json', ...proof.headers }, body: JSON.stringify(c) })
@@ -232,6 +236,7 @@ t.test('activation and rollback switch a running service between sealed releases
   const ready = (await (await fetch(url() + '/readyz')).json()) as any
   t.match(JSON.stringify(ready), /RELEASE_PARAMS_ALTERED/, '/readyz says why')
   const proof2 = await signIn(url(), PAYER_ACCOUNT)
+  await nextMinute() // the last minute before the stop was decided under the intact body: a new instant is asked
   const asked = await fetch(url() + '/v1/decisions', { method: 'POST', headers: { 'content-type': 'application/json', ...proof2.headers }, body: JSON.stringify({ question_id: 'S01_market_regime', asset: 'BTC' }) })
   const refusal = ((await asked.json()) as { data: { decision_id: string; decision: string; probability: number } }).data
   t.same([refusal.decision, refusal.probability], ['insufficient_confidence', 0], 'an ask of the altered family refuses')

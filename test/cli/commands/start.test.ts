@@ -18,10 +18,12 @@ import { freePort, makeTempDir } from '../../helpers/tmp.ts'
 
 const SVC = new URL('../../../bin/svc.js', import.meta.url).pathname
 /**
- * The 35-day history goes through at full speed: about a minute on 2 idle cores; the bound leaves room for a machine
- * shared with other suites.
+ * The 35-day history goes through at full speed (about a minute on 2 idle cores), and at the training cut the
+ * bootstrap release is built from the 30-day window and evaluated (issue 30: reading 926,000 ticks into tapes,
+ * labelling them once, two fits and the gates; about two more minutes there, more beside other suites). The bound
+ * leaves room for a machine shared with other suites.
  */
-const READY_WITHIN_MS = 180_000
+const READY_WITHIN_MS = 420_000
 /** Live at 1x, the venue's ticks come every minute of wall time. */
 const MOVES_WITHIN_MS = 75_000
 
