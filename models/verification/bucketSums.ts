@@ -105,18 +105,7 @@ export function scoresFromBands(bands: readonly BandSums[]): RecordScores | null
   ece /= n
   const unc = baseRate * (1 - baseRate)
   const brier = sumSq / n
-  return {
-    n,
-    brier,
-    logloss: sumLl / n,
-    reliability: rel,
-    resolution: res,
-    uncertainty: unc,
-    residual: brier - (rel - res + unc),
-    base_rate: baseRate,
-    skill_vs_reference: unc > 0 ? 1 - brier / unc : null,
-    ece,
-  }
+  return recordScores({ n, brier, logloss: sumLl / n, rel, res, unc, baseRate, ece })
 }
 
 /**
@@ -223,17 +212,22 @@ export function distributionScoresFromBands(rows: readonly ClassBandSums[]): Rec
   rel /= n
   res /= n
   ece /= n * classes.length
+  return recordScores({ n, brier, logloss: logloss / n, rel, res, unc, baseRate, ece })
+}
+
+/** The scores with what derives from the terms: the decomposition's residual and the skill against the reference. */
+function recordScores(x: { n: number; brier: number; logloss: number; rel: number; res: number; unc: number; baseRate: number; ece: number }): RecordScores {
   return {
-    n,
-    brier,
-    logloss: logloss / n,
-    reliability: rel,
-    resolution: res,
-    uncertainty: unc,
-    residual: brier - (rel - res + unc),
-    base_rate: baseRate,
-    skill_vs_reference: unc > 0 ? 1 - brier / unc : null,
-    ece,
+    n: x.n,
+    brier: x.brier,
+    logloss: x.logloss,
+    reliability: x.rel,
+    resolution: x.res,
+    uncertainty: x.unc,
+    residual: x.brier - (x.rel - x.res + x.unc),
+    base_rate: x.baseRate,
+    skill_vs_reference: x.unc > 0 ? 1 - x.brier / x.unc : null,
+    ece: x.ece,
   }
 }
 
