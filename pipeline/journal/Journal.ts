@@ -71,6 +71,13 @@ export interface JournalPosition {
 export interface JournalFollower {
   /** The follower's consumer stopped with an error (the index it feeds is no longer current). */
   readonly failed: Error | undefined
+  /**
+   * Per partition, the offset of the next record `onRecord` has not been given yet: the state fed so far reflects
+   * exactly the records before these (what a state snapshot records, pipeline/state/).
+   */
+  positions(): JournalPosition[]
+  /** Commits positions for the follower's group (after a snapshot reflecting them is durable). */
+  commit(positions: ReadonlyArray<JournalPosition>): Promise<void>
   stop(): Promise<void>
 }
 
@@ -233,6 +240,11 @@ export class Journal<S extends TObject> {
        * acknowledged): the follower of an index fed by its own appends. At most one such follower per journal.
        */
       skipOwnWrites?: boolean
+      /**
+       * Start here instead of at the beginning (`offset` = the next record to read, per partition): the tail after a
+       * restored state snapshot. Partitions not named start at 0.
+       */
+      from?: ReadonlyArray<JournalPosition>
     } = {},
   ): Promise<JournalFollower> {
     if (options.skipOwnWrites) {
@@ -241,8 +253,11 @@ export class Journal<S extends TObject> {
     }
     const skipOwn = options.skipOwnWrites === true
     const ends = await this.log.endOffsets(this.topic)
-    const reached = ends.map(() => 0)
-    const consumer = await this.log.createConsumer({ groupId, topics: [this.topic], fromBeginning: true })
+    const reached = ends.map((_, p) => options.from?.find((f) => f.partition === p)?.offset ?? 0)
+    // Without `from`, a follower reads from the beginning; it pins no offsets (a readAll's throwaway group would pay a
+    // group join on Kafka for nothing).
+    const startAt = options.from ? reached.map((next, partition) => ({ topic: this.topic, partition, next })) : undefined
+    const consumer = await this.log.createConsumer({ groupId, topics: [this.topic], fromBeginning: true, ...(startAt ? { startAt } : {}) })
     this.followers.add(consumer)
     let failed: Error | undefined
     consumer
@@ -270,6 +285,10 @@ export class Journal<S extends TObject> {
     const follower: JournalFollower = {
       get failed() {
         return failed
+      },
+      positions: () => reached.map((offset, partition) => ({ partition, offset })),
+      commit: async (positions) => {
+        for (const p of positions) await consumer.commit(this.topic, p.partition, p.offset)
       },
       stop: async () => {
         this.followers.delete(consumer)

@@ -54,6 +54,7 @@ export class EmbeddedConsumer implements LogConsumer {
   readonly groupId: string
   private readonly topics: string[]
   private readonly fromBeginning: boolean
+  private readonly startAt: ReadonlyArray<ConsumerPosition>
   /** The delivery loop's own positions (it advances them in place); empty until run() positioned it. */
   private current: Position[] = []
 
@@ -64,6 +65,7 @@ export class EmbeddedConsumer implements LogConsumer {
     this.groupId = options.groupId
     this.topics = [...new Set(options.topics)]
     this.fromBeginning = options.fromBeginning ?? true
+    this.startAt = options.startAt ?? []
   }
 
   /**
@@ -81,7 +83,9 @@ export class EmbeddedConsumer implements LogConsumer {
         const n = this.log.partitionCount(topic)
         for (let partition = 0; partition < n; partition++) {
           const end = this.log.durableEnd(topic, partition)
-          const committed = await this.log.committedOffset(this.groupId, topic, partition)
+          const given = this.startAt.find((p) => p.topic === topic && p.partition === partition)
+          if (given) await this.log.commitOffset(this.groupId, topic, partition, given.next)
+          const committed = given?.next ?? (await this.log.committedOffset(this.groupId, topic, partition))
           let next = committed ?? (this.fromBeginning ? 0 : end)
           if (next > end) {
             this.log.logger.warn({ groupId: this.groupId, topic, partition, committed, end }, 'committed offset beyond end of log; starting at end')

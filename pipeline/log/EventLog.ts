@@ -63,6 +63,12 @@ export interface ConsumerOptions {
   topics: string[]
   /** Where a group with no committed offset starts. Default true. */
   fromBeginning?: boolean
+  /**
+   * Start positions that override the group's committed offsets on the partitions they name (a processor restored
+   * from a state snapshot reads the tail after the snapshot's positions; a rebuild passes offset 0 everywhere). The
+   * positions are committed for the group before it joins, so a rebalance later resumes from them too.
+   */
+  startAt?: ReadonlyArray<ConsumerPosition>
 }
 
 /** Where a consumer stands on one partition: the offset of the next record it hands over. */

@@ -34,6 +34,7 @@ export class KafkaConsumer implements LogConsumer {
   /** Next offset to hand over, by `${logical topic}/${partition}`: seeded from the group's start, then per handled batch. */
   private readonly nextOffsets = new Map<string, ConsumerPosition>()
   private readonly fromBeginning: boolean
+  private readonly startAt: ReadonlyArray<ConsumerPosition>
 
   constructor(
     private readonly log: KafkaLogInternals,
@@ -43,6 +44,7 @@ export class KafkaConsumer implements LogConsumer {
     this.groupId = options.groupId
     this.topics = [...new Set(options.topics)].map((t) => log.physicalTopic(t))
     this.fromBeginning = options.fromBeginning ?? true
+    this.startAt = options.startAt ?? []
   }
 
   /**
@@ -69,6 +71,7 @@ export class KafkaConsumer implements LogConsumer {
   private starting: Promise<void> | null = null
 
   private async start(handler: (batch: ConsumedBatch) => Promise<void>): Promise<void> {
+    if (this.startAt.length > 0) await this.pinOffsets(this.startAt.map((p) => ({ topic: this.log.physicalTopic(p.topic), partition: p.partition, offset: String(p.next) })))
     if (!this.fromBeginning) await this.commitEndForUncommitted()
     const consumer = this.log.kafka.consumer({
       groupId: this.physicalGroupId,
@@ -212,6 +215,11 @@ export class KafkaConsumer implements LogConsumer {
         if (missing.has(end.partition)) commits.push({ topic, partition: end.partition, offset: end.high })
       }
     }
+    await this.pinOffsets(commits)
+  }
+
+  /** Commits offsets for the group through a short-lived member (the group has none of ours yet). */
+  private async pinOffsets(commits: { topic: string; partition: number; offset: string }[]): Promise<void> {
     if (commits.length === 0) return
     const pinner = this.log.kafka.consumer({ groupId: this.physicalGroupId, allowAutoTopicCreation: false, readUncommitted: false, maxWaitTimeInMs: 100 })
     try {

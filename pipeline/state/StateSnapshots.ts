@@ -1,0 +1,169 @@
+/**
+ * Durable state snapshots of stream processors (issue 31; the Kafka Streams state-store model): a processor's state
+ * written with the log positions it reflects, so a start loads it and reads only the tail after those positions.
+ *
+ * One file per store, <dir>/<store>.snapshot, NDJSON:
+ *   line 1   header { format, store, schema, positions, written_at }
+ *   lines    one JSON value per state row (the processor's own encoding; streamed, so a large state never becomes one
+ *            string)
+ *   last     { rows, sha256 }: the row count and the hash of every byte before it (a torn or edited file is refused)
+ * Written to a temp file, fsynced, renamed over the previous one and the folder fsynced (atomicFile.ts's discipline):
+ * a crash (SIGKILL) mid-write leaves the previous snapshot whole. Reading checks the format, the store name, the
+ * schema version and the hash, and says why it refuses (the caller then rebuilds from the log, restore.ts).
+ */
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { open, rename, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fsyncDir } from '../log/atomicFile.ts'
+import { DATA_FILE_MODE, mkdirData } from '../log/dataModes.ts'
+import type { ConsumerPosition } from '../log/EventLog.ts'
+
+/** The file layout's version (not a store's schema): bumped only if the NDJSON framing itself changes. */
+export const SNAPSHOT_FORMAT = 1
+
+export interface SnapshotHeader {
+  format: number
+  /** The processor's store name (one file per store). */
+  store: string
+  /** The store's state schema version: a snapshot of another version is not loaded (the state is rebuilt). */
+  schema: number
+  /** Per topic and partition, the offset of the next record the state does not reflect yet. */
+  positions: ConsumerPosition[]
+  written_at: string
+}
+
+export type SnapshotRefusal = 'missing' | 'corrupt' | 'old_schema' | 'ahead_of_log'
+
+export type SnapshotRead =
+  | { ok: true; header: SnapshotHeader; rows: unknown[] }
+  | { ok: false; reason: SnapshotRefusal; detail: string }
+
+export interface SnapshotWritten {
+  path: string
+  rows: number
+  bytes: number
+}
+
+/** Bytes per write() while streaming rows out. */
+const WRITE_CHUNK = 1 << 20
+
+let tmpCounter = 0
+
+export class StateSnapshots {
+  private constructor(readonly dir: string) {}
+
+  static async open(dir: string): Promise<StateSnapshots> {
+    await mkdirData(dir)
+    return new StateSnapshots(dir)
+  }
+
+  pathOf(store: string): string {
+    if (!/^[A-Za-z0-9._-]+$/.test(store)) throw new Error(`state store name ${JSON.stringify(store)}: letters, digits, . _ - only`)
+    return join(this.dir, `${store}.snapshot`)
+  }
+
+  /**
+   * Writes the store's state atomically; resolves once it is durable. `rows` is read to the end synchronously, before
+   * the first await: the processor keeps applying records while the file is written, and the snapshot must be the
+   * state at `positions`, not a mix.
+   */
+  async write(store: string, schema: number, positions: ReadonlyArray<ConsumerPosition>, rows: Iterable<unknown>): Promise<SnapshotWritten> {
+    const path = this.pathOf(store)
+    const header: SnapshotHeader = { format: SNAPSHOT_FORMAT, store, schema, positions: positions.map((p) => ({ topic: p.topic, partition: p.partition, next: p.next })), written_at: new Date().toISOString() }
+    const hash = createHash('sha256')
+    const chunks: Buffer[] = []
+    let count = 0
+    let pending: string[] = [JSON.stringify(header) + '\n']
+    let pendingLength = 0
+    const cut = () => {
+      const buf = Buffer.from(pending.join(''), 'utf8')
+      hash.update(buf)
+      chunks.push(buf)
+      pending = []
+      pendingLength = 0
+    }
+    for (const row of rows) {
+      const line = JSON.stringify(row) + '\n'
+      count++
+      pending.push(line)
+      pendingLength += line.length
+      if (pendingLength >= WRITE_CHUNK) cut()
+    }
+    cut()
+    chunks.push(Buffer.from(JSON.stringify({ rows: count, sha256: hash.digest('hex') }) + '\n', 'utf8'))
+    const tmp = `${path}.tmp-${process.pid}-${++tmpCounter}`
+    const fh = await open(tmp, 'w', DATA_FILE_MODE)
+    let bytes = 0
+    try {
+      for (const chunk of chunks) {
+        await fh.write(chunk)
+        bytes += chunk.length
+      }
+      await fh.sync()
+    } catch (err) {
+      await fh.close()
+      await unlink(tmp).catch(() => {})
+      throw err
+    }
+    await fh.close()
+    await rename(tmp, path)
+    await fsyncDir(this.dir)
+    return { path, rows: count, bytes }
+  }
+
+  /** The store's snapshot, or why it cannot be used. Never throws for a bad file (only for an unreadable folder). */
+  async read(store: string, schema: number): Promise<SnapshotRead> {
+    const path = this.pathOf(store)
+    const hash = createHash('sha256')
+    const lines: string[] = []
+    let trailer: { rows?: unknown; sha256?: unknown }
+    try {
+      const input = createReadStream(path, { encoding: 'utf8' })
+      const reader = createInterface({ input, crlfDelay: Infinity })
+      let previous: string | null = null
+      for await (const line of reader) {
+        if (previous !== null) {
+          hash.update(previous + '\n', 'utf8')
+          lines.push(previous)
+        }
+        previous = line
+      }
+      if (previous === null) return { ok: false, reason: 'corrupt', detail: `${path} is empty` }
+      try {
+        trailer = JSON.parse(previous) as { rows?: unknown; sha256?: unknown }
+      } catch {
+        return { ok: false, reason: 'corrupt', detail: `${path}: the last line is not the content hash (a torn write?)` }
+      }
+      const actual = hash.digest('hex')
+      if (trailer.sha256 !== actual) return { ok: false, reason: 'corrupt', detail: `${path}: content hash ${actual} does not match the recorded ${String(trailer.sha256)}` }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, reason: 'missing', detail: `no snapshot at ${path}` }
+      throw err
+    }
+    let header: SnapshotHeader
+    try {
+      header = JSON.parse(lines[0] ?? '') as SnapshotHeader
+    } catch {
+      return { ok: false, reason: 'corrupt', detail: `${path}: the header does not parse` }
+    }
+    if (header.format !== SNAPSHOT_FORMAT || header.store !== store) return { ok: false, reason: 'corrupt', detail: `${path}: format ${header.format} store ${header.store}, expected format ${SNAPSHOT_FORMAT} store ${store}` }
+    if (header.schema !== schema) return { ok: false, reason: 'old_schema', detail: `${path}: state schema ${header.schema}, this version reads ${schema}` }
+    if (lines.length - 1 !== trailer.rows) return { ok: false, reason: 'corrupt', detail: `${path}: ${lines.length - 1} rows, the trailer says ${String(trailer.rows)}` }
+    const rows: unknown[] = new Array(lines.length - 1)
+    try {
+      for (let i = 1; i < lines.length; i++) rows[i - 1] = JSON.parse(lines[i]!)
+    } catch {
+      return { ok: false, reason: 'corrupt', detail: `${path}: a row does not parse` }
+    }
+    return { ok: true, header, rows }
+  }
+
+  /** Removes the store's snapshot (a test, or an operator forcing a rebuild). */
+  async remove(store: string): Promise<void> {
+    await unlink(this.pathOf(store)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err
+    })
+  }
+}

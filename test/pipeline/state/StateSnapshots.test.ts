@@ -1,0 +1,50 @@
+import t from 'tap'
+import { readFile, writeFile } from 'node:fs/promises'
+import { StateSnapshots } from '../../../pipeline/state/StateSnapshots.ts'
+import { makeTempDir } from '../../helpers/tmp.ts'
+
+const POSITIONS = [{ topic: 'a', partition: 0, next: 7 }, { topic: 'a', partition: 1, next: 3 }]
+
+t.test('a written snapshot reads back whole: header positions, schema, rows in order', async (t) => {
+  const snapshots = await StateSnapshots.open(await makeTempDir(t))
+  const rows = Array.from({ length: 5000 }, (_, i) => ({ id: `r${i}`, n: i, s: 'x'.repeat(i % 300) }))
+  const written = await snapshots.write('credits', 3, POSITIONS, rows)
+  t.equal(written.rows, 5000)
+  const read = await snapshots.read('credits', 3)
+  t.ok(read.ok)
+  if (!read.ok) return
+  t.same(read.header.positions, POSITIONS)
+  t.equal(read.header.schema, 3)
+  t.same(read.rows, rows)
+})
+
+t.test('each refusal says why: missing, old schema, torn, edited, a wrong store', async (t) => {
+  const snapshots = await StateSnapshots.open(await makeTempDir(t))
+  t.match(await snapshots.read('credits', 1), { ok: false, reason: 'missing' })
+  await snapshots.write('credits', 1, POSITIONS, [{ a: 1 }, { a: 2 }])
+  t.match(await snapshots.read('credits', 2), { ok: false, reason: 'old_schema' })
+  const path = snapshots.pathOf('credits')
+  const whole = await readFile(path, 'utf8')
+  await writeFile(path, whole.slice(0, whole.length - 20))
+  t.match(await snapshots.read('credits', 1), { ok: false, reason: 'corrupt' }, 'a torn write')
+  await writeFile(path, whole.replace('{"a":2}', '{"a":3}'))
+  t.match(await snapshots.read('credits', 1), { ok: false, reason: 'corrupt' }, 'an edited row fails the content hash')
+  await writeFile(path, whole.split('\n').filter((_, i) => i !== 2).join('\n'))
+  t.match(await snapshots.read('credits', 1), { ok: false, reason: 'corrupt' }, 'a dropped row')
+  await writeFile(path, '')
+  t.match(await snapshots.read('credits', 1), { ok: false, reason: 'corrupt' }, 'an empty file')
+  await writeFile(path, whole)
+  await writeFile(snapshots.pathOf('arena'), whole)
+  t.match(await snapshots.read('arena', 1), { ok: false, reason: 'corrupt' }, 'another store’s file')
+  t.match(await snapshots.read('credits', 1), { ok: true })
+})
+
+t.test('rows are captured before the first await: a state changed while the file is written does not leak in', async (t) => {
+  const snapshots = await StateSnapshots.open(await makeTempDir(t))
+  const state = [{ n: 1 }, { n: 2 }]
+  const writing = snapshots.write('s', 1, POSITIONS, state)
+  state.push({ n: 3 })
+  await writing
+  const read = await snapshots.read('s', 1)
+  t.same(read.ok && read.rows, [{ n: 1 }, { n: 2 }])
+})
