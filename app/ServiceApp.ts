@@ -12,6 +12,8 @@
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
  */
+import { StateSnapshots } from '../pipeline/state/StateSnapshots.ts'
+import type { CheckpointSettings } from '../pipeline/state/StateStore.ts'
 import { readFile } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import { Registry } from 'prom-client'
@@ -257,6 +259,9 @@ export class ServiceApp {
       replay = { tape, firstTime: first.time }
     }
     await Catalog.apply(dataDir)
+    // Every checkpointed stream processor's snapshots (issue 31): a restart loads them and reads only the log's tail.
+    const checkpoints: CheckpointSettings = { snapshots: await StateSnapshots.open(join(dataDir, 'state')), everyMs: config.SVC_STATE_SNAPSHOT_S * 1000 }
+    void checkpoints
     const eventLog = await openEventLog(eventLogOf(config))
     // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts when the warm-up ends:
     // no API read comes from Parquet, and in this one process it would take a third of the warm-up's CPU; it then

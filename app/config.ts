@@ -90,6 +90,12 @@ export const ENV_SCHEMA = Type.Object(
       default: 60,
       description: 'seconds between runs of the measured record\'s batch job (calibration, priors, snapshots, ladder); 0: only `svc record build`',
     }),
+    SVC_STATE_SNAPSHOT_S: Type.Number({
+      minimum: 0,
+      default: 60,
+      description:
+        "seconds between state snapshots of each stream processor (<data>/state: its state tied to the log positions it reflects, so a restart reads only the tail); one more is written at a clean stop; 0: only at stop",
+    }),
     SVC_COMPACT_INTERVAL_S: Type.Number({
       minimum: 0,
       default: 3600,

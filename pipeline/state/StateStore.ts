@@ -4,6 +4,7 @@
  * replaces the state with a snapshot's rows, all or nothing.
  */
 import { createHash } from 'node:crypto'
+import type { StateSnapshots } from './StateSnapshots.ts'
 
 export interface StateStore {
   /** The store's name: one snapshot file per name in the data folder's state/ folder. */
@@ -24,4 +25,11 @@ export function stateDigest(store: Pick<StateStore, 'rows'>): string {
   const hash = createHash('sha256')
   for (const row of store.rows()) hash.update(JSON.stringify(row) + '\n')
   return hash.digest('hex')
+}
+
+/** How a processor is told to checkpoint (the app passes one to every checkpointed processor; absent: no snapshots). */
+export interface CheckpointSettings {
+  snapshots: StateSnapshots
+  /** Wall time between snapshots (SVC_STATE_SNAPSHOT_S); 0: only at a clean stop. */
+  everyMs: number
 }
