@@ -364,7 +364,7 @@ export class Arena {
    * the payment, or not at all. The payer comes from the payment (the decision record carries none). At most
    * ASK_XP_DAILY_CAP asks per payer per UTC day earn XP; a re-served decision is never passed here (it is not charged).
    */
-  recordAskIn(payment: PaidCall, ask: Ask): void {
+  recordAskIn(unit: UnitOfWork, payment: PaidCall, ask: Ask): void {
     if (!payment.payer) return
     const s = this.projection.payer(payment.payer)
     const id = `ask:${ask.decision_id}`
@@ -381,7 +381,7 @@ export class Arena {
     s.askCount++
     s.xpStaged += row.xp
     this.staged.add(id)
-    payment.unit.add(this.experience, [row], {
+    unit.add(this.experience, [row], {
       applied: () => {
         this.staged.delete(id)
         s.xpStaged -= row.xp
