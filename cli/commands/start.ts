@@ -11,6 +11,15 @@ import { parseArgs } from 'node:util'
 import type { Command } from '../Command.ts'
 import { ServiceApp } from '../../app/ServiceApp.ts'
 import { environment } from '../environment.ts'
+import { resolve } from 'node:path'
+import { childLogger } from '../../common/logger.ts'
+import { StopSteps } from '../../common/StopSteps.ts'
+import { DirLock } from '../../pipeline/log/DirLock.ts'
+import { openDataFolder, restrictUmask } from '../../pipeline/log/dataModes.ts'
+
+const log = childLogger('svc-start')
+/** The exit code when the stop deadline (SVC_STOP_DEADLINE_MS) passes with work still running. */
+export const STOP_DEADLINE_EXIT = 3
 
 const usage = `Usage: svc start [--port N] [--host H] [--data-dir DIR] [--tape TAPE] [--speed S]
 
@@ -67,26 +76,77 @@ export const command: Command = {
       SVC_REPLAY_SPEED: values.speed,
     })
     const say = (line: string) => void process.stdout.write(line + '\n')
-    const app = await ServiceApp.start(config, say)
+    // One owner per data folder, held from before anything in it opens until this process exits (issue 31: a stopped
+    // service kept working while a second one opened the same folder). Other commands (svc release, record build)
+    // keep their own finer locks and may run beside it.
+    restrictUmask()
+    const dataDir = resolve(config.SVC_DATA_DIR)
+    await openDataFolder(dataDir)
+    const folder = await DirLock.acquire(dataDir, log, 'one svc start per data folder: it is free once that process has exited')
+    // Freed in the exit itself (synchronously, after the last of our code ran), whichever way the process ends, except
+    // past the stop deadline (below).
+    let freeAtExit = true
+    process.once('exit', () => {
+      if (freeAtExit) folder.releaseSync()
+    })
     const abort = new AbortController()
-    let stopping: Promise<void> | null = null
-    const stop = () => {
-      stopping ??= (async () => {
-        abort.abort()
-        await app.server.close()
-      })()
+    const steps = new StopSteps(log)
+    let app: ServiceApp | null = null
+    let phase = 'starting'
+    let deadline: NodeJS.Timeout | null = null
+    let signalledAt = 0
+    const stop = (signal: NodeJS.Signals) => {
+      if (abort.signal.aborted) {
+        log.warn({ signal, running: steps.running() }, 'already stopping; the stop deadline still holds')
+        return
+      }
+      signalledAt = Date.now()
+      log.info({ signal, phase, deadlineMs: config.SVC_STOP_DEADLINE_MS }, 'stop signal')
+      abort.abort()
+      void app?.server.close()
+      // Past the deadline the process ends anyway, non-zero, naming what still ran. The folder's LOCK stays behind
+      // with this (then dead) pid: the next start takes it over as stale, after nothing of this process can write
+      // (a file write already handed to a libuv thread included).
+      deadline = setTimeout(() => {
+        freeAtExit = false
+        log.error({ phase, running: steps.running(), deadlineMs: config.SVC_STOP_DEADLINE_MS }, 'stop deadline passed: exiting with work still running')
+        say(`svc: stop deadline (${config.SVC_STOP_DEADLINE_MS} ms) passed while ${phase}; still running: ${steps.running().map((s) => s.step).join(', ') || 'the start'}; exiting`)
+        process.exit(STOP_DEADLINE_EXIT)
+      }, config.SVC_STOP_DEADLINE_MS)
     }
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
+    // Before the start: a signal while it rebuilds state, warms up or builds the bootstrap release stops it too.
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
     try {
-      await app.run(abort.signal)
-      await stopping
-      return 0
+      try {
+        app = await ServiceApp.start(config, say, { signal: abort.signal, stopSteps: steps })
+      } catch (err) {
+        if (!abort.signal.aborted) throw err
+        phase = 'stopping'
+        return finish(0)
+      }
+      phase = 'running (warm-up, bootstrap release, serving)'
+      try {
+        await app.run(abort.signal)
+      } finally {
+        phase = 'stopping'
+        await app.close()
+      }
+      return finish(0)
     } finally {
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
-      await app.close()
+    }
+
+    /**
+     * Everything this process started has ended: say so, then free the folder and exit in one tick, so nothing of
+     * this process (an untracked timer, a stray promise chain) runs once another instance may own the folder.
+     */
+    function finish(exitCode: number): never {
+      if (deadline) clearTimeout(deadline)
+      if (signalledAt) log.info({ ms: Date.now() - signalledAt }, 'everything started has stopped')
       say('svc: stopped')
+      process.exit(exitCode) // frees the folder (the exit handler above)
     }
   },
 }
