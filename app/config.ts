@@ -201,7 +201,7 @@ export const ENV_SCHEMA = Type.Object(
       maximum: 3_600_000,
       default: 30_000,
       description:
-        'how long `svc start` gives a stop signal (SIGTERM/SIGINT) to end everything it started (backfill, warm-up, the bootstrap release, fits, record jobs, serving) before it exits 1 anyway, naming what still ran; the data folder is free only once the process has exited',
+        'how long `svc start` gives a stop signal (SIGTERM/SIGINT) to end everything it started (backfill, warm-up, the bootstrap release, fits, record jobs, serving) before it exits 3 anyway, naming what still ran (the LOCK of its data folder then stays with the dead pid and the next start takes it over); the folder is free only once the process has exited',
     }),
     SVC_PROGRESS_MS: Type.Integer({ minimum: 1, default: 5000, description: 'how often long jobs print a progress line when not on a TTY' }),
     CI: Type.Boolean({ default: false, description: 'set by CI: progress prints lines, never a bar' }),

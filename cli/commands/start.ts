@@ -4,8 +4,10 @@
  * models fit on its first SVC_TRAIN_DAYS), then ticks arrive live at 1x, so every instant served is wall time. With
  * SVC_VENUE=hyperliquid it ingests the live venue (REST backfill, then the websocket). With SVC_TAPE it replays that
  * dated tape instead (warm-up at full speed, then accelerated). Ticks go through the event log into Parquet and the
- * DuckDB catalog, and the API serves them. SIGTERM/SIGINT stop the feed, drain in-flight requests, seal what the sink
- * buffers and commit.
+ * DuckDB catalog, and the API serves them. SIGTERM/SIGINT (handled from before the start) stop everything it started
+ * (a start rebuilding state, the warm-up, the bootstrap release, the feed), drain in-flight requests, seal what the
+ * sink buffers and commit; then it prints stopped and exits, which frees the data folder's LOCK. Past
+ * SVC_STOP_DEADLINE_MS it exits 3 anyway, naming what still ran (issue 31).
  */
 import { parseArgs } from 'node:util'
 import type { Command } from '../Command.ts'
@@ -38,6 +40,8 @@ Options (each overrides the environment variable in brackets; every variable is 
 Also: SVC_LOG=kafka with KAFKA_BROKERS to run on Kafka; SVC_PAY_TO to accept x402 payments (unset: paid routes take
 credits, x-svc-payer); SVC_FACILITATOR_URL for x402 settlement; SVC_OPS_TOKEN to enable operator routes (grants,
 rate-lock issue, surge).
+Stop: SIGTERM/SIGINT stop everything it started within SVC_STOP_DEADLINE_MS (default 30000), else it exits 3; the data
+folder (<data>/LOCK) is free once the process has exited.
 Engine: fits each question per asset on its first SVC_TRAIN_DAYS days (default 30) or up to SVC_TRAIN_UNTIL (ISO
 instant), then decides at every clock's close and resolves clocks as the venue's time passes them.
 Warm-up, simulated venue: its history (SVC_SIM_HISTORY_DAYS, default 35, before the first start in the folder;
