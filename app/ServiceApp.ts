@@ -21,6 +21,7 @@ import { codedError } from '../common/CodedError.ts'
 import { childLogger } from '../common/logger.ts'
 import { systemClock, type Clock } from '../common/Clock.ts'
 import { PeriodicTask } from '../common/PeriodicTask.ts'
+import { StopSteps } from '../common/StopSteps.ts'
 import { EngineRunner } from '../engine/EngineRunner.ts'
 import { EngineServices } from '../engine/EngineServices.ts'
 import { readTape } from '../ingest/TapeReader.ts'
@@ -194,6 +195,23 @@ type VenueFeed =
   | { mode: 'live'; venue: LiveVenueFile; connector: HyperliquidConnector; sink: VenueLogSink; progress: { bar: Progress | null } }
   | { mode: 'replay'; tape: string; firstTime: number }
 
+/** What opened so far, for closing a start that stops or fails part-way: `first` closes before the rest (last first). */
+interface Opened {
+  first: Array<[string, () => unknown]>
+  rest: Array<[string, () => unknown]>
+}
+
+export interface StartDeps {
+  /** The present (default the system clock; a test may run the service in a controlled present). */
+  clock?: Clock
+  venueTiming?: LiveVenueTiming
+  restBudget?: RestWeightBudgetOptions
+  /** A stop signal while starting: the start closes what it opened and rejects with the signal's reason. */
+  signal?: AbortSignal
+  /** Where the steps of a stop are recorded (svc start reads it when its deadline passes). */
+  stopSteps?: StopSteps
+}
+
 export class ServiceApp {
   private closing: Promise<void> | null = null
 
@@ -220,17 +238,37 @@ export class ServiceApp {
     private readonly proofJournal: Journal<typeof PAYER_PROOFS.schema>,
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; served: ReleaseWiring; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,
+    /** What close() is still waiting for (svc start names it when its stop deadline passes). */
+    readonly stopSteps: StopSteps,
   ) {}
 
   /**
    * Opens every part in dependency order and starts serving; `say` prints the newcomer's status lines. `clock` is the
    * present (default the system clock; a test may run the service in a controlled present).
    */
-  static async start(
-    config: AppConfig,
-    say: (line: string) => void,
-    deps: { clock?: Clock; venueTiming?: LiveVenueTiming; restBudget?: RestWeightBudgetOptions } = {},
-  ): Promise<ServiceApp> {
+  static async start(config: AppConfig, say: (line: string) => void, deps: StartDeps = {}): Promise<ServiceApp> {
+    const steps = deps.stopSteps ?? new StopSteps(log)
+    const opened: Opened = { first: [], rest: [] }
+    try {
+      return await ServiceApp.open(config, say, deps, opened, steps)
+    } catch (err) {
+      // A stop signal (or a failure) while opening: what opened closes, last first, before the caller may free the
+      // data folder; the bootstrap release's wiring first, so a build in progress stops at its next step.
+      if (deps.signal?.aborted) log.info({ opened: opened.rest.map(([name]) => name) }, 'stop signal while starting: closing what opened')
+      for (const [name, close] of [...opened.first, ...opened.rest.reverse()]) {
+        await steps.run(name, close).catch((closeErr: unknown) => log.warn({ err: closeErr, part: name }, 'closing after a failed or stopped start failed'))
+      }
+      throw err
+    }
+  }
+
+  private static async open(config: AppConfig, say: (line: string) => void, deps: StartDeps, opened: Opened, stopSteps: StopSteps): Promise<ServiceApp> {
+    // Between the parts that take long to open (each rebuilds its state from the log), a stop signal stops the start.
+    const checkpoint = () => deps.signal?.throwIfAborted()
+    const closes = (name: string, close: () => unknown) => {
+      opened.rest.push([name, close])
+      checkpoint()
+    }
     const clock = deps.clock ?? systemClock
     let trainUntil = trainUntilOf(config)
     const dataDir = resolve(config.SVC_DATA_DIR)
@@ -258,21 +296,25 @@ export class ServiceApp {
       simulated = first.simulated
       replay = { tape, firstTime: first.time }
     }
+    checkpoint()
     await Catalog.apply(dataDir)
     // Every checkpointed stream processor's snapshots (issue 31): a restart loads them and reads only the log's tail.
     const checkpoints: CheckpointSettings = { snapshots: await StateSnapshots.open(join(dataDir, 'state')), everyMs: config.SVC_STATE_SNAPSHOT_S * 1000 }
     void checkpoints
     const eventLog = await openEventLog(eventLogOf(config))
+    closes('event log', () => eventLog.close())
     // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts when the warm-up ends:
     // no API read comes from Parquet, and in this one process it would take a third of the warm-up's CPU; it then
     // catches up on the history in the background.
     const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions, sink: { maxAgeMs: 5_000 }, startSink: false })
+    closes('pipeline', () => pipeline.close())
     // One REST budget for every call this process makes to the venue (the venue meters per IP).
     const hlBudget = new RestWeightBudget(deps.restBudget)
     let feed: VenueFeed
     if (liveFile) {
       const client = new HyperliquidInfoClient({ baseUrl: liveFile.base_url, timeoutMs: 10_000, budget: hlBudget, clock })
       const { sink, resume } = await VenueLogSink.open({ log: eventLog, ticksTopic: names.ticks, source: HL_VENUE_SOURCE, partitions })
+      closes('venue sink', () => sink.close())
       const progress: { bar: Progress | null } = { bar: null }
       const connector = HyperliquidConnector.create({
         ...(deps.venueTiming ?? {}),
@@ -305,6 +347,7 @@ export class ServiceApp {
       liveVenue: connector,
       ...(liveFile ? { hlClient: new HyperliquidInfoClient({ baseUrl: liveFile.base_url, timeoutMs: 5_000, budget: hlBudget, clock }) } : {}),
     })
+    closes('market', () => market.close())
     timeline = new DataTimeline({
       mode: feed.mode === 'replay' ? 'replay' : 'present',
       source: feed.mode === 'live' ? HL_VENUE_SOURCE : feed.mode === 'present' || simulated ? SIMULATED_SOURCE : basename(feed.tape),
@@ -317,10 +360,13 @@ export class ServiceApp {
     const wallet = openWalletWiring(walletWiringOf(config), { providers: market.providers, clock })
     // The measured record and the releases: batch tables over the sealed Parquet, one DuckDB for both.
     const recordDb = await RecordDb.open(dataDir)
+    closes('record db', () => recordDb.close())
     const releases = await ReleaseStore.open(dataDir, recordDb)
+    closes('release store', () => releases.close())
     // What the engine serves is the active release and nothing else: loaded before the first decision, then followed
     // (svc release activate / rollback in another process switch it within a second). Set below, once it exists.
     const served = await openReleaseWiring({ releases, eventLog, ticksTopic: names.ticks, config, say })
+    opened.first.push(['release wiring (bootstrap release)', () => served.close()])
     const runner = await EngineRunner.start({
       log: eventLog, dataDir, names, partitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil,
       walletProvider: wallet.provider, accountClock: wallet.accountClock,
@@ -328,12 +374,14 @@ export class ServiceApp {
       ...(feed.mode === 'live' ? { live: { clock } } : {}),
       ...served.engineOptions(),
     })
+    closes('engine runner (fits, decisions)', () => runner.close())
     await served.attach(runner)
     market.providers.computed('release', 'model', releaseHealth(() => served.follower.current))
     const engine = new EngineServices(runner)
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions })
+    closes('billing', () => billing.close())
     // The duel: calls and opt-ins on the event log, graded from the engine's outcome bus. Its clocks run in the engine's
     // event time (the time horizon_end is measured in), as the open-clocks read does.
     const questionCatalog = new QuestionCatalog()
@@ -349,8 +397,10 @@ export class ServiceApp {
       now: () => runner.live.now() ?? clock.now(),
       wallNow: () => clock.now(),
     })
+    closes('duel', () => duel.close())
     // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
     const arena = await Arena.open({ log: eventLog, clock, partitions, events: duel.events })
+    closes('arena', () => arena.close())
     // Delivery: its journals rebuilt, then the outcome bus (replayed from the beginning, so a resolution written while
     // the service was down is delivered now) and the decisions channel (alert watches), in the engine's event time.
     let delivery: DeliveryService | null = null
@@ -371,6 +421,7 @@ export class ServiceApp {
       log.error({ err: err.message, code: err.code, unreadable: err.unreadable }, 'delivery refused to start: its records are sealed under a key this start lacks')
       market.providers.computed('delivery', 'delivery', () => ({ status: 'down', last_success_at: null, latency_ms: null, error_class: err.code }))
     }
+    closes('delivery', () => delivery?.close())
     // The operator funnel exists only with an admin key (spec: otherwise its route does not exist): snapshots of the
     // ledger bus, the credit rows, the duel's call events and the Arena's award counts, on their own journal.
     const funnel = config.SVC_ADMIN_KEY
@@ -379,17 +430,21 @@ export class ServiceApp {
           topic: names.funnel, partitions, sources: { ledger: runner.ledger.bus, draws: billing.ledger, calls: duel.events, arena },
         })
       : null
+    closes('funnel', () => funnel?.close())
     const payTo = config.SVC_PAY_TO ?? null
     // x402 per call when a recipient is configured: nonces in <data>/x402, settlement through SVC_FACILITATOR_URL (or the default).
     const facilitator = payTo ? new FacilitatorClient(config.SVC_FACILITATOR_URL ? { url: config.SVC_FACILITATOR_URL } : {}) : null
     const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
     // Proof of payer control: used nonces and sessions on their journal (restored here), the nonce key in the data folder.
+    closes('x402 nonces', () => x402?.close())
     const proofJournal = await Journal.open({ log: eventLog, def: PAYER_PROOFS, partitions })
+    closes('payer proofs', () => proofJournal.close())
     const payerSessions = await PayerSessions.restore(proofJournal, clock.now())
     const nonceKey = await secretKeyFile(join(dataDir, 'auth', 'siwx-nonce.key'))
     const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo, arena), ...(x402 ? { x402 } : {}) })
     // The crowd benchmark (benchmarks.crowd) comes from the duel's graded calls through this one narrow port.
     const recordJob = await RecordJob.open(recordDb, { releases, crowd: () => duel.crowdBenchmark() })
+    closes('record job', () => recordJob.close())
     const record = new MeasuredRecord(recordDb, { releases })
     served.onSwitch(() => record.invalidate())
     // The record build and compaction never run at once: a compaction deleting files a record run is reading would
@@ -417,11 +472,13 @@ export class ServiceApp {
     const compactor = config.SVC_COMPACT_INTERVAL_S > 0
       ? await ParquetCompactor.open({ dataDir, dirs: sinkTables(names).map((t) => t.dir), consumed: () => RecordJob.consumedFiles(recordDb) })
       : null
+    closes('compactor', () => compactor?.close())
     const compaction = compactor
       ? new PeriodicTask({ name: 'compaction-schedule', intervalMs: config.SVC_COMPACT_INTERVAL_S * 1000, run: () => oneAtATime(() => compactor.compact()) })
       : null
     // Wall time, not the data clock: key windows are when the operator rotated, and a replay's virtual time restarts.
     const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: Date.now, worker: true })
+    closes('answer keys', () => answerKeys.close())
     const server = await Server.start({
       port: config.PORT,
       host: config.HOST,
@@ -446,6 +503,7 @@ export class ServiceApp {
         payerProof: (origin) => PayerProof.create({ origin, sessions: payerSessions, nonceKey, sessionTtlS: config.SVC_SESSION_TTL_S }),
       },
     })
+    closes('server', () => server.close())
     const logKind = config.SVC_LOG
     for (const line of [
       `svc: listening on ${server.url}  (try ${server.url}/healthz, ${server.url}/v1/pricing, ${server.url}/openapi.json)`,
@@ -464,7 +522,7 @@ export class ServiceApp {
     recordSchedule.start()
     compaction?.start()
     funnel?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor }, say, stopSteps)
   }
 
   /**
@@ -483,7 +541,7 @@ export class ServiceApp {
     const warm = () => {
       // Old prices are never served: the market routes (and /readyz) answer 503 WARMING_UP until the market state and
       // the engine hold all the warm-up produced, so open clocks and prices are of the present when it says ready.
-      Promise.all([this.market.state.caughtUp(180_000), runner.waitForTicks(3_600_000, signal)]).then(
+      Promise.all([this.market.state.caughtUp(180_000, signal), runner.waitForTicks(3_600_000, signal)]).then(
         () => this.timeline.markWarm(),
         (err: unknown) => {
           if (!signal.aborted) log.warn({ err }, 'the market state did not catch up with the warm-up')
@@ -555,30 +613,31 @@ export class ServiceApp {
 
   /** Closes in the reverse order of opening: nothing is written after the part that would store it has closed. */
   close(): Promise<void> {
+    const step = <T>(name: string, fn: () => T | Promise<T>) => this.stopSteps.run(name, fn)
     this.closing ??= (async () => {
-      await this.server.close()
+      await step('server (drain)', () => this.server.close())
       // First: a bootstrap release in progress stops at its next step (its store closes below).
-      await this.record.served.close()
+      await step('release wiring (bootstrap release)', () => this.record.served.close())
       this.server.services.metrics?.close()
-      await this.server.services.answerKeys?.close()
-      await this.funnel?.close()
-      await this.record.compaction?.stop()
-      await this.record.compactor?.close()
-      await this.record.schedule.stop()
-      await this.record.job.close()
+      await step('answer keys', () => this.server.services.answerKeys?.close())
+      await step('funnel', () => this.funnel?.close())
+      await step('compaction schedule', () => this.record.compaction?.stop())
+      await step('compactor', () => this.record.compactor?.close())
+      await step('record schedule (a record run)', () => this.record.schedule.stop())
+      await step('record job', () => this.record.job.close())
       this.record.releases.close()
       this.record.db.close()
-      await this.x402?.close()
-      await this.proofJournal.close()
-      await this.delivery?.close()
-      await this.arena.close()
-      await this.duel.close()
-      await this.billing.close()
-      await this.market.close()
-      await this.runner.close()
-      if (this.feed.mode === 'live') await this.feed.sink.close()
-      await this.pipeline.close()
-      await this.eventLog.close()
+      await step('x402 nonces', () => this.x402?.close())
+      await step('payer proofs', () => this.proofJournal.close())
+      await step('delivery', () => this.delivery?.close())
+      await step('arena', () => this.arena.close())
+      await step('duel', () => this.duel.close())
+      await step('billing', () => this.billing.close())
+      await step('market', () => this.market.close())
+      await step('engine runner (fits, decisions)', () => this.runner.close())
+      if (this.feed.mode === 'live') await step('venue sink', () => (this.feed as { sink: VenueLogSink }).sink.close())
+      await step('pipeline (sink seal, commit)', () => this.pipeline.close())
+      await step('event log', () => this.eventLog.close())
     })()
     return this.closing
   }

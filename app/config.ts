@@ -202,6 +202,13 @@ export const ENV_SCHEMA = Type.Object(
     SVC_RATE_PAYER_PER_S: Type.Number({ exclusiveMinimum: 0, default: 40, description: 'token bucket per proven payer: refill per second' }),
     LOG_LEVEL: StringEnum(LOG_LEVELS, { default: 'info', description: 'pino log level' }),
     LOG_FORMAT: StringEnum(['pretty', 'json'], { default: 'pretty', description: 'pretty on a TTY, else JSON lines; `json` forces JSON lines' }),
+    SVC_STOP_DEADLINE_MS: Type.Integer({
+      minimum: 1000,
+      maximum: 3_600_000,
+      default: 30_000,
+      description:
+        'how long `svc start` gives a stop signal (SIGTERM/SIGINT) to end everything it started (backfill, warm-up, the bootstrap release, fits, record jobs, serving) before it exits 3 anyway, naming what still ran (the LOCK of its data folder then stays with the dead pid and the next start takes it over); the folder is free only once the process has exited',
+    }),
     SVC_PROGRESS_MS: Type.Integer({ minimum: 1, default: 5000, description: 'how often long jobs print a progress line when not on a TTY' }),
     CI: Type.Boolean({ default: false, description: 'set by CI: progress prints lines, never a bar' }),
   },

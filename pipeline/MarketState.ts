@@ -177,6 +177,8 @@ export class MarketState {
   #log: EventLog | null = null
   #topic: string | null = null
   #waiters: Array<() => void> = []
+  /** Set by close(): a caughtUp() waiter gives up instead of polling a consumer that has stopped. */
+  #closed = false
 
   /** A state fed by hand (no consumer); `start()` is the stream processor. */
   constructor(options: { clock?: { now(): number }; wallClock?: { now(): number } } = {}) {
@@ -415,23 +417,35 @@ export class MarketState {
     }
   }
 
-  /** Resolves once every record in the topic at call time has been folded in (tests, startup). */
-  async caughtUp(timeoutMs = 60_000): Promise<void> {
+  /**
+   * Resolves once every record in the topic at call time has been folded in (tests, startup). Rejects when `signal`
+   * aborts or the state closes: a stopped consumer never catches up, and a waiter polling until its timeout kept a
+   * stopped service's process alive for minutes (issue 31).
+   */
+  async caughtUp(timeoutMs = 60_000, signal?: AbortSignal): Promise<void> {
     if (!this.#log || !this.#topic) return
     const end = await this.#log.endOffsets(this.#topic)
     const deadline = this.#wall.now() + timeoutMs
     const done = () => end.every((e, p) => e === 0 || (this.#positions[p] ?? 0) >= e)
-    while (!done()) {
-      if (this.#error) throw this.#error
-      const left = deadline - this.#wall.now()
-      if (left <= 0) throw new Error(`market state did not catch up with ${this.#topic} within ${timeoutMs} ms`)
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(left, 100))
-        this.#waiters.push(() => {
-          clearTimeout(timer)
-          resolve()
+    const onAbort = () => this.#wake()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    try {
+      while (!done()) {
+        if (this.#error) throw this.#error
+        signal?.throwIfAborted()
+        if (this.#closed) throw new Error(`market state closed before it caught up with ${this.#topic}`)
+        const left = deadline - this.#wall.now()
+        if (left <= 0) throw new Error(`market state did not catch up with ${this.#topic} within ${timeoutMs} ms`)
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(left, 100))
+          this.#waiters.push(() => {
+            clearTimeout(timer)
+            resolve()
+          })
         })
-      })
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
     }
   }
 
@@ -442,6 +456,7 @@ export class MarketState {
   }
 
   async close(): Promise<void> {
+    this.#closed = true
     const c = this.#consumer
     this.#consumer = null
     if (c) await c.stop()

@@ -4,13 +4,24 @@
  * models fit on its first SVC_TRAIN_DAYS), then ticks arrive live at 1x, so every instant served is wall time. With
  * SVC_VENUE=hyperliquid it ingests the live venue (REST backfill, then the websocket). With SVC_TAPE it replays that
  * dated tape instead (warm-up at full speed, then accelerated). Ticks go through the event log into Parquet and the
- * DuckDB catalog, and the API serves them. SIGTERM/SIGINT stop the feed, drain in-flight requests, seal what the sink
- * buffers and commit.
+ * DuckDB catalog, and the API serves them. SIGTERM/SIGINT (handled from before the start) stop everything it started
+ * (a start rebuilding state, the warm-up, the bootstrap release, the feed), drain in-flight requests, seal what the
+ * sink buffers and commit; then it prints stopped and exits, which frees the data folder's LOCK. Past
+ * SVC_STOP_DEADLINE_MS it exits 3 anyway, naming what still ran (issue 31).
  */
 import { parseArgs } from 'node:util'
 import type { Command } from '../Command.ts'
 import { ServiceApp } from '../../app/ServiceApp.ts'
 import { environment } from '../environment.ts'
+import { resolve } from 'node:path'
+import { childLogger } from '../../common/logger.ts'
+import { StopSteps } from '../../common/StopSteps.ts'
+import { DirLock } from '../../pipeline/log/DirLock.ts'
+import { openDataFolder, restrictUmask } from '../../pipeline/log/dataModes.ts'
+
+const log = childLogger('svc-start')
+/** The exit code when the stop deadline (SVC_STOP_DEADLINE_MS) passes with work still running. */
+export const STOP_DEADLINE_EXIT = 3
 
 const usage = `Usage: svc start [--port N] [--host H] [--data-dir DIR] [--tape TAPE] [--speed S]
 
@@ -29,6 +40,8 @@ Options (each overrides the environment variable in brackets; every variable is 
 Also: SVC_LOG=kafka with KAFKA_BROKERS to run on Kafka; SVC_PAY_TO to accept x402 payments (unset: paid routes take
 credits, x-svc-payer); SVC_FACILITATOR_URL for x402 settlement; SVC_OPS_TOKEN to enable operator routes (grants,
 rate-lock issue, surge).
+Stop: SIGTERM/SIGINT stop everything it started within SVC_STOP_DEADLINE_MS (default 30000), else it exits 3; the data
+folder (<data>/LOCK) is free once the process has exited.
 Engine: fits each question per asset on its first SVC_TRAIN_DAYS days (default 30) or up to SVC_TRAIN_UNTIL (ISO
 instant), then decides at every clock's close and resolves clocks as the venue's time passes them.
 Warm-up, simulated venue: its history (SVC_SIM_HISTORY_DAYS, default 35, before the first start in the folder;
@@ -67,26 +80,77 @@ export const command: Command = {
       SVC_REPLAY_SPEED: values.speed,
     })
     const say = (line: string) => void process.stdout.write(line + '\n')
-    const app = await ServiceApp.start(config, say)
+    // One owner per data folder, held from before anything in it opens until this process exits (issue 31: a stopped
+    // service kept working while a second one opened the same folder). Other commands (svc release, record build)
+    // keep their own finer locks and may run beside it.
+    restrictUmask()
+    const dataDir = resolve(config.SVC_DATA_DIR)
+    await openDataFolder(dataDir)
+    const folder = await DirLock.acquire(dataDir, log, 'one svc start per data folder: it is free once that process has exited')
+    // Freed in the exit itself (synchronously, after the last of our code ran), whichever way the process ends, except
+    // past the stop deadline (below).
+    let freeAtExit = true
+    process.once('exit', () => {
+      if (freeAtExit) folder.releaseSync()
+    })
     const abort = new AbortController()
-    let stopping: Promise<void> | null = null
-    const stop = () => {
-      stopping ??= (async () => {
-        abort.abort()
-        await app.server.close()
-      })()
+    const steps = new StopSteps(log)
+    let app: ServiceApp | null = null
+    let phase = 'starting'
+    let deadline: NodeJS.Timeout | null = null
+    let signalledAt = 0
+    const stop = (signal: NodeJS.Signals) => {
+      if (abort.signal.aborted) {
+        log.warn({ signal, running: steps.running() }, 'already stopping; the stop deadline still holds')
+        return
+      }
+      signalledAt = Date.now()
+      log.info({ signal, phase, deadlineMs: config.SVC_STOP_DEADLINE_MS }, 'stop signal')
+      abort.abort()
+      void app?.server.close()
+      // Past the deadline the process ends anyway, non-zero, naming what still ran. The folder's LOCK stays behind
+      // with this (then dead) pid: the next start takes it over as stale, after nothing of this process can write
+      // (a file write already handed to a libuv thread included).
+      deadline = setTimeout(() => {
+        freeAtExit = false
+        log.error({ phase, running: steps.running(), deadlineMs: config.SVC_STOP_DEADLINE_MS }, 'stop deadline passed: exiting with work still running')
+        say(`svc: stop deadline (${config.SVC_STOP_DEADLINE_MS} ms) passed while ${phase}; still running: ${steps.running().map((s) => s.step).join(', ') || 'the start'}; exiting`)
+        process.exit(STOP_DEADLINE_EXIT)
+      }, config.SVC_STOP_DEADLINE_MS)
     }
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
+    // Before the start: a signal while it rebuilds state, warms up or builds the bootstrap release stops it too.
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
     try {
-      await app.run(abort.signal)
-      await stopping
-      return 0
+      try {
+        app = await ServiceApp.start(config, say, { signal: abort.signal, stopSteps: steps })
+      } catch (err) {
+        if (!abort.signal.aborted) throw err
+        phase = 'stopping'
+        return finish(0)
+      }
+      phase = 'running (warm-up, bootstrap release, serving)'
+      try {
+        await app.run(abort.signal)
+      } finally {
+        phase = 'stopping'
+        await app.close()
+      }
+      return finish(0)
     } finally {
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
-      await app.close()
+    }
+
+    /**
+     * Everything this process started has ended: say so, then free the folder and exit in one tick, so nothing of
+     * this process (an untracked timer, a stray promise chain) runs once another instance may own the folder.
+     */
+    function finish(exitCode: number): never {
+      if (deadline) clearTimeout(deadline)
+      if (signalledAt) log.info({ ms: Date.now() - signalledAt }, 'everything started has stopped')
       say('svc: stopped')
+      process.exit(exitCode) // frees the folder (the exit handler above)
     }
   },
 }

@@ -4,7 +4,10 @@
  * A lock left by a dead pid (crash, SIGKILL) is taken over with a warning. Known limits: a recycled pid that
  * now belongs to an unrelated live process keeps the lock (remove LOCK by hand), and two processes taking over
  * the same stale lock at the same instant can both succeed.
+ * `svc start` also holds its whole data folder with one (cli/commands/start.ts) and frees it with releaseSync() in the
+ * same tick as its exit, so no code of the stopping process can run once another instance may own the folder.
  */
+import { readFileSync, unlinkSync } from 'node:fs'
 import { open, readFile, realpath, rename, unlink, writeFile } from 'node:fs/promises'
 import { DATA_FILE_MODE } from './dataModes.ts'
 import { hostname } from 'node:os'
@@ -31,7 +34,8 @@ export class DirLock {
     private readonly realDir: string,
   ) {}
 
-  static async acquire(dir: string, log: Logger): Promise<DirLock> {
+  /** `refusal`: what the LOG_LOCKED message tells the second process (default: the embedded log's rule). */
+  static async acquire(dir: string, log: Logger, refusal = 'the embedded log is single-process; use SVC_LOG=kafka to share'): Promise<DirLock> {
     const realDir = await realpath(dir)
     if (heldInThisProcess.has(realDir)) {
       throw new LogError('LOG_LOCKED', `${dir} is already open in this process (the embedded log is single-owner)`)
@@ -60,7 +64,7 @@ export class DirLock {
         // Our own pid here can only be a previous life of this process id (e.g. pid 1 in a restarted container),
         // because an open in this process is caught by heldInThisProcess above.
         if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
-          throw new LogError('LOG_LOCKED', `${dir} is locked by live process ${pid} (the embedded log is single-process; use SVC_LOG=kafka to share)`)
+          throw new LogError('LOG_LOCKED', `${dir} is locked by live process ${pid} (${refusal})`)
         }
         log.warn({ lock: path, stalePid: Number.isNaN(pid) ? null : pid }, 'taking over stale embedded log lock')
         const tmp = `${path}.tmp-${process.pid}`
@@ -80,5 +84,20 @@ export class DirLock {
     heldInThisProcess.delete(this.realDir)
     const holder = await readFile(this.path, 'utf8').catch(() => '')
     if (holder.includes(`"pid":${process.pid},`)) await unlink(this.path).catch(() => {})
+  }
+
+  /**
+   * The same, without yielding: called right before process.exit, nothing of this process runs between the lock going
+   * and the process ending (an async release would let stray work of a stopping process run beside the next owner).
+   */
+  releaseSync(): void {
+    if (this.released) return
+    this.released = true
+    heldInThisProcess.delete(this.realDir)
+    try {
+      if (readFileSync(this.path, 'utf8').includes(`"pid":${process.pid},`)) unlinkSync(this.path)
+    } catch {
+      // gone already: nothing to free
+    }
   }
 }
