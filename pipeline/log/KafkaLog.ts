@@ -25,7 +25,7 @@ import type { JSONSchemaType } from 'ajv'
 import type { Logger } from 'pino'
 import { childLogger } from '../../common/logger.ts'
 import { murmur2 } from '../../common/murmur2.ts'
-import type { ConsumedRecord, ConsumerLag, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
+import type { ConsumedRecord, ConsumerFault, ConsumerLag, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
 import { lagOf } from './consumerLag.ts'
 import { KafkaConsumer, type KafkaLogInternals } from './KafkaConsumer.ts'
 import { kafkaLogLevel, pinoLogCreator } from './kafkaLogging.ts'
@@ -364,6 +364,15 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
 
   consumerLag(): Promise<ConsumerLag[]> {
     return lagOf(this.consumers, (topic) => this.endOffsets(topic))
+  }
+
+  consumerFaults(): ConsumerFault[] {
+    const faults: ConsumerFault[] = []
+    for (const c of this.consumers) {
+      const crash = c.fault()
+      if (crash) faults.push({ groupId: c.groupId, error: crash.message })
+    }
+    return faults
   }
 
   /** Validated whole (topics must exist) before it is queued, so a bad unit writes nothing; see KafkaUnitWriter. */
