@@ -127,11 +127,24 @@ export class KafkaConsumer implements LogConsumer {
     let removeListener = (): void => {}
     const joined = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new LogError('LOG_IO', `group ${this.physicalGroupId} did not join within ${JOIN_TIMEOUT_MS} ms`, { retryable: true })), JOIN_TIMEOUT_MS)
-      removeListener = consumer.on(consumer.events.GROUP_JOIN, () => {
+      const removeJoin = consumer.on(consumer.events.GROUP_JOIN, () => {
         clearTimeout(timer)
         resolve()
       })
+      // A crash kafkajs will not restart from ends this start at once (the revive loop tries again), rather than
+      // after the join timeout.
+      const removeCrash = consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart) return
+        clearTimeout(timer)
+        reject(new LogError('LOG_IO', `group ${this.physicalGroupId} crashed before it joined: ${payload.error.message}`, { cause: payload.error, retryable: true }))
+      })
+      removeListener = () => {
+        removeJoin()
+        removeCrash()
+      }
     })
+    // Settled by the first join or crash; until awaited below, a crash must not count as unhandled.
+    joined.catch(() => undefined)
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -198,9 +211,9 @@ export class KafkaConsumer implements LogConsumer {
     for (let wait = REVIVE_FIRST_MS; !this.stopped; wait = Math.min(wait * 2, REVIVE_MAX_MS)) {
       await delay(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined)
       if (this.stopped) return
-      const crashed = this.consumer
-      this.consumer = null
-      await crashed?.disconnect().catch(() => undefined)
+      // The crashed consumer stays in this.consumer until start() replaces it: a commit meanwhile fails on it, typed
+      // (through the admin API instead it would need an empty group and fail untyped).
+      await this.consumer?.disconnect().catch(() => undefined)
       if (this.stopped) return
       this.starting = this.start(handler)
       try {
@@ -261,7 +274,11 @@ export class KafkaConsumer implements LogConsumer {
       }
     } else {
       // Not running (no group membership): commit through the admin API, which needs the group to be empty.
-      await this.log.admin.setOffsets({ groupId: this.physicalGroupId, topic: physical, partitions: [{ partition, offset: String(nextOffset) }] })
+      try {
+        await this.log.admin.setOffsets({ groupId: this.physicalGroupId, topic: physical, partitions: [{ partition, offset: String(nextOffset) }] })
+      } catch (err) {
+        throw new LogError('LOG_IO', `offset commit ${topic}/${partition}@${nextOffset} (admin) failed: ${(err as Error)?.message ?? String(err)}`, { cause: err, retryable: true })
+      }
     }
   }
 
