@@ -21,6 +21,8 @@ export const EVENT_LOG_PROVIDER = 'event-log'
 /** Default probe cadence and bound: an outage shows on /readyz within their sum. */
 export const EVENT_LOG_PROBE_INTERVAL_MS = 2_000
 export const EVENT_LOG_PROBE_TIMEOUT_MS = 3_000
+/** A probe unanswered this long is given up and a fresh one starts (a read stuck on a dead connection must not hold the row down after the log is back). */
+const ABANDON_AFTER_PROBES = 5
 /** When a paid call refused for an unreachable log should try again (retry_after_ms): a few probes later. */
 export const EVENT_LOG_RETRY_AFTER_MS = 5_000
 
@@ -47,6 +49,8 @@ export class EventLogHealth {
   /** performance.now() when the probe in flight began, else null. */
   #probeStartedAt: number | null = null
   #timer: NodeJS.Timeout | null = null
+  /** Which probe may record its result: an abandoned one's late answer is ignored. */
+  #generation = 0
 
   constructor(options: EventLogHealthOptions) {
     this.#log = options.log
@@ -65,21 +69,30 @@ export class EventLogHealth {
     return this
   }
 
-  /** One probe; a no-op while the previous one is still waiting (its age is what compute() judges). */
+  /**
+   * One probe; a no-op while the previous one is still waiting (its age is what compute() judges), unless that one
+   * has waited ABANDON_AFTER_PROBES timeouts: it is then given up (counted as LOG_TIMEOUT) and a fresh one starts.
+   */
   async probe(): Promise<void> {
-    if (this.#probeStartedAt !== null) return
     const t0 = performance.now()
+    if (this.#probeStartedAt !== null) {
+      if (t0 - this.#probeStartedAt < ABANDON_AFTER_PROBES * this.#timeoutMs) return
+      this.#failure = 'LOG_TIMEOUT'
+    }
+    const generation = ++this.#generation
     this.#probeStartedAt = t0
     try {
       await this.#log.lastRecords(this.#topic)
+      if (generation !== this.#generation) return
       this.#lastSuccessAt = this.#clock.now()
       this.#latencyMs = Math.round((performance.now() - t0) * 10) / 10
       this.#failure = null
     } catch (err) {
+      if (generation !== this.#generation) return
       this.#latencyMs = Math.round((performance.now() - t0) * 10) / 10
       this.#failure = errorClassOf(err)
     } finally {
-      this.#probeStartedAt = null
+      if (generation === this.#generation) this.#probeStartedAt = null
     }
   }
 
