@@ -12,9 +12,12 @@
  * cached metadata. Consumer faults come from EventLog.consumerFaults (Kafka: a crashed consumer until it re-joined).
  */
 import type { Clock } from '../../common/Clock.ts'
+import { childLogger } from '../../common/logger.ts'
 import { systemClock } from '../../common/Clock.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
 import { errorClassOf, type ComputedHealth } from './ProviderHealth.ts'
+
+const log = childLogger('event-log-health')
 
 /** The provider's one name: the row on /readyz and the gate of paid calls (serving/Dispatcher.ts). */
 export const EVENT_LOG_PROVIDER = 'event-log'
@@ -77,6 +80,7 @@ export class EventLogHealth {
     const t0 = performance.now()
     if (this.#probeStartedAt !== null) {
       if (t0 - this.#probeStartedAt < ABANDON_AFTER_PROBES * this.#timeoutMs) return
+      if (this.#failure === null) log.warn({ waitedMs: Math.round(t0 - this.#probeStartedAt) }, 'an event-log probe got no answer; starting a fresh one')
       this.#failure = 'LOG_TIMEOUT'
     }
     const generation = ++this.#generation
@@ -84,12 +88,14 @@ export class EventLogHealth {
     try {
       await this.#log.lastRecords(this.#topic)
       if (generation !== this.#generation) return
+      if (this.#failure !== null) log.info({ was: this.#failure }, 'the event log answers again')
       this.#lastSuccessAt = this.#clock.now()
       this.#latencyMs = Math.round((performance.now() - t0) * 10) / 10
       this.#failure = null
     } catch (err) {
       if (generation !== this.#generation) return
       this.#latencyMs = Math.round((performance.now() - t0) * 10) / 10
+      if (this.#failure === null) log.warn({ err }, 'the event log cannot be read; readiness is down until it answers')
       this.#failure = errorClassOf(err)
     } finally {
       if (generation === this.#generation) this.#probeStartedAt = null
