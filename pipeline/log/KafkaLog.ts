@@ -109,6 +109,18 @@ interface PlainProducer {
   retired: boolean
 }
 
+/** How long a send waits for an unreachable broker before trying again, doubling up to the max. */
+const OUTAGE_FIRST_WAIT_MS = 500
+const OUTAGE_MAX_WAIT_MS = 5_000
+
+/** A send that failed because no connection to the broker could be made (kafkajs: KafkaJSConnectionError in the chain, ECONNREFUSED and the like). */
+function brokerUnreachable(err: unknown): boolean {
+  for (let e = err as { name?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 6; e = e.cause as typeof e, depth++) {
+    if (e.name === 'KafkaJSConnectionError') return true
+  }
+  return false
+}
+
 function errorType(err: unknown): string | undefined {
   const e = err as { type?: string; cause?: { type?: string }; errors?: Array<{ type?: string }> }
   return e?.type ?? e?.cause?.type ?? e?.errors?.[0]?.type
@@ -298,11 +310,21 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
         const used = current
         used.inflight++
         try {
-          await (await used.ready).send({
-            topic: physical,
-            acks: -1,
-            messages: records.map((r) => ({ key: r.key, value: r.value, timestamp: String(r.timestamp) })),
-          })
+          const messages = records.map((r) => ({ key: r.key, value: r.value, timestamp: String(r.timestamp) }))
+          // kafkajs gives up on a broker it cannot connect to (a non-retriable error wrapping the connection error),
+          // whatever its retry count: the tick feed's send failed in a broker restart and stopped the feed for good
+          // (issue 31). Such a send is waited out here, on the same producer: no partition acknowledged it, so its
+          // sequence numbers did not move, and if the broker did write it the resend is deduplicated as idempotent.
+          for (let wait = OUTAGE_FIRST_WAIT_MS; ; wait = Math.min(wait * 2, OUTAGE_MAX_WAIT_MS)) {
+            try {
+              await (await used.ready).send({ topic: physical, acks: -1, messages })
+              break
+            } catch (err) {
+              if (!brokerUnreachable(err) || closed || this.closed) throw err
+              this.logger.warn({ err: (err as Error).message, topic, retryInMs: wait }, 'the broker cannot be reached; the send waits for it')
+              await delay(wait)
+            }
+          }
         } catch (err) {
           // When a Produce fails for one partition (a record over the broker's message.max.bytes), kafkajs does not
           // advance the idempotence sequence of the partitions that did append, so the next send there reuses a
