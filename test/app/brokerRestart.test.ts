@@ -107,10 +107,12 @@ t.test('a broker restart: 503 during the outage, a typed uncharged PROVIDER_DOWN
   })
   t.equal(granted.status, 200, 'credits granted')
   const proof = await signIn(url, PAYER_ACCOUNT)
-  const ask = (timeoutMs?: number) =>
+  // Each outage call asks an asset not asked before: identical inputs within a venue minute re-serve the recorded
+  // answer for free (no write), which would answer 200 without touching the log.
+  const ask = (timeoutMs?: number, asset = 'BTC') =>
     call(
       `${url}/v1/decisions`,
-      { method: 'POST', headers: { 'content-type': 'application/json', ...proof.headers }, body: JSON.stringify({ asset: 'BTC', question_id: 'S03_trend_continuation' }) },
+      { method: 'POST', headers: { 'content-type': 'application/json', ...proof.headers }, body: JSON.stringify({ asset, question_id: 'S03_trend_continuation' }) },
       timeoutMs,
     )
   const balance = async () => (await call(`${url}/v1/billing/credits?payer=${PAYER}`, { headers: proof.headers })).body.data.balance_credits as number
@@ -123,7 +125,7 @@ t.test('a broker restart: 503 during the outage, a typed uncharged PROVIDER_DOWN
   const stoppedAt = Date.now()
   // At once, before /readyz may have seen it: refused by the readiness gate, or by the unit's deadline once the
   // broker does not take it (KafkaUnitWriter); either way typed and bounded.
-  const first = await ask(15_000)
+  const first = await ask(15_000, 'ETH')
   t.equal(first.status, 503, `a paid call right after the stop answers 503 (${Math.round(first.ms)} ms, ${first.body.error?.detail?.error_class ? 'readiness gate' : 'unit deadline'})`)
   t.ok(first.ms <= 10_000, `within 10 s (${Math.round(first.ms)} ms)`)
   t.match(first.body.error, { code: 'PROVIDER_DOWN', retryable: true, detail: { reason: 'EVENT_LOG_UNREACHABLE' } }, 'typed PROVIDER_DOWN')
@@ -133,7 +135,7 @@ t.test('a broker restart: 503 during the outage, a typed uncharged PROVIDER_DOWN
   const eventLog = (ready.body.error?.detail?.providers ?? []).find((p: { slug: string }) => p.slug === EVENT_LOG_PROVIDER)
   t.match(eventLog, { status: 'down', critical: true }, `the event-log provider says down (${eventLog?.error_class})`)
 
-  const during = await ask(15_000)
+  const during = await ask(15_000, 'SOL')
   t.equal(during.status, 503, `a paid call in the outage answers 503 (${Math.round(during.ms)} ms)`)
   t.ok(during.ms <= 10_000, `within 10 s (${Math.round(during.ms)} ms)`)
   t.match(during.body.error, { code: 'PROVIDER_DOWN', retryable: true, detail: { reason: 'EVENT_LOG_UNREACHABLE' } }, 'typed PROVIDER_DOWN')
