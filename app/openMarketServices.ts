@@ -22,6 +22,7 @@ import { CoinGeckoMarketCapSource, MARKETCAP_CACHE_MS } from '../product/market/
 import { HyperliquidUniverseSource, UNIVERSE_CACHE_MS } from '../product/market/HyperliquidUniverseSource.ts'
 import { MarketServices, type PaidMarketData } from '../product/market/MarketServices.ts'
 import { PaidMarketServices } from '../product/market/PaidMarketServices.ts'
+import { EVENT_LOG_PROVIDER, EventLogHealth } from '../product/platform/EventLogHealth.ts'
 import { ProviderHealth, type ComputedHealth } from '../product/platform/ProviderHealth.ts'
 import { ReplayUniverseSource } from '../product/market/ReplayUniverseSource.ts'
 import type { UniverseSource } from '../product/market/UniverseSource.ts'
@@ -90,6 +91,8 @@ export interface MarketWiring {
   state: MarketState
   market: MarketServices
   providers: ProviderHealth
+  /** The `event-log` row's prober (its own cadence; see EventLogHealth). */
+  eventLog: EventLogHealth
   /** Wires the engine into the default paid surfaces (funding decisions); a no-op when `paid` was given. */
   attachDecisions(engine: DecisionService): void
   close(): Promise<void>
@@ -124,21 +127,10 @@ export async function openMarketServices(opts: {
   // shows as stale; a dated tape: against its event time.
   const state = await MarketState.start({ log: opts.log, topic: opts.ticksTopic, ...(live || opts.wallFreshness ? { clock } : {}) })
 
-  const eventLog = providers.track('event-log', 'log', {
-    critical: true,
-    probeIntervalMs: 10_000,
-    probe: async () => {
-      const t0 = performance.now()
-      try {
-        // Reads the last record of each partition: a real read of the log (disk or broker), not cached metadata.
-        await opts.log.lastRecords(opts.ticksTopic)
-        eventLog.success(performance.now() - t0)
-      } catch (err) {
-        eventLog.failure(err, performance.now() - t0)
-        throw err
-      }
-    },
-  })
+  // The event log: probed every 2 s with a bounded wait, down at once on a failure or a crashed consumer (see
+  // EventLogHealth for why it is not a call-tracked entry).
+  const eventLog = new EventLogHealth({ log: opts.log, topic: opts.ticksTopic, clock })
+  providers.computed(EVENT_LOG_PROVIDER, 'log', eventLog.compute, { critical: true })
   providers.computed('tick-feed', 'stream', tickFeedHealth(state))
   const liveVenue = opts.liveVenue ?? null
   if (liveVenue) providers.computed('hyperliquid-ws', 'venue', venueHealth(liveVenue), { critical: true })
@@ -169,19 +161,21 @@ export async function openMarketServices(opts: {
     marketcap = new CoinGeckoMarketCapSource({ client, clock, recorder })
   }
 
-  if (opts.probes ?? true) await providers.start()
-  else await providers.probeAll()
+  if (opts.probes ?? true) await Promise.all([providers.start(), eventLog.start()])
+  else await Promise.all([providers.probeAll(), eventLog.probe()])
   const defaultPaid = opts.paid === undefined ? new PaidMarketServices({ state, decisions: opts.decisions ?? null }) : null
   const market = new MarketServices({ state, universe, marketcap, paid: defaultPaid ?? opts.paid ?? null, liveVenue, ...(opts.warmingUp ? { warmingUp: opts.warmingUp } : {}) })
   return {
     state,
     market,
     providers,
+    eventLog,
     attachDecisions(engine) {
       defaultPaid?.attachDecisions(engine)
     },
     async close() {
       providers.close()
+      eventLog.close()
       await state.close()
     },
   }

@@ -132,7 +132,7 @@ export async function benchLogs(options: LogBenchOptions = {}): Promise<LogBench
     }
   } finally {
     if (stateDir) {
-      await run('bash', [join(ROOT, 'scripts/kafka-broker.sh'), 'stop', stateDir], { cwd: ROOT }).catch(() => {})
+      await run('bash', [join(ROOT, 'scripts/kafka-broker.sh'), 'purge', stateDir], { cwd: ROOT }).catch(() => {})
       await rm(stateDir, { recursive: true, force: true })
     }
     await rm(dir, { recursive: true, force: true })

@@ -10,7 +10,7 @@ export LOG_LEVEL="${LOG_LEVEL:-warn}"
 KAFKA_STATE_DIR=""
 stop_broker() {
   if [ -n "$KAFKA_STATE_DIR" ]; then
-    bash scripts/kafka-broker.sh stop "$KAFKA_STATE_DIR"
+    bash scripts/kafka-broker.sh purge "$KAFKA_STATE_DIR"
     rm -rf "$KAFKA_STATE_DIR"
     KAFKA_STATE_DIR=""
   fi

@@ -3,11 +3,16 @@
 # Notes and sources: ../shared/reference/kafka-broker.md.
 #
 #   scripts/kafka-broker.sh fetch              copy the broker jars into .ci/kafka/lib (idempotent)
-#   scripts/kafka-broker.sh start [STATE_DIR]  start a broker on free 127.0.0.1 ports; prints KAFKA_BROKERS=127.0.0.1:<port>
-#   scripts/kafka-broker.sh stop  [STATE_DIR]  TERM, wait 30 s, KILL; removes the broker's data dir
+#   scripts/kafka-broker.sh start [STATE_DIR]  start a broker; prints KAFKA_BROKERS=127.0.0.1:<port>. A STATE_DIR that
+#                                              already holds a broker's data restarts that broker on its data and on
+#                                              the same ports (so clients reconnect); a fresh one picks free ports
+#   scripts/kafka-broker.sh stop  [STATE_DIR]  TERM, wait 30 s, KILL; keeps the broker's data (a later start resumes it)
+#   scripts/kafka-broker.sh stop --purge [STATE_DIR]
+#   scripts/kafka-broker.sh purge [STATE_DIR]  stop, then delete the broker's data
 #
-# STATE_DIR (argument, else $KAFKA_STATE_DIR, else .ci/kafka/run) holds pid, data-dir, brokers, server.properties and
-# broker.log. Use a distinct STATE_DIR per concurrent broker. Only the KAFKA_BROKERS line goes to stdout.
+# STATE_DIR (argument, else $KAFKA_STATE_DIR, else .ci/kafka/run) holds pid, data-dir, ports, brokers,
+# server.properties and broker.log. Use a distinct STATE_DIR per concurrent broker. Only the KAFKA_BROKERS line goes
+# to stdout.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -60,11 +65,25 @@ broker_answers() {
       .catch(() => process.exit(1))' "$1") >/dev/null 2>&1
 }
 
+# True when STATE_DIR holds a formatted broker data dir and its ports: `start` then resumes that broker.
+has_data() {
+  local state="$1"
+  [ -f "$state/data-dir" ] && [ -f "$state/ports" ] && [ -f "$(cat "$state/data-dir")/meta.properties" ]
+}
+
 start_once() {
-  local state="$1" port cport data cluster_id pid deadline
-  read -r port cport < <(free_ports)
-  data="$(mktemp -d "${TMPDIR:-/tmp}/svc-kafka-data.XXXXXX")"
-  echo "$data" >"$state/data-dir"
+  local state="$1" port cport data cluster_id pid deadline resumed=0
+  if has_data "$state"; then
+    # A restart: the same data and the same ports, so a client that kept the old address reconnects by itself.
+    read -r port cport <"$state/ports"
+    data="$(cat "$state/data-dir")"
+    resumed=1
+  else
+    read -r port cport < <(free_ports)
+    data="$(mktemp -d "${TMPDIR:-/tmp}/svc-kafka-data.XXXXXX")"
+    echo "$data" >"$state/data-dir"
+    echo "$port $cport" >"$state/ports"
+  fi
   cat >"$state/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
@@ -94,7 +113,8 @@ log.flush.interval.messages=9223372036854775807
 log.retention.check.interval.ms=1000
 EOF
   cluster_id="$(node -e 'console.log(require("node:crypto").randomBytes(16).toString("base64url"))')"
-  if ! java "${JVM_OPTS[@]}" -cp "$K/lib/*" kafka.tools.StorageTool format -t "$cluster_id" -c "$state/server.properties" --ignore-formatted >"$state/format.log" 2>&1; then
+  # A resumed data dir is formatted already, with its own cluster id (formatting it again under a new id fails).
+  if [ "$resumed" -eq 0 ] && ! java "${JVM_OPTS[@]}" -cp "$K/lib/*" kafka.tools.StorageTool format -t "$cluster_id" -c "$state/server.properties" --ignore-formatted >"$state/format.log" 2>&1; then
     say "storage format failed:"
     cat "$state/format.log" >&2
     return 1
@@ -110,19 +130,29 @@ EOF
       say "broker JVM (pid $pid) died during startup; log follows"
       cat "$state/broker.log" >&2
       rm -f "$state/pid"
-      rm -rf "$data"
-      grep -q 'Address already in use' "$state/broker.log" && return 2
+      if grep -q 'Address already in use' "$state/broker.log"; then
+        # A resumed broker keeps its ports (its clients know them); a fresh one may pick again.
+        [ "$resumed" -eq 1 ] && { say "port $port or $cport of the stopped broker is taken by another process"; return 1; }
+        rm -rf "$data"
+        rm -f "$state/data-dir" "$state/ports"
+        return 2
+      fi
+      [ "$resumed" -eq 1 ] || rm -rf "$data"
       return 1
     fi
     if ((SECONDS >= deadline)); then
       say "broker not ready after ${START_TIMEOUT_S}s; log follows"
       cat "$state/broker.log" >&2
-      cmd_stop "$state"
+      if [ "$resumed" -eq 1 ]; then cmd_stop "$state"; else cmd_purge "$state"; fi
       return 1
     fi
     sleep 1
   done
-  say "broker pid $pid ready on 127.0.0.1:$port (data $data, log $state/broker.log)"
+  if [ "$resumed" -eq 1 ]; then
+    say "broker pid $pid resumed on 127.0.0.1:$port (data $data, log $state/broker.log)"
+  else
+    say "broker pid $pid ready on 127.0.0.1:$port (data $data, log $state/broker.log)"
+  fi
   echo "KAFKA_BROKERS=127.0.0.1:$port"
 }
 
@@ -146,7 +176,7 @@ cmd_start() {
 }
 
 cmd_stop() {
-  local state pid data
+  local state pid
   state="$(state_dir "${1:-}")"
   if [ -f "$state/pid" ]; then
     pid="$(cat "$state/pid")"
@@ -159,21 +189,31 @@ cmd_stop() {
       fi
     fi
     rm -f "$state/pid"
-    say "broker pid $pid stopped"
+    say "broker pid $pid stopped (data kept; 'purge' deletes it)"
   fi
+}
+
+cmd_purge() {
+  local state data
+  state="$(state_dir "${1:-}")"
+  cmd_stop "$state"
   if [ -f "$state/data-dir" ]; then
     data="$(cat "$state/data-dir")"
     [ -n "$data" ] && rm -rf "$data"
-    rm -f "$state/data-dir"
+    say "broker data $data deleted"
   fi
+  rm -f "$state/data-dir" "$state/ports" "$state/brokers"
 }
 
 case "${1:-}" in
   fetch) cmd_fetch ;;
   start) cmd_start "${2:-}" ;;
-  stop) cmd_stop "${2:-}" ;;
+  stop)
+    if [ "${2:-}" = "--purge" ]; then cmd_purge "${3:-}"; else cmd_stop "${2:-}"; fi
+    ;;
+  purge) cmd_purge "${2:-}" ;;
   *)
-    echo "usage: $0 fetch | start [STATE_DIR] | stop [STATE_DIR]" >&2
+    echo "usage: $0 fetch | start [STATE_DIR] | stop [--purge] [STATE_DIR] | purge [STATE_DIR]" >&2
     exit 64
     ;;
 esac

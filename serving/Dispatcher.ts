@@ -33,6 +33,8 @@ import { malformedPayer } from './payments/CreditsPaymentGate.ts'
 import { buildPaymentRequired, decodeHeader, encodeHeader } from './payments/x402.ts'
 import { UNMATCHED_ROUTE, type RequestMetrics } from './metrics/RequestMetrics.ts'
 import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
+import { LogError } from '../pipeline/log/LogError.ts'
+import { EVENT_LOG_PROVIDER, EVENT_LOG_RETRY_AFTER_MS } from '../product/platform/EventLogHealth.ts'
 
 export class Dispatcher {
   private readonly router: Router
@@ -160,6 +162,10 @@ export class Dispatcher {
     try {
       const free = route.precheck ? await route.precheck(ctx) : undefined
       if (free) return this.writeResult(res, free, ctx, headers, route, req, started)
+      // A paid answer is recorded on the event log: while the log cannot be reached, refuse before anything is
+      // reserved or charged (a call here used to wait out the outage and then answer 500; issue 31).
+      const logDown = this.eventLogDown()
+      if (logDown) throw logDown
       const call = await this.authorize(ctx, route, req, headers, bearer)
       let result: HandlerResult
       try {
@@ -168,7 +174,7 @@ export class Dispatcher {
       } catch (err) {
         call.unit.abort()
         await this.release(call.grant, 'handler_failed', ctx.request_id)
-        throw err
+        throw isLogUnavailable(err) ? this.eventLogUnreachable(null) : err
       }
       const charged = await this.capture(call, ctx.request_id, headers, result)
       if (charged && this.metrics) this.metrics.paid(call.grant.rail, ctx.price)
@@ -340,9 +346,26 @@ export class Dispatcher {
       // Credits: nothing of the unit is durable, so nothing is charged (its abort effects dropped the reservation).
       // x402: the payment was captured by the facilitator; the log line is what an operator reconciles from.
       this.log.error({ err, request_id: requestId, payment_id: grant.payment_id, rail: grant.rail }, 'the paid call could not be recorded')
+      // The broker did not take the unit in time and it was never written: on credits nothing was charged, so the
+      // caller gets the typed, retryable 503 (x402 captured the payment already: that stays an INTERNAL to reconcile).
+      if (grant.rail === 'credits' && isLogUnavailable(err)) throw this.eventLogUnreachable(null)
       throw new ServiceError('INTERNAL')
     }
     return true
+  }
+
+  /** PROVIDER_DOWN (EVENT_LOG_UNREACHABLE) while the critical `event-log` provider is down, else null. */
+  private eventLogDown(): ServiceError | null {
+    const row = this.services.providers?.list().find((p) => p.slug === EVENT_LOG_PROVIDER)
+    return row?.status === 'down' ? this.eventLogUnreachable(row.error_class) : null
+  }
+
+  private eventLogUnreachable(errorClass: string | null): ServiceError {
+    return new ServiceError('PROVIDER_DOWN', {
+      message: 'The event log cannot be reached, so the answer cannot be recorded; nothing was charged.',
+      retryAfterMs: EVENT_LOG_RETRY_AFTER_MS,
+      detail: { reason: 'EVENT_LOG_UNREACHABLE', provider: EVENT_LOG_PROVIDER, ...(errorClass ? { error_class: errorClass } : {}) },
+    })
   }
 
   private async release(grant: PaymentGrant, cause: ReleaseCause, requestId: string): Promise<void> {
@@ -434,6 +457,14 @@ export class Dispatcher {
 interface CallInFlight {
   grant: PaymentGrant
   unit: UnitOfWork
+}
+
+/** The broker did not take a unit within its deadline (KafkaUnitWriter): nothing of it was written. */
+function isLogUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof LogError && e.code === 'LOG_UNAVAILABLE') return true
+  }
+  return false
 }
 
 /** The 429 carries the headers of the bucket that refused, and one wait (reset = Retry-After = retry_after_ms / 1000). */

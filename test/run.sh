@@ -15,7 +15,7 @@ if [ -z "${KAFKA_BROKERS:-}" ] && [ "${SVC_SKIP_KAFKA:-}" != "1" ]; then
   bash scripts/kafka-broker.sh fetch
   # A state dir per run, so engineers (and CI jobs) sharing a checkout each get their own broker.
   KAFKA_STATE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/svc-kafka-state.XXXXXX")"
-  trap 'bash scripts/kafka-broker.sh stop "$KAFKA_STATE_DIR"; rm -rf "$KAFKA_STATE_DIR"' EXIT
+  trap 'bash scripts/kafka-broker.sh purge "$KAFKA_STATE_DIR"; rm -rf "$KAFKA_STATE_DIR"' EXIT
   trap 'exit 130' INT TERM
   KAFKA_BROKERS="$(bash scripts/kafka-broker.sh start "$KAFKA_STATE_DIR" | sed -n 's/^KAFKA_BROKERS=//p')"
   [ -n "$KAFKA_BROKERS" ] || { echo "test/run.sh: the Kafka broker did not start" >&2; exit 1; }

@@ -85,6 +85,12 @@ export interface ConsumerLag {
   lag: number
 }
 
+/** A consumer that is not consuming now, and why (EventLog.consumerFaults). */
+export interface ConsumerFault {
+  groupId: string
+  error: string
+}
+
 export interface LogConsumer {
   /**
    * Delivers batches until stop(). Each batch is one partition's records in offset order. The handler's
@@ -120,5 +126,11 @@ export interface EventLog {
    * over partitions (consumerLag.ts). What /metrics reports as consumer lag.
    */
   consumerLag(): Promise<ConsumerLag[]>
+  /**
+   * Consumers of this process that crashed and are not consuming until they re-join (Kafka: a broker outage, a lost
+   * membership, a failing handler; each is revived by itself). The event-log readiness is down while any is listed.
+   * Absent on a log whose consumers do not crash this way (the embedded log).
+   */
+  consumerFaults?(): ConsumerFault[]
   close(): Promise<void>
 }

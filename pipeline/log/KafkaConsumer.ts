@@ -2,7 +2,15 @@
  * A consumer of the Kafka log (kafkajs): eachBatch with autoCommit off and eachBatchAutoResolve off, so a batch is
  * resolved (fetch position advanced) only after the handler succeeded, and offsets are committed only by commit().
  * A failing handler makes kafkajs restart the consumer from the last resolved offset: the batch is redelivered.
+ *
+ * A broker restart or an outage: kafkajs restarts a crashed consumer by itself only when the cause is one of its own
+ * retriable errors; anything else (a handler's error, an offset commit that failed with the broker gone) left it
+ * stopped for good, and the processor with it (issue 31: tick feed, market state and Parquet sink stopped until the
+ * process restarted). So every crash kafkajs does not restart from is revived here: a fresh kafkajs consumer joins
+ * the group again, after a back-off that grows to REVIVE_MAX_MS, and resumes from the committed offsets. fault()
+ * names the crash until the group is joined again (the event-log readiness reads it).
  */
+import { setTimeout as delay } from 'node:timers/promises'
 import type { Admin, Consumer, Kafka } from 'kafkajs'
 import type { Logger } from 'pino'
 import type { ConsumedBatch, ConsumerOptions, ConsumerPosition, LogConsumer } from './EventLog.ts'
@@ -23,6 +31,9 @@ export interface KafkaLogInternals {
 }
 
 const JOIN_TIMEOUT_MS = 60_000
+/** First wait before a crashed consumer is revived; doubles up to REVIVE_MAX_MS while the broker stays away. */
+const REVIVE_FIRST_MS = 1_000
+const REVIVE_MAX_MS = 10_000
 
 export class KafkaConsumer implements LogConsumer {
   private consumer: Consumer | null = null
@@ -35,6 +46,12 @@ export class KafkaConsumer implements LogConsumer {
   private readonly nextOffsets = new Map<string, ConsumerPosition>()
   private readonly fromBeginning: boolean
   private readonly startAt: ReadonlyArray<ConsumerPosition>
+  private startPinned = false
+  /** Why the consumer is not consuming now (a crash not yet followed by a re-join), else null. */
+  private crash: Error | null = null
+  private reviving: Promise<void> | null = null
+  /** Aborted by stop(), so a revive waiting out its back-off ends at once. */
+  private readonly stopping = new AbortController()
 
   constructor(
     private readonly log: KafkaLogInternals,
@@ -70,8 +87,15 @@ export class KafkaConsumer implements LogConsumer {
 
   private starting: Promise<void> | null = null
 
+  /** The crash this consumer has not recovered from yet (it is being revived), or null while it consumes. */
+  fault(): Error | null {
+    return this.crash
+  }
+
   private async start(handler: (batch: ConsumedBatch) => Promise<void>): Promise<void> {
-    if (this.startAt.length > 0) await this.pinOffsets(this.startAt.map((p) => ({ topic: this.log.physicalTopic(p.topic), partition: p.partition, offset: String(p.next) })))
+    // The given start is pinned once: a revived consumer resumes where it handled (resumeWhereHandled), not there.
+    if (this.startAt.length > 0 && !this.startPinned) await this.pinOffsets(this.startAt.map((p) => ({ topic: this.log.physicalTopic(p.topic), partition: p.partition, offset: String(p.next) })))
+    this.startPinned = true
     if (!this.fromBeginning) await this.commitEndForUncommitted()
     const consumer = this.log.kafka.consumer({
       groupId: this.physicalGroupId,
@@ -87,6 +111,21 @@ export class KafkaConsumer implements LogConsumer {
       retry: { retries: 10 },
     })
     this.consumer = consumer
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      const resumed = this.resumeWhereHandled(consumer, payload.memberAssignment)
+      if (this.crash) this.log.logger.info({ group: this.groupId, resumed }, 'consumer rejoined its group after a crash')
+      this.crash = null
+    })
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (this.stopped || this.consumer !== consumer) return
+      this.crash = payload.error
+      if (payload.restart) {
+        this.log.logger.warn({ err: payload.error, group: this.groupId }, 'consumer crashed; kafkajs restarts it')
+        return
+      }
+      this.log.logger.warn({ err: payload.error, group: this.groupId }, 'consumer crashed; reviving it')
+      this.reviving ??= this.revive(handler).finally(() => (this.reviving = null))
+    })
     await consumer.connect()
     // Every partition of ours has a committed offset here when fromBeginning is false (see commitEndForUncommitted),
     // so 'fromBeginning: true' only decides where a group with no commit starts.
@@ -94,11 +133,24 @@ export class KafkaConsumer implements LogConsumer {
     let removeListener = (): void => {}
     const joined = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new LogError('LOG_IO', `group ${this.physicalGroupId} did not join within ${JOIN_TIMEOUT_MS} ms`, { retryable: true })), JOIN_TIMEOUT_MS)
-      removeListener = consumer.on(consumer.events.GROUP_JOIN, () => {
+      const removeJoin = consumer.on(consumer.events.GROUP_JOIN, () => {
         clearTimeout(timer)
         resolve()
       })
+      // A crash kafkajs will not restart from ends this start at once (the revive loop tries again), rather than
+      // after the join timeout.
+      const removeCrash = consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart) return
+        clearTimeout(timer)
+        reject(new LogError('LOG_IO', `group ${this.physicalGroupId} crashed before it joined: ${payload.error.message}`, { cause: payload.error, retryable: true }))
+      })
+      removeListener = () => {
+        removeJoin()
+        removeCrash()
+      }
     })
+    // Settled by the first join or crash; until awaited below, a crash must not count as unhandled.
+    joined.catch(() => undefined)
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -137,6 +189,49 @@ export class KafkaConsumer implements LogConsumer {
     // and kafkajs's fetchTopicOffsets then throws a TypeError) must never stop the consumer. Handled batches fill the
     // positions in anyway.
     this.seedPositions().catch((err: unknown) => this.log.logger.warn({ err, group: this.groupId }, 'consumer positions not seeded; lag shows once batches arrive'))
+  }
+
+  /**
+   * After a (re-)join kafkajs starts each partition at the group's committed offset, and a group that never commits
+   * (the engine, the market state and the journal followers keep their state in memory) at the beginning: a revived
+   * consumer would fold every record into that state a second time. So each assigned partition this consumer has
+   * handled records of is moved to the next record it has not handed over (seek, applied at the next fetch): its
+   * owner's state already holds everything before it. Returns how many partitions were moved.
+   */
+  private resumeWhereHandled(consumer: Consumer, assignment: Record<string, number[]>): number {
+    let moved = 0
+    for (const [physical, partitions] of Object.entries(assignment)) {
+      const topic = this.log.logicalTopic(physical)
+      for (const partition of partitions) {
+        const at = this.nextOffsets.get(`${topic}/${partition}`)
+        if (!at || at.next <= 0) continue
+        consumer.seek({ topic: physical, partition, offset: String(at.next) })
+        moved++
+      }
+    }
+    return moved
+  }
+
+  /** A fresh kafkajs consumer in place of a crashed one, retried with back-off until it joins or stop() is called. */
+  private async revive(handler: (batch: ConsumedBatch) => Promise<void>): Promise<void> {
+    for (let wait = REVIVE_FIRST_MS; !this.stopped; wait = Math.min(wait * 2, REVIVE_MAX_MS)) {
+      await delay(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined)
+      if (this.stopped) return
+      // The crashed consumer stays in this.consumer until start() replaces it: a commit meanwhile fails on it, typed
+      // (through the admin API instead it would need an empty group and fail untyped).
+      await this.consumer?.disconnect().catch(() => undefined)
+      if (this.stopped) return
+      this.starting = this.start(handler)
+      try {
+        await this.starting
+        return
+      } catch (err) {
+        this.crash = err instanceof Error ? err : new Error(String(err))
+        this.log.logger.warn({ err, group: this.groupId, retryInMs: Math.min(wait * 2, REVIVE_MAX_MS) }, 'reviving the consumer failed; retrying')
+      } finally {
+        this.starting = null
+      }
+    }
   }
 
   positions(): ReadonlyArray<ConsumerPosition> {
@@ -178,19 +273,27 @@ export class KafkaConsumer implements LogConsumer {
         await this.consumer.commitOffsets([{ topic: physical, partition, offset: String(nextOffset) }])
       } catch (err) {
         const lost = membershipLoss(err)
-        if (!lost) throw err
+        // Typed, so an owner can tell a commit that did not reach the broker (an outage: nothing is lost, the records
+        // after the last commit come again) from a failure of its own.
+        if (!lost) throw new LogError('LOG_IO', `offset commit ${topic}/${partition}@${nextOffset} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err, retryable: true })
         throw new LogError('LOG_REBALANCED', `offset commit ${topic}/${partition}@${nextOffset} refused (${lost.type}): this member left the group; the records after the last commit are delivered again once it rejoins`, { cause: lost })
       }
     } else {
       // Not running (no group membership): commit through the admin API, which needs the group to be empty.
-      await this.log.admin.setOffsets({ groupId: this.physicalGroupId, topic: physical, partitions: [{ partition, offset: String(nextOffset) }] })
+      try {
+        await this.log.admin.setOffsets({ groupId: this.physicalGroupId, topic: physical, partitions: [{ partition, offset: String(nextOffset) }] })
+      } catch (err) {
+        throw new LogError('LOG_IO', `offset commit ${topic}/${partition}@${nextOffset} (admin) failed: ${(err as Error)?.message ?? String(err)}`, { cause: err, retryable: true })
+      }
     }
   }
 
   /** Waits for the batch being handled, leaves the group (LeaveGroup, so the next member need not wait). */
   async stop(): Promise<void> {
     this.stopped = true
+    this.stopping.abort()
     if (this.starting) await this.starting.catch(() => undefined)
+    if (this.reviving) await this.reviving.catch(() => undefined)
     const consumer = this.consumer
     this.consumer = null
     if (consumer) await consumer.disconnect()

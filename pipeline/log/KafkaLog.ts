@@ -25,7 +25,7 @@ import type { JSONSchemaType } from 'ajv'
 import type { Logger } from 'pino'
 import { childLogger } from '../../common/logger.ts'
 import { murmur2 } from '../../common/murmur2.ts'
-import type { ConsumedRecord, ConsumerLag, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
+import type { ConsumedRecord, ConsumerFault, ConsumerLag, ConsumerOptions, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords, TopicSpec } from './EventLog.ts'
 import { lagOf } from './consumerLag.ts'
 import { KafkaConsumer, type KafkaLogInternals } from './KafkaConsumer.ts'
 import { kafkaLogLevel, pinoLogCreator } from './kafkaLogging.ts'
@@ -110,6 +110,18 @@ interface PlainProducer {
   ready: Promise<Producer>
   inflight: number
   retired: boolean
+}
+
+/** How long a send waits for an unreachable broker before trying again, doubling up to the max. */
+const OUTAGE_FIRST_WAIT_MS = 500
+const OUTAGE_MAX_WAIT_MS = 5_000
+
+/** A send that failed because no connection to the broker could be made (kafkajs: KafkaJSConnectionError in the chain, ECONNREFUSED and the like). */
+function brokerUnreachable(err: unknown): boolean {
+  for (let e = err as { name?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 6; e = e.cause as typeof e, depth++) {
+    if (e.name === 'KafkaJSConnectionError') return true
+  }
+  return false
 }
 
 function errorType(err: unknown): string | undefined {
@@ -305,11 +317,21 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
         const used = current
         used.inflight++
         try {
-          await (await used.ready).send({
-            topic: physical,
-            acks: -1,
-            messages: records.map((r) => ({ key: r.key, value: r.value, timestamp: String(r.timestamp) })),
-          })
+          const messages = records.map((r) => ({ key: r.key, value: r.value, timestamp: String(r.timestamp) }))
+          // kafkajs gives up on a broker it cannot connect to (a non-retriable error wrapping the connection error),
+          // whatever its retry count: the tick feed's send failed in a broker restart and stopped the feed for good
+          // (issue 31). Such a send is waited out here, on the same producer: no partition acknowledged it, so its
+          // sequence numbers did not move, and if the broker did write it the resend is deduplicated as idempotent.
+          for (let wait = OUTAGE_FIRST_WAIT_MS; ; wait = Math.min(wait * 2, OUTAGE_MAX_WAIT_MS)) {
+            try {
+              await (await used.ready).send({ topic: physical, acks: -1, messages })
+              break
+            } catch (err) {
+              if (!brokerUnreachable(err) || closed || this.closed) throw err
+              this.logger.warn({ err: (err as Error).message, topic, retryInMs: wait }, 'the broker cannot be reached; the send waits for it')
+              await delay(wait)
+            }
+          }
         } catch (err) {
           // When a Produce fails for one partition (a record over the broker's message.max.bytes), kafkajs does not
           // advance the idempotence sequence of the partitions that did append, so the next send there reuses a
@@ -371,6 +393,15 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
 
   consumerLag(): Promise<ConsumerLag[]> {
     return lagOf(this.consumers, (topic) => this.endOffsets(topic))
+  }
+
+  consumerFaults(): ConsumerFault[] {
+    const faults: ConsumerFault[] = []
+    for (const c of this.consumers) {
+      const crash = c.fault()
+      if (crash) faults.push({ groupId: c.groupId, error: crash.message })
+    }
+    return faults
   }
 
   /** Validated whole (topics must exist) before it is queued, so a bad unit writes nothing; see KafkaUnitWriter. */

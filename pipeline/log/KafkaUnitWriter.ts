@@ -23,6 +23,11 @@
  *   other instance in turn, and the two would take the id from each other forever. (kafkajs speaks the request
  *   versions for which the broker reports a coordinator's transaction-timeout abort with the same code, so a
  *   transaction open longer than transactionTimeout, only possible during a broker outage, also ends here.)
+ * - A broker outage: kafkajs waits it out (retries without end), which held a paid call 37 s and then answered 500
+ *   (issue 31). A unit not committed within `deadlineMs` of write() is refused with LOG_UNAVAILABLE, retryable, and
+ *   never becomes visible: one still queued is taken out; a group whose transaction has not reached its commit is
+ *   abandoned, and the transaction is aborted instead of committed once kafkajs gets an answer. A unit whose commit
+ *   was sent waits for it (its outcome decides whether it was written).
  */
 import type { Message, Producer, TopicMessages } from 'kafkajs'
 import type { Logger } from 'pino'
@@ -34,7 +39,21 @@ const GROUP_BYTES = 512 * 1024
 const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED'])
 const FENCED_CODES = new Set([47, 90, 53])
 const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD'])
+/**
+ * How long a unit may wait for its transaction's commit to be sent before it is refused (LOG_UNAVAILABLE). Inside
+ * the spec's bound for a paid call in an outage (a typed 503 within 10 s), far above a healthy commit (milliseconds).
+ */
+export const UNIT_DEADLINE_MS = 7_000
 
+interface PendingUnit {
+  topicMessages: TopicMessages[]
+  bytes: number
+  resolve: () => void
+  reject: (err: unknown) => void
+  /** Settled already (committed, failed, or refused at its deadline). */
+  done: boolean
+  timer: NodeJS.Timeout | null
+}
 /** kafkajs nests the broker's error under cause / originalError / errors[]; every type and code found on the way. */
 function errorChain(err: unknown): { types: Set<string>; codes: Set<number> } {
   const types = new Set<string>()
@@ -57,19 +76,41 @@ function errorChain(err: unknown): { types: Set<string>; codes: Set<number> } {
 export class KafkaUnitWriter {
   private producer: Producer | null = null
   /** Units arriving while a transaction is in flight: the next transaction takes them all, up to GROUP_BYTES. */
-  private readonly units = new GroupCommitQueue<TopicMessages[]>({ maxBytes: GROUP_BYTES, flush: (group) => this.commitGroup(group) })
+  private readonly units = new GroupCommitQueue<PendingUnit>({ maxBytes: GROUP_BYTES, flush: (group) => this.commitGroup(group) })
   private fenced: LogError | null = null
+  /** The group whose transaction is open, and whether its deadline passed before the commit was sent. */
+  private inFlight: { units: PendingUnit[]; committing: boolean; abandoned: boolean } | null = null
 
   constructor(
     readonly transactionalId: string,
     private readonly makeProducer: (transactionalId: string) => Producer,
     private readonly logger: Logger,
+    private readonly deadlineMs: number = UNIT_DEADLINE_MS,
   ) {}
 
   /** Resolves once the unit's transaction is committed. `topicMessages` are physical topics, one entry per topic. */
   write(topicMessages: TopicMessages[], bytes: number): Promise<void> {
     if (this.fenced) return Promise.reject(this.fenced)
-    return this.units.enqueue(topicMessages, bytes)
+    return new Promise<void>((resolve, reject) => {
+      const unit: PendingUnit = { topicMessages, bytes, resolve, reject, done: false, timer: null }
+      unit.timer = setTimeout(() => this.expire(unit), this.deadlineMs)
+      // The queue's own promise is not the caller's: a unit refused at its deadline settles before its group does.
+      this.units.enqueue(unit, bytes).catch(() => undefined)
+    })
+  }
+
+  /** The deadline of a unit passed: refuse it, and its whole group when its transaction is open but not committing. */
+  private expire(unit: PendingUnit): void {
+    if (unit.done) return
+    let refused: PendingUnit[]
+    if (this.inFlight?.units.includes(unit)) {
+      if (this.inFlight.committing) return // its commit was sent: the answer decides
+      this.inFlight.abandoned = true
+      refused = this.inFlight.units
+    } else refused = [unit] // still queued: settled here, skipped when its group is taken
+    this.logger.warn({ units: refused.length, deadlineMs: this.deadlineMs }, 'the broker did not take the unit within its deadline; refused, not written')
+    const error = new LogError('LOG_UNAVAILABLE', `kafka: the broker did not take the unit within ${this.deadlineMs} ms; it was not written`, { retryable: true })
+    for (const u of refused) settle(u, error)
   }
 
   /** Lets queued units finish, then disconnects the producer. */
@@ -78,10 +119,20 @@ export class KafkaUnitWriter {
     await this.dropProducer()
   }
 
-  /** One transaction for the group; rejects its units together (see the file comment for what each failure leaves). */
-  private async commitGroup(group: TopicMessages[][]): Promise<void> {
-    const failure = await this.transact(group.length === 1 ? group[0]! : merge(group))
-    if (failure) throw failure
+  /**
+   * One transaction for the group's units still waiting (a unit refused at its deadline while queued is skipped);
+   * settles them together (see the file comment for what each failure leaves).
+   */
+  private async commitGroup(taken: PendingUnit[]): Promise<void> {
+    const group = taken.filter((u) => !u.done)
+    if (group.length === 0) return
+    this.inFlight = { units: group, committing: false, abandoned: false }
+    try {
+      const failure = await this.transact(group.length === 1 ? group[0]!.topicMessages : merge(group.map((u) => u.topicMessages)))
+      for (const unit of group) settle(unit, failure)
+    } finally {
+      this.inFlight = null
+    }
   }
 
   /** One transaction: null once committed, else why not (see the file comment for what each failure leaves). */
@@ -106,6 +157,13 @@ export class KafkaUnitWriter {
       await this.dropProducer()
       return error
     }
+    if (this.inFlight?.abandoned) {
+      // Its units were refused at their deadline: nothing of them may become visible.
+      await tx.abort().catch((abortErr: unknown) => this.logger.warn({ err: abortErr }, 'abort of an abandoned transaction failed; the next producer aborts it'))
+      await this.dropProducer()
+      return new LogError('LOG_UNAVAILABLE', 'kafka: the transaction was abandoned at its deadline and aborted', { retryable: true })
+    }
+    if (this.inFlight) this.inFlight.committing = true
     try {
       await tx.commit()
       return null
@@ -146,6 +204,15 @@ export class KafkaUnitWriter {
     }
     return new LogError('LOG_IO', `kafka: ${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err, retryable })
   }
+}
+
+/** Resolves or rejects a unit once (a unit refused at its deadline may still see its group's outcome later). */
+function settle(unit: PendingUnit, failure: LogError | null): void {
+  if (unit.done) return
+  unit.done = true
+  if (unit.timer) clearTimeout(unit.timer)
+  if (failure) unit.reject(failure)
+  else unit.resolve()
 }
 
 /** The units' records per topic, in unit order (one entry per topic, so one batch per partition). */

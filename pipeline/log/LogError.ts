@@ -13,6 +13,7 @@ export const LOG_ERRORS = {
   LOG_CORRUPT: { retryable: false, meaning: 'unreadable metadata or group file (never silently rewritten)' },
   LOG_IO: { retryable: false, meaning: 'a write or fsync failed and the embedded log refuses further writes; a Kafka wait timed out (retryable)' },
   LOG_REBALANCED: { retryable: true, meaning: 'kafka: the consumer lost its group membership (its session timed out or the group rebalanced) before an offset commit; nothing was committed, and the records after the last commit are delivered again once it rejoins' },
+  LOG_UNAVAILABLE: { retryable: true, meaning: 'kafka: the broker could not be reached within the write deadline; the atomic unit was not written (nothing of it becomes visible), so it may be sent again' },
   LOG_FENCED: { retryable: false, meaning: 'kafka: another live instance with the same instanceId took over the transactional id' },
 } as const satisfies CodeTable<string>
 

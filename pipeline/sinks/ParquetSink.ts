@@ -363,10 +363,13 @@ export class ParquetSink {
       try {
         return await work()
       } catch (err) {
-        // A commit refused because this member left its group comes after the files were sealed: the state matches
-        // the files, the records come again after the re-join and the watermark skips them. Not a failed write.
-        if (err instanceof LogError && err.code === 'LOG_REBALANCED') {
-          this.log.warn({ err: err.message }, 'offset commit refused: the consumer left its group; re-delivered records will be skipped')
+        // A LogError here is the offset commit (sealing and mapping throw SinkError), and a commit comes after the
+        // files were sealed: the state matches the files, and the records come again once the consumer is back (a
+        // re-join after a rebalance, or after a broker outage) and the watermark skips them. Not a failed write, so
+        // the sink keeps going: latching it here stopped the sink for good after a broker restart (issue 31).
+        if (err instanceof LogError) {
+          const why = err.code === 'LOG_REBALANCED' ? 'the consumer left its group' : 'the log could not be reached'
+          this.log.warn({ err: err.message, code: err.code }, `offset commit failed (${why}); re-delivered records will be skipped`)
           throw err
         }
         // In-memory state may no longer match the files; a restart recovers from the files.

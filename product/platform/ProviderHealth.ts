@@ -6,11 +6,11 @@
  * registry: a critical provider down makes the service down; a non-critical one down only degrades it.
  *
  * Two kinds of entries:
- * - call-tracked (venue APIs, the event log): every real call reports success or failure through a CallRecorder;
+ * - call-tracked (venue APIs): every real call reports success or failure through a CallRecorder;
  *   the last call succeeded → ok; it failed but a call succeeded within downAfterMs → degraded; otherwise down.
  *   Never called yet → degraded with error_class NOT_YET_CHECKED. An optional probe keeps the status current
  *   when no request drives calls (run every probeIntervalMs once start() is called).
- * - computed (the tick feed): status derived on each read from the stream processor's own state.
+ * - computed (the tick feed, the event log: EventLogHealth): status derived on each read from the owner's own state.
  *
  * Times here are wall-clock (this is the service's own health, not market event time).
  */

@@ -50,19 +50,17 @@ t.test('readyz: ok, degraded on a stale feed, 503 when the critical event log is
   t.equal(feed.error_class, 'STALE_INPUT')
   t.equal((await getJson(`${server.url}/healthz`)).body.data.status, 'degraded', '/healthz rolls up the same way')
 
-  // The event log fails: degraded while a success is recent, down after the window; critical → 503.
+  // The event log fails: down at the next probe (no grace window: a write now would hang or fail), critical → 503.
   await fx.state.close()
   await fx.log.close()
-  await wiring.providers.probeAll()
-  const failing = await getJson(`${server.url}/readyz`)
-  const log1 = failing.body.data.providers.find((p: { slug: string }) => p.slug === 'event-log')
-  t.equal(log1.status, 'degraded')
-  t.match(log1.error_class, /^(LOG_[A-Z_]+|E[A-Z]+)$/, 'a typed log error or the OS error code')
-  now += 6 * 60_000
+  await wiring.eventLog.probe()
   const down = await getJson(`${server.url}/readyz`)
   t.equal(down.status, 503)
   t.equal(down.body.error.code, 'PROVIDER_DOWN')
   t.equal(down.body.error.detail.reason, 'NOT_READY')
+  const log1 = down.body.error.detail.providers.find((p: { slug: string }) => p.slug === 'event-log')
+  t.equal(log1.status, 'down')
+  t.match(log1.error_class, /^(LOG_[A-Z_]+|E[A-Z]+)$/, 'a typed log error or the OS error code')
   const hz = await getJson(`${server.url}/healthz`)
   t.equal(hz.status, 200, 'liveness still answers')
   t.equal(hz.body.data.status, 'down')
