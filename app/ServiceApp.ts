@@ -32,6 +32,8 @@ import { openDataFolder, restrictUmask } from '../pipeline/log/dataModes.ts'
 import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { openEventLog } from '../pipeline/log/openEventLog.ts'
 import { Pipeline } from '../pipeline/Pipeline.ts'
+import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
+import { TickRetention } from '../pipeline/TickRetention.ts'
 import { newestReplayedTime, tapeIdOf } from '../pipeline/TapeProducer.ts'
 import { Arena } from '../product/arena/Arena.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
@@ -62,7 +64,7 @@ import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
 import { ServiceMetrics } from '../serving/metrics/ServiceMetrics.ts'
 import { Server } from '../serving/Server.ts'
 import { Catalog } from '../sql/Catalog.ts'
-import { accessLogShareOf, eventLogOf, topicNamesOf, trainUntilOf, type AppConfig } from './config.ts'
+import { accessLogShareOf, eventLogOf, tickRetentionMsOf, topicNamesOf, trainUntilOf, type AppConfig } from './config.ts'
 import { marketWiringOf, openMarketServices, type MarketWiring } from './openMarketServices.ts'
 import { openWalletWiring, walletWiringOf } from './walletWiring.ts'
 import { HL_DEFAULT_BASE_URL, HyperliquidInfoClient } from '../ingest/hyperliquid/HyperliquidInfoClient.ts'
@@ -78,6 +80,8 @@ const log = childLogger('app')
 
 /** The simulated venue's seed: one fixed market, so two folders started the same day tell the same story. */
 const SIMULATED_SEED = 1
+/** The Parquet sink's consumer group: its committed offsets are what retention counts as sealed. */
+const SINK_GROUP = 'svc.parquet-sink'
 
 export const APP_ERRORS = {
   APP_CONFIG: { retryable: false, meaning: 'a configuration the app cannot run with that the schema cannot see (an empty tape, a history shorter than the training window)' },
@@ -218,7 +222,7 @@ export class ServiceApp {
     private readonly x402: X402PaymentGate | null,
     /** Used sign-in nonces and bearer sessions (product/identity/PayerSessions.ts). */
     private readonly proofJournal: Journal<typeof PAYER_PROOFS.schema>,
-    private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; served: ReleaseWiring; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
+    private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; served: ReleaseWiring; compaction: PeriodicTask | null; compactor: ParquetCompactor | null; retention: PeriodicTask | null },
     private readonly say: (line: string) => void,
   ) {}
 
@@ -266,7 +270,7 @@ export class ServiceApp {
     // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts when the warm-up ends:
     // no API read comes from Parquet, and in this one process it would take a third of the warm-up's CPU; it then
     // catches up on the history in the background.
-    const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions, sink: { maxAgeMs: 5_000 }, startSink: false })
+    const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions, sinkGroup: SINK_GROUP, ticksRetentionMs: tickRetentionMsOf(config), sink: { maxAgeMs: 5_000 }, startSink: false })
     // One REST budget for every call this process makes to the venue (the venue meters per IP).
     const hlBudget = new RestWeightBudget(deps.restBudget)
     let feed: VenueFeed
@@ -420,6 +424,14 @@ export class ServiceApp {
     const compaction = compactor
       ? new PeriodicTask({ name: 'compaction-schedule', intervalMs: config.SVC_COMPACT_INTERVAL_S * 1000, run: () => oneAtATime(() => compactor.compact()) })
       : null
+    // Ticks leave the embedded log once sealed, out of every feature window and behind every committed position
+    // (pipeline/TickRetention.ts); on Kafka the ticks topic's retention.ms does it.
+    const tickRetention = eventLog instanceof EmbeddedLog && config.SVC_RETENTION_INTERVAL_S > 0
+      ? new TickRetention({ log: eventLog, ticksTopic: names.ticks, sinkGroup: SINK_GROUP, keepMs: tickRetentionMsOf(config) })
+      : null
+    const retention = tickRetention
+      ? new PeriodicTask({ name: 'tick-retention', intervalMs: config.SVC_RETENTION_INTERVAL_S * 1000, run: () => tickRetention.run() })
+      : null
     // Wall time, not the data clock: key windows are when the operator rotated, and a replay's virtual time restarts.
     const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: Date.now, worker: true })
     const server = await Server.start({
@@ -463,8 +475,9 @@ export class ServiceApp {
     ]) say(line)
     recordSchedule.start()
     compaction?.start()
+    retention?.start()
     funnel?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor, retention }, say)
   }
 
   /**
@@ -562,6 +575,7 @@ export class ServiceApp {
       this.server.services.metrics?.close()
       await this.server.services.answerKeys?.close()
       await this.funnel?.close()
+      await this.record.retention?.stop()
       await this.record.compaction?.stop()
       await this.record.compactor?.close()
       await this.record.schedule.stop()
