@@ -15,7 +15,7 @@ import { PARQUET_ROOT, ANCHOR_DATE } from '../pipeline/sinks/parquetLayout.ts'
 export const MONTH_DAYS = 30
 
 export interface DiskPart {
-  /** log.ticks, log.journals, parquet.ticks, parquet.journals, duckdb, state, other */
+  /** One of DISK_PARTS. */
   part: string
   bytes: number
   files: number
@@ -56,10 +56,12 @@ function partOf(rel: string[], ticksTopic: string): string {
   if (top === PARQUET_ROOT) return second === TICKS_DIR ? 'parquet.ticks' : 'parquet.journals'
   if (top === 'rejected') return 'parquet.journals'
   if (top === 'state') return 'state'
+  // Release builds' datasets and the record's files: one training window per release, not history.
+  if (top === 'record') return 'record'
   return 'other'
 }
 
-export const DISK_PARTS = ['log.ticks', 'log.journals', 'parquet.ticks', 'parquet.journals', 'duckdb', 'state', 'other'] as const
+export const DISK_PARTS = ['log.ticks', 'log.journals', 'parquet.ticks', 'parquet.journals', 'duckdb', 'state', 'record', 'other'] as const
 
 export async function measureDiskUse(dataDir: string, ticksTopic = 'venue.ticks'): Promise<DiskUseReport> {
   const parts = new Map<string, DiskPart>(DISK_PARTS.map((part) => [part, { part, bytes: 0, files: 0 }]))

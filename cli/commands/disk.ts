@@ -12,7 +12,7 @@ import { tickRetentionMsOf, topicNamesOf } from '../../app/config.ts'
 const usage = `Usage: svc disk [--data-dir DIR] [--json]
 
 Sizes the data folder by part (log ticks, log journals, Parquet ticks, Parquet journals, DuckDB files, state
-snapshots, other) and scales each to ${MONTH_DAYS} days of history, counted as the days of ticks sealed in Parquet. The ticks
+snapshots, the record's release datasets, other) and scales each to ${MONTH_DAYS} days of history, counted as the days of ticks sealed in Parquet. The ticks
 in the embedded log stay bounded by retention (the kept window), so their steady size is printed for that window.
 
 Options:

@@ -21,6 +21,7 @@ t.test('sizes each part and scales it to 30 days of sealed tick history', async 
     ['record/record.duckdb.wal', 90],
     ['state/engine.ndjson', 120],
     ['fits/model.json', 45],
+    ['record/datasets/bootstrap/BTC-bar.ndjson.gz', 500],
   ]
   for (const [rel, bytes] of files) {
     await mkdir(dirname(join(dir, rel)), { recursive: true })
@@ -35,6 +36,7 @@ t.test('sizes each part and scales it to 30 days of sealed tick history', async 
     'parquet.journals': 210,
     duckdb: 990,
     state: 120,
+    record: 500,
     other: 45,
   })
   t.equal(report.totalBytes, files.reduce((s, [, b]) => s + b, 0), 'every file counted once')
