@@ -33,6 +33,8 @@ import { openDataFolder, restrictUmask } from '../pipeline/log/dataModes.ts'
 import type { EventLog } from '../pipeline/log/EventLog.ts'
 import { openEventLog } from '../pipeline/log/openEventLog.ts'
 import { Pipeline } from '../pipeline/Pipeline.ts'
+import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
+import { TickRetention } from '../pipeline/TickRetention.ts'
 import { newestReplayedTime, tapeIdOf } from '../pipeline/TapeProducer.ts'
 import { Arena } from '../product/arena/Arena.ts'
 import { BillingService } from '../product/billing/BillingService.ts'
@@ -63,7 +65,7 @@ import { X402PaymentGate } from '../serving/payments/x402/X402PaymentGate.ts'
 import { ServiceMetrics } from '../serving/metrics/ServiceMetrics.ts'
 import { Server } from '../serving/Server.ts'
 import { Catalog } from '../sql/Catalog.ts'
-import { accessLogShareOf, eventLogOf, topicNamesOf, trainUntilOf, type AppConfig } from './config.ts'
+import { accessLogShareOf, eventLogOf, tickRetentionMsOf, topicNamesOf, trainUntilOf, type AppConfig } from './config.ts'
 import { marketWiringOf, openMarketServices, type MarketWiring } from './openMarketServices.ts'
 import { openWalletWiring, walletWiringOf } from './walletWiring.ts'
 import { HL_DEFAULT_BASE_URL, HyperliquidInfoClient } from '../ingest/hyperliquid/HyperliquidInfoClient.ts'
@@ -79,6 +81,8 @@ const log = childLogger('app')
 
 /** The simulated venue's seed: one fixed market, so two folders started the same day tell the same story. */
 const SIMULATED_SEED = 1
+/** The Parquet sink's consumer group: its committed offsets are what retention counts as sealed. */
+const SINK_GROUP = 'svc.parquet-sink'
 
 export const APP_ERRORS = {
   APP_CONFIG: { retryable: false, meaning: 'a configuration the app cannot run with that the schema cannot see (an empty tape, a history shorter than the training window)' },
@@ -236,7 +240,7 @@ export class ServiceApp {
     private readonly x402: X402PaymentGate | null,
     /** Used sign-in nonces and bearer sessions (product/identity/PayerSessions.ts). */
     private readonly proofJournal: Journal<typeof PAYER_PROOFS.schema>,
-    private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; served: ReleaseWiring; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
+    private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; served: ReleaseWiring; compaction: PeriodicTask | null; compactor: ParquetCompactor | null; retention: PeriodicTask | null },
     private readonly say: (line: string) => void,
     /** What close() is still waiting for (svc start names it when its stop deadline passes). */
     readonly stopSteps: StopSteps,
@@ -306,7 +310,7 @@ export class ServiceApp {
     // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts when the warm-up ends:
     // no API read comes from Parquet, and in this one process it would take a third of the warm-up's CPU; it then
     // catches up on the history in the background.
-    const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions, sink: { maxAgeMs: 5_000 }, startSink: false })
+    const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions, sinkGroup: SINK_GROUP, ticksRetentionMs: tickRetentionMsOf(config), sink: { maxAgeMs: 5_000 }, startSink: false })
     closes('pipeline', () => pipeline.close())
     // One REST budget for every call this process makes to the venue (the venue meters per IP).
     const hlBudget = new RestWeightBudget(deps.restBudget)
@@ -476,6 +480,14 @@ export class ServiceApp {
     const compaction = compactor
       ? new PeriodicTask({ name: 'compaction-schedule', intervalMs: config.SVC_COMPACT_INTERVAL_S * 1000, run: () => oneAtATime(() => compactor.compact()) })
       : null
+    // Ticks leave the embedded log once sealed, out of every feature window and behind every committed position
+    // (pipeline/TickRetention.ts); on Kafka the ticks topic's retention.ms does it.
+    const tickRetention = eventLog instanceof EmbeddedLog && config.SVC_RETENTION_INTERVAL_S > 0
+      ? new TickRetention({ log: eventLog, ticksTopic: names.ticks, sinkGroup: SINK_GROUP, keepMs: tickRetentionMsOf(config) })
+      : null
+    const retention = tickRetention
+      ? new PeriodicTask({ name: 'tick-retention', intervalMs: config.SVC_RETENTION_INTERVAL_S * 1000, run: () => tickRetention.run() })
+      : null
     // Wall time, not the data clock: key windows are when the operator rotated, and a replay's virtual time restarts.
     const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: Date.now, worker: true })
     closes('answer keys', () => answerKeys.close())
@@ -521,8 +533,9 @@ export class ServiceApp {
     ]) say(line)
     recordSchedule.start()
     compaction?.start()
+    retention?.start()
     funnel?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor }, say, stopSteps)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor, retention }, say, stopSteps)
   }
 
   /**
@@ -621,6 +634,7 @@ export class ServiceApp {
       this.server.services.metrics?.close()
       await step('answer keys', () => this.server.services.answerKeys?.close())
       await step('funnel', () => this.funnel?.close())
+      await step('tick retention', () => this.record.retention?.stop())
       await step('compaction schedule', () => this.record.compaction?.stop())
       await step('compactor', () => this.record.compactor?.close())
       await step('record schedule (a record run)', () => this.record.schedule.stop())

@@ -13,6 +13,7 @@ import { ADDRESS_SOURCE, StringEnum, Type, type Static, type TSchema } from '../
 import { describeFieldErrors, OptionsError, validateOptions, type FieldError } from '../common/validation.ts'
 import type { OpenEventLogOptions } from '../pipeline/log/openEventLog.ts'
 import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../pipeline/topics.ts'
+import { LONGEST_FEATURE_WINDOW_MS } from '../pipeline/features/FeatureState.ts'
 
 const Url = (description: string) => Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description }))
 
@@ -100,6 +101,18 @@ export const ENV_SCHEMA = Type.Object(
       minimum: 0,
       default: 3600,
       description: "seconds between compactions of closed days' small Parquet files into one per directory and partition; 0: only `svc compact`",
+    }),
+    SVC_RETENTION_INTERVAL_S: Type.Number({
+      minimum: 0,
+      default: 3600,
+      description:
+        'embedded log: seconds between tick retention runs (tick segments sealed in Parquet, older than the kept window and below every committed consumer position are deleted); 0: ticks stay in the log',
+    }),
+    SVC_TICK_RETENTION_MARGIN_DAYS: Type.Number({
+      minimum: 0,
+      default: 7,
+      description:
+        'ticks stay in the log for the longest feature window (30 days) plus this many days of event time (embedded) or after their append (Kafka: retention.ms of the ticks topic the service creates; the Parquet sink must keep up within it)',
     }),
     SVC_TRAIN_UNTIL: Type.Optional(Type.String({ format: 'date-time', description: 'an absolute training cut (ISO instant), instead of SVC_TRAIN_DAYS' })),
     SVC_PAY_TO: Type.Optional(
@@ -287,6 +300,11 @@ export function accessLogShareOf(c: Pick<AppConfig, 'SVC_ACCESS_LOG'>): number {
 
 export function topicNamesOf(c: AppConfig): TopicNames {
   return { ticks: c.SVC_TOPIC_TICKS, decisions: c.SVC_TOPIC_DECISIONS, outcomes: c.SVC_TOPIC_OUTCOMES, draws: c.SVC_TOPIC_DRAWS, calls: c.SVC_TOPIC_CALLS, callOptIns: c.SVC_TOPIC_CALL_OPT_INS, funnel: c.SVC_TOPIC_FUNNEL }
+}
+
+/** How long ticks stay in the log: the longest feature window plus the configured margin (issue 31 item 3). */
+export function tickRetentionMsOf(c: Pick<AppConfig, 'SVC_TICK_RETENTION_MARGIN_DAYS'>): number {
+  return LONGEST_FEATURE_WINDOW_MS + Math.round(c.SVC_TICK_RETENTION_MARGIN_DAYS * 86_400_000)
 }
 
 /** The event log of this configuration: the embedded log under <data dir>/log, or Kafka. */

@@ -19,6 +19,8 @@ export interface PipelineOptions {
   partitions?: number
   /** Consumer group of the Parquet sink. */
   sinkGroup?: string
+  /** Kafka: retention of the ticks topic when this creates it (topics.ts topicSpecs). Absent: ticks never expire. */
+  ticksRetentionMs?: number
   sink?: Omit<ParquetSinkOptions, 'dataDir' | 'tables'>
   /**
    * Start the sink's consumer now (default true). False leaves it idle until startSink() (or drain()):
@@ -45,7 +47,7 @@ export class Pipeline {
     const names = options.names ?? topicNames()
     const tables = sinkTables(names)
     // Every sunk topic exists before the sink subscribes, including journals whose topic is not a configurable name.
-    const specs = topicSpecs(names, options.partitions)
+    const specs = topicSpecs(names, options.partitions, options.ticksRetentionMs !== undefined ? { ticksRetentionMs: options.ticksRetentionMs } : {})
     for (const t of tables) if (!specs.some((s) => s.name === t.topic)) specs.push({ name: t.topic, partitions: options.partitions ?? DEFAULT_PARTITIONS })
     await options.log.ensureTopics(specs)
     const sink = await ParquetSink.open({ dataDir: options.dataDir, tables, ...options.sink })

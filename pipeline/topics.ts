@@ -35,6 +35,12 @@ export function topicNames(overrides: Partial<TopicNames> = {}): TopicNames {
   return { ...DEFAULT_TOPIC_NAMES, ...overrides }
 }
 
-export function topicSpecs(names: TopicNames = topicNames(), partitions = DEFAULT_PARTITIONS): TopicSpec[] {
-  return Object.values(names).map((name) => ({ name, partitions }))
+/**
+ * `ticksRetentionMs`: how long Kafka keeps a tick after appending it (TopicSpec.retentionMs), set on the ticks topic
+ * only; every journal stays whole (docs/decisions.md).
+ */
+export function topicSpecs(names: TopicNames = topicNames(), partitions = DEFAULT_PARTITIONS, options: { ticksRetentionMs?: number } = {}): TopicSpec[] {
+  return Object.values(names).map((name) =>
+    name === names.ticks && options.ticksRetentionMs !== undefined ? { name, partitions, retentionMs: options.ticksRetentionMs } : { name, partitions },
+  )
 }

@@ -27,6 +27,11 @@ export const VOL_WINDOWS = { '1h': HOUR_MS, '4h': 4 * HOUR_MS, '24h': DAY_MS, '7
 export const RETURN_WINDOWS = { '1h': HOUR_MS, '4h': 4 * HOUR_MS, '24h': DAY_MS } as const
 /** Trailing window of the funding distribution (mean, sd, z-score). */
 export const FUNDING_BASELINE_MS = 30 * DAY_MS
+/**
+ * The longest trailing window any feature reads (the 30-day volatility and funding baselines): ticks older than this
+ * behind the newest one no longer change a feature, which is what lets retention delete them from the log.
+ */
+export const LONGEST_FEATURE_WINDOW_MS = Math.max(...Object.values(VOL_WINDOWS), ...Object.values(RETURN_WINDOWS), FUNDING_BASELINE_MS)
 /** A volatility window needs bars covering at least this share of it, else the feature is null. */
 export const MIN_WINDOW_COVERAGE = 0.5
 

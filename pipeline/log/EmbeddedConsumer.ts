@@ -17,6 +17,8 @@ export interface EmbeddedLogInternals {
   readonly logger: Logger
   partitionCount(topic: string): number
   durableEnd(topic: string, partition: number): number
+  /** First offset the partition still holds (retention deleted the segments below it). */
+  logStart(topic: string, partition: number): number
   readBatch(topic: string, partition: number, fromOffset: number): Promise<ConsumedRecord[]>
   committedOffset(groupId: string, topic: string, partition: number): Promise<number | undefined>
   commitOffset(groupId: string, topic: string, partition: number, nextOffset: number): Promise<void>
@@ -93,6 +95,12 @@ export class EmbeddedConsumer implements LogConsumer {
           if (next > end) {
             this.log.logger.warn({ groupId: this.groupId, topic, partition, committed, end }, 'committed offset beyond end of log; starting at end')
             next = end
+          }
+          const logStart = this.log.logStart(topic, partition)
+          if (next < logStart) {
+            // Retention deleted the records below the log start: a consumer positioned there starts at it (Kafka's earliest).
+            if (committed !== undefined) this.log.logger.info({ groupId: this.groupId, topic, partition, committed, logStart }, 'position below the log start; starting at the log start')
+            next = logStart
           }
           positions.push({ topic, partition, next })
         }

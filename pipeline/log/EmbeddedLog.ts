@@ -5,7 +5,9 @@
  *   LOCK                                   owner pid (DirLock); a second process gets LOG_LOCKED
  *   topics/<topic>/meta.json               {"name","partitions"} written atomically
  *   topics/<topic>/<partition>/<base>.log  segments named by their first offset (20 digits); roll at segmentBytes
+ *   topics/<topic>/<partition>/start.json  {"logStart"} once retention deleted segments (absent: the log starts at 0)
  *   groups/<group>.json                    committed offsets, replaced atomically (GroupOffsetsFile)
+ *   retired-tx.json                        {"ranges"}: atomic units retention deleted part of (complete by construction)
  * Each record is one frame (frame.ts): length + CRC32 + offset + timestamp + key + value. Offsets → file positions
  * are indexed in memory, rebuilt by scanning every segment on open.
  *
@@ -45,6 +47,18 @@
  *   write, which would have made the whole transaction durable. Truncation can remove a complete transaction's frames
  *   from one partition, making it incomplete too, so this repeats until nothing is incomplete (logged). Offsets stay
  *   dense, so consumers and sinks see no difference.
+ *
+ * Retention (deleteSegmentsBelow, issue 31 item 3): whole segments whose records all lie below a given offset are
+ * deleted, oldest first, never the segment holding the last durable record. The partition's log start (the first
+ * offset still held) is written to start.json before any file goes, so a crash mid-deletion leaves only segments
+ * wholly below it, which recovery deletes. Readers asking below the log start get records from it (like Kafka's
+ * log-start offset); offsets are never renumbered, so endOffsets and committed positions mean what they meant. A read
+ * in flight on a deleted segment finishes on its open handle (the file is unlinked; the handle closes after the read).
+ * Atomic units span topics (a live venue unit holds ticks and venue.gaps), so deleting tick segments can leave a
+ * transaction with fewer frames than it declares, which recovery would take for a torn one and cut the other
+ * partitions at. Every frame retention deletes was durable, and a durable frame means its whole transaction was
+ * (the visibility rule), so the ids in deleted segments are recorded in retired-tx.json first and recovery never calls
+ * them incomplete; ids no longer found in any segment are dropped from the file at the next open.
  */
 import { open, readdir, readFile, rm, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -101,6 +115,39 @@ interface Segment {
   size: number
   /** File position of record baseOffset + i. */
   positions: number[]
+  /** Reads in progress on fh: a segment deleted by retention closes its handle once they finish. */
+  readers: number
+  /** Deleted by retention (file unlinked, no longer in its partition's list). */
+  retired: boolean
+  /** Timestamp of the segment's last record, once read for a segment that can no longer grow. */
+  lastTimestamp?: number
+}
+
+/** One segment as retention sees it (EmbeddedLog.segments). */
+export interface SegmentInfo {
+  baseOffset: number
+  /** Offset after its last durable record. */
+  endOffset: number
+  bytes: number
+  /** Timestamp of its last durable record (null: it holds none yet). */
+  lastTimestamp: number | null
+}
+
+/** What deleteSegmentsBelow removed. */
+export interface SegmentDeletion {
+  topic: string
+  partition: number
+  deletedSegments: number
+  deletedBytes: number
+  /** The partition's first held offset afterwards. */
+  logStart: number
+}
+
+/** A consumer group's committed position on one partition (EmbeddedLog.committedPositions). */
+export interface CommittedPosition {
+  groupId: string
+  partition: number
+  next: number
 }
 
 interface PartitionState {
@@ -108,6 +155,8 @@ interface PartitionState {
   partition: number
   dir: string
   segments: Segment[]
+  /** First offset still held (retention deleted the segments below it; 0 until it did). */
+  logStart: number
   /** Offset the next write gets (= end of written frames). */
   nextOffset: number
   /** End of frames of finished writes: whole plain writes and whole transactions (never inside a transaction). */
@@ -140,6 +189,37 @@ interface TxRun {
 }
 
 const SEGMENT_FILE = /^(\d{20})\.log$/
+/** Per partition directory: the log start once retention deleted segments. */
+const START_FILE = 'start.json'
+/** At the log root: transaction ids retention deleted frames of. */
+const RETIRED_TX_FILE = 'retired-tx.json'
+
+/** Sorted, merged inclusive ranges of transaction ids. */
+type IdRanges = Array<[number, number]>
+
+function mergeIds(ranges: IdRanges, ids: Iterable<number>): IdRanges {
+  const all: IdRanges = [...ranges, ...[...ids].map((id): [number, number] => [id, id])].sort((a, b) => a[0] - b[0])
+  const out: IdRanges = []
+  for (const [lo, hi] of all) {
+    const last = out[out.length - 1]
+    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi)
+    else out.push([lo, hi])
+  }
+  return out
+}
+
+function inRanges(ranges: IdRanges, id: number): boolean {
+  let lo = 0
+  let hi = ranges.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    const [a, b] = ranges[mid]!
+    if (id < a) hi = mid - 1
+    else if (id > b) lo = mid + 1
+    else return true
+  }
+  return false
+}
 const SCAN_CHUNK_BYTES = 4 * 1024 * 1024
 /** A transaction takes queued units until it holds about this many value bytes (the rest wait for the next one). */
 const TX_GROUP_BYTES = 8 * 1024 * 1024
@@ -165,6 +245,10 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   private topicChain: Promise<void> = Promise.resolve()
   /** Atomic units, group-committed: one transaction per group (writeUnits). */
   private readonly units = new GroupCommitQueue<Map<PartitionState, LogRecord[]>>({ maxBytes: TX_GROUP_BYTES, flush: (group) => this.writeUnits(group) })
+  /** Segment deletions run one at a time (each splices the front of a partition's segment list). */
+  private retentionChain: Promise<unknown> = Promise.resolve()
+  /** Transactions retention deleted frames of (see the file comment). */
+  private retiredTx: IdRanges = []
   private nextTxId = 1
   private failure: LogError | null = null
   private closed = false
@@ -288,6 +372,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     await this.units.drained()
     for (const t of this.topics.values()) for (const p of t.partitions) await p.writeChain.catch(() => {})
     await this.fsyncs.drained()
+    await this.retentionChain.catch(() => {})
     for (const g of this.groups.values()) await (await g.catch(() => null))?.settle()
     await this.closeFiles()
     await this.lock.release()
@@ -296,6 +381,127 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   /** Completed fsync rounds since open (observability; shows group commit coalescing concurrent sends). */
   get syncRounds(): number {
     return this.syncs
+  }
+
+  // ---- retention (see the file comment) ----
+
+  /** The first offset still held, per partition (index = partition); 0 until retention deleted something. */
+  async logStartOffsets(topic: string): Promise<number[]> {
+    this.assertOpen()
+    return this.topic(topic).partitions.map((p) => p.logStart)
+  }
+
+  /** The partition's segments, oldest first, with the timestamp of each one's last durable record. */
+  async segments(topic: string, partition: number): Promise<SegmentInfo[]> {
+    this.assertOpen()
+    const p = this.partitionState(topic, partition)
+    const list = [...p.segments]
+    const infos: SegmentInfo[] = []
+    for (let i = 0; i < list.length; i++) {
+      const s = list[i]!
+      const endOffset = Math.min(i + 1 < list.length ? list[i + 1]!.baseOffset : Infinity, p.durableEnd, s.baseOffset + s.positions.length)
+      let lastTimestamp: number | null = s.lastTimestamp ?? null
+      if (lastTimestamp === null && endOffset > Math.max(s.baseOffset, p.logStart) && !s.retired) {
+        const [last] = await this.readRange(p, endOffset - 1, 1)
+        lastTimestamp = last?.timestamp ?? null
+        // A segment followed by another can no longer grow: its last timestamp is final.
+        if (last && i + 1 < list.length && endOffset === list[i + 1]!.baseOffset) s.lastTimestamp = last.timestamp
+      }
+      infos.push({ baseOffset: s.baseOffset, endOffset, bytes: s.size, lastTimestamp })
+    }
+    return infos
+  }
+
+  /**
+   * Deletes, oldest first, the whole segments of a partition whose records all lie below `offset`, never one holding
+   * a record at or past the durable end's last record (so lastRecords keeps answering). The log start moves to the
+   * first remaining segment; it is durable before any file goes.
+   */
+  deleteSegmentsBelow(topic: string, partition: number, offset: number): Promise<SegmentDeletion> {
+    this.assertOpen()
+    const p = this.partitionState(topic, partition)
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new LogError('LOG_INVALID_ARGUMENT', `offset: ${offset} is not a non-negative integer`)
+    const run = this.retentionChain.catch(() => {}).then(async (): Promise<SegmentDeletion> => {
+      this.assertOpen()
+      if (this.failure) throw this.failure
+      const limit = Math.min(offset, p.durableEnd - 1)
+      let k = 0
+      // A segment still waiting for its fsync round stays (the round holds its handle).
+      while (k + 1 < p.segments.length && p.segments[k + 1]!.baseOffset <= limit && !this.dirtySegments.has(p.segments[k]!)) k++
+      if (k === 0) return { topic: p.topic, partition: p.partition, deletedSegments: 0, deletedBytes: 0, logStart: p.logStart }
+      const logStart = p.segments[k]!.baseOffset
+      const ids = new Set<number>()
+      for (const s of p.segments.slice(0, k)) await this.collectTxIds(s, ids)
+      if (ids.size > 0) {
+        const merged = mergeIds(this.retiredTx, ids)
+        await writeFileAtomic(join(this.dir, RETIRED_TX_FILE), JSON.stringify({ ranges: merged }) + '\n')
+        this.retiredTx = merged
+      }
+      await writeFileAtomic(join(p.dir, START_FILE), JSON.stringify({ logStart }) + '\n')
+      // Only writes append to the list and only this chain removes from it, so its first k are still the ones checked.
+      const gone = p.segments.splice(0, k)
+      p.logStart = logStart
+      let deletedBytes = 0
+      for (const s of gone) {
+        s.retired = true
+        deletedBytes += s.size
+        await unlink(s.path).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err
+        })
+        if (s.readers === 0) await s.fh.close().catch(() => {})
+      }
+      await fsyncDir(p.dir)
+      this.logger.info({ topic: p.topic, partition: p.partition, deletedSegments: gone.length, deletedBytes, logStart }, 'retention deleted segments')
+      return { topic: p.topic, partition: p.partition, deletedSegments: gone.length, deletedBytes, logStart }
+    })
+    this.retentionChain = run
+    return run
+  }
+
+  /** Adds the transaction ids of a segment's version-2 frames to `ids` (one read of the whole file). */
+  private async collectTxIds(s: Segment, ids: Set<number>): Promise<void> {
+    if (s.positions.length === 0) return
+    const buf = Buffer.allocUnsafe(s.size)
+    let read = 0
+    s.readers++
+    try {
+      while (read < buf.length) {
+        const { bytesRead } = await s.fh.read(buf, read, buf.length - read, read)
+        if (bytesRead === 0) throw new LogError('LOG_CORRUPT', `${s.path}: unexpected end of file at ${read}`)
+        read += bytesRead
+      }
+    } finally {
+      s.readers--
+    }
+    for (const at of s.positions) {
+      const tx = frameTx(buf, at)
+      if (tx) ids.add(tx.id)
+    }
+  }
+
+  /** Every consumer group's committed position on the topic's partitions (from the groups folder). */
+  async committedPositions(topic: string): Promise<CommittedPosition[]> {
+    this.assertOpen()
+    const n = this.partitionCount(topic)
+    const out: CommittedPosition[] = []
+    for (const file of (await readdir(join(this.dir, 'groups'))).sort()) {
+      if (!file.endsWith('.json') || file.includes('.tmp-')) continue
+      const groupId = decodeURIComponent(file.slice(0, -'.json'.length))
+      const group = await this.group(groupId)
+      for (let partition = 0; partition < n; partition++) {
+        const next = group.get(topic, partition)
+        if (next !== undefined) out.push({ groupId, partition, next })
+      }
+    }
+    return out
+  }
+
+  /** Bytes of every segment file of the topic (disk use reports). */
+  async topicBytes(topic: string): Promise<number> {
+    this.assertOpen()
+    let bytes = 0
+    for (const p of this.topic(topic).partitions) for (const s of p.segments) bytes += s.size
+    return bytes
   }
 
   // ---- producing ----
@@ -486,7 +692,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     } catch (err) {
       this.fail(err, `creating segment ${path} failed`)
     }
-    const segment: Segment = { baseOffset, path, fh, size: 0, positions: [] }
+    const segment: Segment = { baseOffset, path, fh, size: 0, positions: [], readers: 0, retired: false }
     p.segments.push(segment)
     this.dirtyDirs.add(p.dir)
     return segment
@@ -539,14 +745,20 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     return this.partitionState(topic, partition).durableEnd
   }
 
+  logStart(topic: string, partition: number): number {
+    return this.partitionState(topic, partition).logStart
+  }
+
   readBatch(topic: string, partition: number, fromOffset: number): Promise<ConsumedRecord[]> {
     if (this.closed) return Promise.reject(new LogError('LOG_CLOSED', 'embedded log is closed'))
     return this.readRange(this.partitionState(topic, partition), fromOffset, this.options.maxBatchRecords)
   }
 
   /** Up to `max` durable records from `fromOffset`, within one segment and about maxBatchBytes. */
-  private async readRange(p: PartitionState, fromOffset: number, max: number): Promise<ConsumedRecord[]> {
+  private async readRange(p: PartitionState, from: number, max: number): Promise<ConsumedRecord[]> {
     const end = p.durableEnd
+    // Below the log start, reading starts at it (retention deleted what was there).
+    const fromOffset = Math.max(from, p.logStart)
     if (fromOffset >= end) return []
     const held = this.fromMemory(p, fromOffset, max, end)
     if (held) return held
@@ -559,10 +771,15 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     const stop = last < segment.positions.length ? segment.positions[last]! : segment.size
     const buf = Buffer.allocUnsafe(stop - start)
     let read = 0
-    while (read < buf.length) {
-      const { bytesRead } = await segment.fh.read(buf, read, buf.length - read, start + read)
-      if (bytesRead === 0) throw new LogError('LOG_CORRUPT', `${segment.path}: unexpected end of file at ${start + read}`)
-      read += bytesRead
+    segment.readers++
+    try {
+      while (read < buf.length) {
+        const { bytesRead } = await segment.fh.read(buf, read, buf.length - read, start + read)
+        if (bytesRead === 0) throw new LogError('LOG_CORRUPT', `${segment.path}: unexpected end of file at ${start + read}`)
+        read += bytesRead
+      }
+    } finally {
+      if (--segment.readers === 0 && segment.retired) await segment.fh.close().catch(() => {})
     }
     const records: ConsumedRecord[] = []
     let at = 0
@@ -660,7 +877,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   }
 
   private emptyPartition(topic: string, partition: number, dir: string): PartitionState {
-    return { topic, partition, dir, segments: [], nextOffset: 0, completeEnd: 0, durableEnd: 0, writeChain: Promise.resolve(), recent: [], recentHead: 0, recentFirst: 0, recentSize: 0 }
+    return { topic, partition, dir, segments: [], logStart: 0, nextOffset: 0, completeEnd: 0, durableEnd: 0, writeChain: Promise.resolve(), recent: [], recentHead: 0, recentFirst: 0, recentSize: 0 }
   }
 
   private async closeFiles(): Promise<void> {
@@ -677,6 +894,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   // ---- recovery ----
 
   private async recover(): Promise<void> {
+    this.retiredTx = await this.readRetiredTx()
     const topicsDir = join(this.dir, 'topics')
     const runs = new Map<PartitionState, TxRun[]>()
     for (const name of (await readdir(topicsDir)).sort()) {
@@ -708,18 +926,81 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
       this.topics.set(name, { name, partitions })
     }
     for (const list of runs.values()) for (const r of list) if (r.id >= this.nextTxId) this.nextTxId = r.id + 1
+    for (const [lo, hi] of this.retiredTx) if (hi >= this.nextTxId) this.nextTxId = hi + 1
     await this.dropIncompleteTransactions(runs)
+    await this.pruneRetiredTx(runs)
     for (const file of await readdir(join(this.dir, 'groups'))) {
       if (file.includes('.tmp-')) await unlink(join(this.dir, 'groups', file)).catch(() => {})
     }
   }
 
+  private async readRetiredTx(): Promise<IdRanges> {
+    const path = join(this.dir, RETIRED_TX_FILE)
+    let text: string
+    try {
+      text = await readFile(path, 'utf8')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+      throw err
+    }
+    let ranges: unknown
+    try {
+      ranges = (JSON.parse(text) as { ranges?: unknown }).ranges
+    } catch (err) {
+      throw new LogError('LOG_CORRUPT', `${path}: not valid JSON`, { cause: err })
+    }
+    const ok = Array.isArray(ranges) && ranges.every((r) => Array.isArray(r) && r.length === 2 && Number.isSafeInteger(r[0]) && Number.isSafeInteger(r[1]) && r[0] <= r[1])
+    if (!ok) throw new LogError('LOG_CORRUPT', `${path}: bad ranges`)
+    return mergeIds(ranges as IdRanges, [])
+  }
+
+  /** Keeps only the retired ids some segment still holds frames of (the others can no longer matter). */
+  private async pruneRetiredTx(runs: Map<PartitionState, TxRun[]>): Promise<void> {
+    if (this.retiredTx.length === 0) return
+    const held = new Set<number>()
+    for (const list of runs.values()) for (const r of list) if (inRanges(this.retiredTx, r.id)) held.add(r.id)
+    const pruned = mergeIds([], held)
+    if (pruned.length === this.retiredTx.length && pruned.every((r, i) => r[0] === this.retiredTx[i]![0] && r[1] === this.retiredTx[i]![1])) return
+    await writeFileAtomic(join(this.dir, RETIRED_TX_FILE), JSON.stringify({ ranges: pruned }) + '\n')
+    this.retiredTx = pruned
+  }
+
+  private async readLogStart(dir: string): Promise<number> {
+    let text: string
+    try {
+      text = await readFile(join(dir, START_FILE), 'utf8')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0
+      throw err
+    }
+    let logStart: unknown
+    try {
+      logStart = (JSON.parse(text) as { logStart?: unknown }).logStart
+    } catch (err) {
+      throw new LogError('LOG_CORRUPT', `${join(dir, START_FILE)}: not valid JSON`, { cause: err })
+    }
+    if (!Number.isSafeInteger(logStart) || (logStart as number) < 0) throw new LogError('LOG_CORRUPT', `${join(dir, START_FILE)}: bad logStart`)
+    return logStart as number
+  }
+
   private async recoverPartition(topic: string, partition: number, dir: string, runs: TxRun[]): Promise<PartitionState> {
     const state = this.emptyPartition(topic, partition, dir)
-    const files = (await readdir(dir)).filter((f) => SEGMENT_FILE.test(f)).sort()
-    let expected = 0
-    let cut = false
+    const listed = await readdir(dir)
+    for (const f of listed) if (f.startsWith(`${START_FILE}.tmp-`)) await unlink(join(dir, f)).catch(() => {})
+    const logStart = await this.readLogStart(dir)
+    let files = listed.filter((f) => SEGMENT_FILE.test(f)).sort()
     let removed = false
+    // Segments wholly below the log start are what a crash mid-deletion left behind.
+    while (files.length > 1 && Number(SEGMENT_FILE.exec(files[1]!)![1]) <= logStart) {
+      this.logger.info({ topic, partition, segment: join(dir, files[0]!), logStart }, 'deleting a segment below the log start (retention interrupted)')
+      await rm(join(dir, files[0]!), { force: true })
+      files = files.slice(1)
+      removed = true
+    }
+    const firstBase = files.length > 0 ? Number(SEGMENT_FILE.exec(files[0]!)![1]) : logStart
+    let expected = firstBase <= logStart ? firstBase : logStart
+    state.logStart = logStart
+    let cut = false
     for (const file of files) {
       const path = join(dir, file)
       const baseOffset = Number(SEGMENT_FILE.exec(file)![1])
@@ -734,7 +1015,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
         continue
       }
       const fh = await open(path, 'r+')
-      const segment: Segment = { baseOffset, path, fh, size: 0, positions: [] }
+      const segment: Segment = { baseOffset, path, fh, size: 0, positions: [], readers: 0, retired: false }
       state.segments.push(segment)
       const { validBytes, fileBytes, reason } = await this.scanSegment(segment, runs)
       if (validBytes < fileBytes) {
@@ -751,6 +1032,8 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
       expected = baseOffset + segment.positions.length
     }
     if (removed) await fsyncDir(dir)
+    // A torn tail can end the log inside the first segment, even below the recorded start: reads start at the end then.
+    if (expected < state.logStart) state.logStart = expected
     state.nextOffset = expected
     state.completeEnd = expected
     state.durableEnd = expected
@@ -777,7 +1060,8 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     for (const [id, c] of counts) {
       // More frames than declared cannot come from a crash (ids are never reused): refuse rather than guess.
       if (c.found > c.frames) throw new LogError('LOG_CORRUPT', `${this.dir}: transaction ${id} has ${c.found} frames but declares ${c.frames}`)
-      if (c.found < c.frames) incomplete.add(id)
+      // Retention deleted some of its frames: they were durable, so it was whole.
+      if (c.found < c.frames && !inRanges(this.retiredTx, id)) incomplete.add(id)
     }
     const cuts = new Map<PartitionState, { offset: number; transactions: number[] }>()
     for (let changed = incomplete.size > 0; changed; ) {

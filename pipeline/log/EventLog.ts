@@ -7,6 +7,13 @@
 export interface TopicSpec {
   name: string
   partitions: number
+  /**
+   * Kafka only, applied when the service creates the topic: records may be deleted this long after they were appended
+   * (retention.ms, judged by append time: message.timestamp.type=LogAppendTime, since record timestamps are event
+   * times and a replayed history's are months old). Absent: nothing ever expires. The embedded log deletes only through
+   * deleteSegmentsBelow (pipeline/TickRetention.ts).
+   */
+  retentionMs?: number
 }
 
 export interface LogRecord {

@@ -38,16 +38,33 @@ import { optionsValidator } from '../../common/validation.ts'
 
 
 /**
- * Topics are the system of record (ticks, the decision ledger, the draws journal), so nothing expires. The broker
- * default (retention.ms = 7 days) judges age by record timestamps, and ours are event times — a replayed tape from
- * months ago would be deleted range by range at the next retention check, silently losing records under committed
- * offsets. No time or size retention; cleanup by deletion only, never compaction.
+ * Journals are the system of record (the decision ledger, the draws journal, ...), so nothing of theirs expires. The
+ * broker default (retention.ms = 7 days) judges age by record timestamps, and ours are event times — a replayed tape
+ * from months ago would be deleted range by range at the next retention check, silently losing records under
+ * committed offsets. No time or size retention; cleanup by deletion only, never compaction: every journal's key is an
+ * ordering key shared by records of many ids, so keeping the last record per key would drop rows (docs/decisions.md).
  */
 const TOPIC_CONFIG = [
   { name: 'retention.ms', value: '-1' },
   { name: 'retention.bytes', value: '-1' },
   { name: 'cleanup.policy', value: 'delete' },
 ]
+
+/**
+ * A topic created with a retentionMs (the ticks: issue 31 item 3): records go that long after they were appended. Age
+ * by append time (LogAppendTime), not by the record's event time, so a history replayed today is kept for the whole
+ * retention from today: the Parquet sink has that long to seal it. Nothing else reads a tick's log timestamp (the
+ * sink's tables take event time from the tick itself; only its rejects table records the log timestamp).
+ */
+function topicConfig(spec: TopicSpec): Array<{ name: string; value: string }> {
+  if (spec.retentionMs === undefined) return TOPIC_CONFIG
+  return [
+    { name: 'retention.ms', value: String(spec.retentionMs) },
+    { name: 'retention.bytes', value: '-1' },
+    { name: 'cleanup.policy', value: 'delete' },
+    { name: 'message.timestamp.type', value: 'LogAppendTime' },
+  ]
+}
 
 export interface KafkaLogOptions {
   /** host:port list; use 127.0.0.1 rather than localhost (Node may resolve localhost to ::1 first). */
@@ -201,6 +218,7 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
     this.assertOpen()
     assertTopicSpecs(specs)
     const wanted = new Map(specs.map((s) => [this.physicalTopic(s.name), s.partitions]))
+    const specOf = new Map(specs.map((s) => [this.physicalTopic(s.name), s]))
     // Right after creation a KRaft broker may still answer UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE, which
     // kafkajs' createTopics does not retry (kafka-broker.md §6.2): retry the whole create-and-verify step.
     await CREATE_RETRY.run(
@@ -215,7 +233,7 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
                 topic,
                 numPartitions,
                 replicationFactor: this.options.replicationFactor,
-                configEntries: TOPIC_CONFIG,
+                configEntries: topicConfig(specOf.get(topic)!),
               })),
             })
             .catch((err: unknown) => {

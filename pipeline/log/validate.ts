@@ -21,6 +21,9 @@ export function assertTopicSpecs(specs: TopicSpec[]): void {
     if (!Number.isInteger(spec.partitions) || spec.partitions < 1 || spec.partitions > MAX_PARTITIONS) {
       throw new LogError('LOG_INVALID_ARGUMENT', `specs[${i}].partitions: must be an integer in 1..${MAX_PARTITIONS}`)
     }
+    if (spec.retentionMs !== undefined && !(Number.isSafeInteger(spec.retentionMs) && spec.retentionMs > 0)) {
+      throw new LogError('LOG_INVALID_ARGUMENT', `specs[${i}].retentionMs: must be a positive integer (ms)`)
+    }
   })
 }
 

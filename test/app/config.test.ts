@@ -5,7 +5,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
-import { ENV_TABLE_BEGIN, ENV_TABLE_END, accessLogShareOf, configErrorLine, eventLogOf, loadConfig, renderEnvTable, topicNamesOf, trainUntilOf } from '../../app/config.ts'
+import { ENV_TABLE_BEGIN, ENV_TABLE_END, accessLogShareOf, configErrorLine, eventLogOf, loadConfig, renderEnvTable, tickRetentionMsOf, topicNamesOf, trainUntilOf } from '../../app/config.ts'
 import { OptionsError } from '../../common/validation.ts'
 import { openEventLog } from '../../pipeline/log/openEventLog.ts'
 import { kafkaBrokers, kafkaSkipReason } from '../helpers/logs.ts'
@@ -104,4 +104,11 @@ t.test('SVC_TRAIN_UNTIL: an RFC 3339 instant, read once into epoch ms; one line 
   })()
   t.ok(err instanceof OptionsError)
   t.match(configErrorLine(err as OptionsError), /SVC_TRAIN_UNTIL/)
+})
+
+t.test('ticks stay for the longest feature window plus the margin (issue 31 item 3)', async (t) => {
+  t.equal(tickRetentionMsOf(loadConfig({})), 37 * 86_400_000, 'default: 30-day baselines + 7 days')
+  t.equal(tickRetentionMsOf(loadConfig({ SVC_TICK_RETENTION_MARGIN_DAYS: '0.5' })), 30.5 * 86_400_000)
+  t.equal(loadConfig({}).SVC_RETENTION_INTERVAL_S, 3600)
+  t.throws(() => loadConfig({ SVC_TICK_RETENTION_MARGIN_DAYS: '-1' }), { message: /environment\/SVC_TICK_RETENTION_MARGIN_DAYS/ })
 })

@@ -10,6 +10,7 @@ import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Kafka } from 'kafkajs'
 import { kafkaBrokers, kafkaSkip, makeKafkaFactory } from '../../helpers/logs.ts'
+import { topicNames, topicSpecs } from '../../../pipeline/topics.ts'
 
 const skip = kafkaSkip(t)
 
@@ -36,4 +37,39 @@ t.test('records with year-old event timestamps survive retention checks', { skip
   const [offsets] = await admin.fetchTopicOffsets(`${prefix}old.events`)
   t.equal(offsets!.low, '0', 'nothing was deleted from the start of the log')
   t.equal(offsets!.high, '1000', 'every record is still there')
+})
+
+/**
+ * Issue 31 item 3: the ticks topic the service creates carries retention (the longest feature window + margin) judged
+ * by append time, and every journal stays whole (docs/decisions.md: no journal is compacted).
+ */
+t.test('the service-created ticks topic has retention by append time; journals keep everything', { skip }, async (t) => {
+  const { makeLog, prefix } = makeKafkaFactory(t)
+  const log = await makeLog()
+  const names = topicNames()
+  const retentionMs = 37 * 86_400_000
+  await log.ensureTopics(topicSpecs(names, 1, { ticksRetentionMs: retentionMs }))
+  const admin = new Kafka({ brokers: kafkaBrokers()!, logLevel: 0 }).admin()
+  await admin.connect()
+  t.teardown(() => admin.disconnect())
+  const configNames = ['retention.ms', 'retention.bytes', 'cleanup.policy', 'message.timestamp.type']
+  const described = await admin.describeConfigs({
+    resources: Object.values(names).map((name) => ({ type: 2, name: `${prefix}${name}`, configNames })),
+    includeSynonyms: false,
+  })
+  const byTopic = new Map(described.resources.map((r) => [r.resourceName.slice(prefix.length), Object.fromEntries(r.configEntries.map((e) => [e.configName, e.configValue]))]))
+  t.same(byTopic.get(names.ticks), { 'retention.ms': String(retentionMs), 'retention.bytes': '-1', 'cleanup.policy': 'delete', 'message.timestamp.type': 'LogAppendTime' }, 'ticks: retention by append time')
+  for (const name of Object.values(names).filter((n) => n !== names.ticks)) {
+    t.same(byTopic.get(name), { 'retention.ms': '-1', 'retention.bytes': '-1', 'cleanup.policy': 'delete', 'message.timestamp.type': 'CreateTime' }, `${name}: whole, never compacted`)
+  }
+
+  // Ticks of a year-old history appended now are kept: age is counted from the append.
+  const producer = await log.createProducer()
+  const yearAgo = Date.now() - 365 * 86_400_000
+  await producer.send(names.ticks, Array.from({ length: 300 }, (_, i) => ({ key: 'BTC', value: Buffer.from(`t${i}`), timestamp: yearAgo + i })))
+  await producer.close()
+  await sleep(3_500)
+  const [offsets] = await admin.fetchTopicOffsets(`${prefix}${names.ticks}`)
+  t.equal(offsets!.low, '0', 'no old-event-time tick was deleted')
+  t.equal(offsets!.high, '300')
 })
