@@ -261,7 +261,6 @@ export class ServiceApp {
     await Catalog.apply(dataDir)
     // Every checkpointed stream processor's snapshots (issue 31): a restart loads them and reads only the log's tail.
     const checkpoints: CheckpointSettings = { snapshots: await StateSnapshots.open(join(dataDir, 'state')), everyMs: config.SVC_STATE_SNAPSHOT_S * 1000 }
-    void checkpoints
     const eventLog = await openEventLog(eventLogOf(config))
     // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts when the warm-up ends:
     // no API read comes from Parquet, and in this one process it would take a third of the warm-up's CPU; it then
@@ -323,7 +322,7 @@ export class ServiceApp {
     const served = await openReleaseWiring({ releases, eventLog, ticksTopic: names.ticks, config, say })
     const runner = await EngineRunner.start({
       log: eventLog, dataDir, names, partitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil,
-      walletProvider: wallet.provider, accountClock: wallet.accountClock,
+      walletProvider: wallet.provider, accountClock: wallet.accountClock, checkpoints,
       // The live venue: API decisions in the present, cadence decided live or by the clock (EngineRunner).
       ...(feed.mode === 'live' ? { live: { clock } } : {}),
       ...served.engineOptions(),
