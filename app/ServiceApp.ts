@@ -347,6 +347,7 @@ export class ServiceApp {
       },
       now: () => runner.live.now() ?? clock.now(),
       wallNow: () => clock.now(),
+      checkpoints,
     })
     // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
     const arena = await Arena.open({ log: eventLog, clock, partitions, events: duel.events })
