@@ -31,7 +31,7 @@ import type { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
 import { DECISIONS, type LedgerDecision } from '../pipeline/records/decisionRecord.ts'
 import { OUTCOMES_JOURNAL, type LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
 import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../pipeline/topics.ts'
-import { CheckpointedFollowers } from '../pipeline/state/CheckpointedFollowers.ts'
+import { CheckpointedFollowers, followOwnWrites } from '../pipeline/state/CheckpointedFollowers.ts'
 import type { RestoredState } from '../pipeline/state/restoreState.ts'
 import type { CheckpointSettings, StateStore } from '../pipeline/state/StateStore.ts'
 import { EngineError } from './EngineError.ts'
@@ -85,7 +85,7 @@ export class DecisionLedger {
     const outcomes = await Journal.open({ log: options.log, def: OUTCOMES_JOURNAL, topic: names.outcomes, partitions })
     const ledger = new DecisionLedger(decisions, outcomes, names)
     const groupId = options.groupId ?? 'svc.ledger-index'
-    const catchUp = { catchUpTimeoutMs: options.catchUpTimeoutMs ?? 120_000 }
+    const catchUpTimeoutMs = options.catchUpTimeoutMs ?? 120_000
     try {
       ledger.followers = await CheckpointedFollowers.open({
         log: options.log,
@@ -93,26 +93,8 @@ export class DecisionLedger {
         checkpoints: options.checkpoints,
         logger: log,
         journals: [
-          {
-            journal: decisions,
-            follow: (from) =>
-              decisions.follow(`${groupId}.decisions`, (d) => ledger.followed(d), {
-                ...catchUp,
-                from,
-                skipOwnWrites: true,
-                onInvalid: (err, r) => log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, 'undecodable decision ignored by the index'),
-              }),
-          },
-          {
-            journal: outcomes,
-            follow: (from) =>
-              outcomes.follow(`${groupId}.outcomes`, (o) => ledger.followedOutcome(o), {
-                ...catchUp,
-                from,
-                skipOwnWrites: true,
-                onInvalid: (err, r) => log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, 'undecodable outcome ignored by the index'),
-              }),
-          },
+          followOwnWrites(decisions, { group: `${groupId}.decisions`, what: 'decision', logger: log, catchUpTimeoutMs }, (d) => ledger.followed(d)),
+          followOwnWrites(outcomes, { group: `${groupId}.outcomes`, what: 'outcome', logger: log, catchUpTimeoutMs }, (o) => ledger.followedOutcome(o)),
         ],
       })
     } catch (err) {

@@ -14,7 +14,8 @@
  */
 import type { Logger } from 'pino'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { JournalFollower, JournalPosition } from '../journal/Journal.ts'
+import type { Static, TObject } from '../../common/schema.ts'
+import type { Journal, JournalFollower, JournalPosition } from '../journal/Journal.ts'
 import type { ConsumerPosition, EventLog } from '../log/EventLog.ts'
 import { Checkpointer } from './Checkpointer.ts'
 import { restoreState, type RestoredState } from './restoreState.ts'
@@ -27,6 +28,27 @@ export interface FollowedJournal {
   follow: (from: JournalPosition[]) => Promise<JournalFollower>
 }
 
+/**
+ * A journal followed into a state its own writes also feed at acknowledgement (skipOwnWrites), from the positions it
+ * is given; an undecodable record is logged and skipped.
+ */
+export function followOwnWrites<S extends TObject>(
+  journal: Journal<S>,
+  o: { group: string; what: string; logger: Logger; catchUpTimeoutMs?: number },
+  onRecord: (record: Static<S>) => void,
+): FollowedJournal {
+  return {
+    journal,
+    follow: (from) =>
+      journal.follow(o.group, (record) => onRecord(record), {
+        from,
+        skipOwnWrites: true,
+        ...(o.catchUpTimeoutMs !== undefined ? { catchUpTimeoutMs: o.catchUpTimeoutMs } : {}),
+        onInvalid: (err, r) => o.logger.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, `undecodable ${o.what} record ignored`),
+      }),
+  }
+}
+
 /** How long a stop waits for the processor's own writes to be read back before its final snapshot (then skipped). */
 const SETTLE_MS = 5_000
 
@@ -37,6 +59,7 @@ export class CheckpointedFollowers {
     private readonly journals: readonly FollowedJournal[],
     readonly followers: JournalFollower[],
     readonly restored: RestoredState | null,
+    private readonly snapshotWhen: () => boolean,
   ) {}
 
   /**
@@ -48,6 +71,8 @@ export class CheckpointedFollowers {
     store: StateStore
     checkpoints: CheckpointSettings | null | undefined
     journals: readonly FollowedJournal[]
+    /** False while the state must not be snapshotted for a reason of the processor's own (default: always may). */
+    snapshotWhen?: () => boolean
     logger: Logger
   }): Promise<CheckpointedFollowers> {
     const { log, store, checkpoints, journals, logger } = options
@@ -64,7 +89,7 @@ export class CheckpointedFollowers {
       for (const f of followers) await f.stop().catch(() => undefined)
       throw err
     }
-    const self = new CheckpointedFollowers(journals, followers, restored)
+    const self = new CheckpointedFollowers(journals, followers, restored, options.snapshotWhen ?? (() => true))
     if (checkpoints) {
       self.checkpointer = new Checkpointer({
         snapshots: checkpoints.snapshots,
@@ -81,7 +106,7 @@ export class CheckpointedFollowers {
 
   /** The positions the state reflects now; null while an own write of any journal has not settled (header). */
   capture(): ConsumerPosition[] | null {
-    if (this.journals.some((j) => j.journal.writesUnsettled)) return null
+    if (!this.snapshotWhen() || this.journals.some((j) => j.journal.writesUnsettled)) return null
     // Read after the check, synchronously: no record can be applied in between.
     return this.journals.flatMap((j, i) => this.followers[i]!.positions().map((p) => ({ topic: j.journal.topic, partition: p.partition, next: p.offset })))
   }
@@ -104,7 +129,7 @@ export class CheckpointedFollowers {
   async stop(): Promise<void> {
     if (this.checkpointer) {
       const deadline = Date.now() + SETTLE_MS
-      while (this.capture() === null && Date.now() < deadline && !this.followers.some((f) => f.failed)) await sleep(5)
+      while (this.capture() === null && this.snapshotWhen() && Date.now() < deadline && !this.followers.some((f) => f.failed)) await sleep(5)
       await this.checkpointer.stop({ final: true })
     }
     for (const f of this.followers) await f.stop().catch(() => undefined)

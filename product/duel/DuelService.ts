@@ -30,7 +30,7 @@ import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
 import { CALL_OPT_INS, CALLS, CALL_RECORD_VERSION, callId, type CallRow, type OptInRow } from '../../pipeline/records/callRecord.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../../pipeline/topics.ts'
-import { CheckpointedFollowers } from '../../pipeline/state/CheckpointedFollowers.ts'
+import { CheckpointedFollowers, followOwnWrites } from '../../pipeline/state/CheckpointedFollowers.ts'
 import type { RestoredState } from '../../pipeline/state/restoreState.ts'
 import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
 import { CALL_BOOK_SCHEMA, CallBook } from './CallBook.ts'
@@ -126,24 +126,8 @@ export class DuelService implements Duel {
         checkpoints: options.checkpoints,
         logger: log,
         journals: [
-          {
-            journal: calls,
-            follow: (from) =>
-              calls.follow(`${group}.calls`, (row) => duel.applyCall(row), {
-                from,
-                skipOwnWrites: true,
-                onInvalid: (err, r) => log.warn({ partition: r.partition, offset: r.offset, err: err.message }, 'undecodable call record ignored'),
-              }),
-          },
-          {
-            journal: optIns,
-            follow: (from) =>
-              optIns.follow(`${group}.opt_ins`, (row) => duel.book.setConsent(row), {
-                from,
-                skipOwnWrites: true,
-                onInvalid: (err, r) => log.warn({ partition: r.partition, offset: r.offset, err: err.message }, 'undecodable opt-in record ignored'),
-              }),
-          },
+          followOwnWrites(calls, { group: `${group}.calls`, what: 'call', logger: log }, (row) => duel.applyCall(row)),
+          followOwnWrites(optIns, { group: `${group}.opt_ins`, what: 'opt-in', logger: log }, (row) => duel.book.setConsent(row)),
         ],
       })
     } catch (err) {

@@ -18,52 +18,28 @@ import { StateSnapshots } from '../../pipeline/state/StateSnapshots.ts'
 import { stateDigest, type CheckpointSettings } from '../../pipeline/state/StateStore.ts'
 import { topicNames } from '../../pipeline/topics.ts'
 import { checkCheckpointEquivalence, seeded } from '../helpers/checkpoint.ts'
+import { testDecision, testOutcome } from '../helpers/ledgerRecords.ts'
 import { forEachLog } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
 const QUESTIONS = ['S05_volatility_expansion', 'S01_funding_flip', 'S03_liquidation_cascade']
 const ASSETS = ['BTC', 'ETH', 'SOL']
 
+/** A claim (a tenth refusals) on a random question, asset, subject and minute. */
 function decision(n: number, rnd: () => number): LedgerDecision {
-  const hex = n.toString(16).padStart(12, '0')
   const minute = Math.floor(rnd() * 10_000)
-  return {
-    v: 1,
-    decision_id: `0198a3c4-5e6f-8a0b-9c1d-${hex}`,
+  return testDecision(n, {
     question_id: QUESTIONS[n % 3]!,
     asset: ASSETS[Math.floor(rnd() * 3)]!,
-    subject: rnd() < 0.2 ? `0x${hex.padStart(40, '0')}` : null,
-    event: `event ${n}`,
-    horizon: '240m',
+    subject: rnd() < 0.2 ? `0x${n.toString(16).padStart(40, '0')}` : null,
     horizon_end: new Date(Date.UTC(2026, 6, 1, 4) + minute * 60_000).toISOString(),
     created_at: new Date(Date.UTC(2026, 6, 1) + minute * 60_000).toISOString(),
-    conditions: { n },
     probability: Math.round(rnd() * 1000) / 1000,
-    confidence: 0.5,
-    decision: 'vol_expansion:unlikely',
     action: rnd() < 0.1 ? 'refuse' : 'monitor',
-    input_hash: 'a'.repeat(64),
-    state_hash: 'b'.repeat(64),
-    policy_version: 'policy-2.0.0',
-    jev_version: 'jev-1.0.0',
-    choice: null,
-    payment_id: null,
-    payment_rail: 'none',
-    matched_rules: [],
-    refusal_reason: null,
-    model_id: 'S05_volatility_expansion',
-    fitted_version: null,
-    policy_checksum: 'c'.repeat(64),
-    journal: null,
-  }
+  })
 }
 
-function outcome(d: LedgerDecision, rnd: () => number): LedgerOutcome {
-  return {
-    v: 1, decision_id: d.decision_id, question_id: d.question_id, asset: d.asset, subject: d.subject, outcome: rnd() < 0.5 ? 'not' : 'obtains',
-    resolved_at: d.horizon_end, horizon_end: d.horizon_end, statistic: 0.01, statistic_detail: null, realized_choice: null, reason: null,
-  }
-}
+const outcome = (d: LedgerDecision, rnd: () => number): LedgerOutcome => testOutcome(d, { outcome: rnd() < 0.5 ? 'not' : 'obtains' })
 
 type Item = { d: LedgerDecision } | { o: LedgerOutcome }
 

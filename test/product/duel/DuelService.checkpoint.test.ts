@@ -12,22 +12,15 @@ import { StateSnapshots } from '../../../pipeline/state/StateSnapshots.ts'
 import { stateDigest, type CheckpointSettings } from '../../../pipeline/state/StateStore.ts'
 import { DuelService } from '../../../product/duel/DuelService.ts'
 import { checkCheckpointEquivalence, seeded } from '../../helpers/checkpoint.ts'
+import { testDecision, testOutcome } from '../../helpers/ledgerRecords.ts'
 import { forEachLog } from '../../helpers/logs.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 
 const T0 = Date.UTC(2026, 6, 1)
 const PAYERS = Array.from({ length: 6 }, (_, i) => `0x${String(i + 1).repeat(40)}`)
 
-function decision(n: number): LedgerDecision {
-  return {
-    v: 1, decision_id: `0198a3c4-5e6f-8a0b-9c1d-${n.toString(16).padStart(12, '0')}`, question_id: 'S05_volatility_expansion', asset: 'BTC',
-    subject: null, event: `event ${n}`, horizon: '240m', horizon_end: new Date(T0 + (n + 240) * 60_000).toISOString(),
-    created_at: new Date(T0 + n * 60_000).toISOString(), conditions: { n }, probability: 0.3, confidence: 0.5, decision: 'vol_expansion:unlikely',
-    action: 'monitor', input_hash: 'a'.repeat(64), state_hash: 'b'.repeat(64), policy_version: 'policy-2.0.0', jev_version: 'jev-1.0.0', choice: null,
-    payment_id: null, payment_rail: 'none', matched_rules: [], refusal_reason: null, model_id: 'S05_volatility_expansion', fitted_version: null,
-    policy_checksum: 'c'.repeat(64), journal: null,
-  }
-}
+const decision = (n: number): LedgerDecision =>
+  testDecision(n, { probability: 0.3, horizon_end: new Date(T0 + (n + 240) * 60_000).toISOString(), created_at: new Date(T0 + n * 60_000).toISOString() })
 
 type Item = { lock: { payer: string; decision_id: string; call: 'obtains' | 'not' } } | { optIn: { payer: string; opt_in: boolean } }
 
@@ -84,13 +77,7 @@ t.test('call book: snapshot at random cuts + tail == full rebuild; bad snapshots
     const log = await makeLog()
     const decisions = Array.from({ length: 30 }, (_, i) => decision(i))
     // A third of the clocks resolved: the grades after a restore come from the replay, as after a rebuild.
-    const resolutions: ResolutionEvent[] = decisions.slice(0, 10).map((d, i) => ({
-      decision: d,
-      outcome: {
-        v: 1, decision_id: d.decision_id, question_id: d.question_id, asset: d.asset, subject: null, outcome: i % 2 ? 'obtains' : 'not',
-        resolved_at: d.horizon_end, horizon_end: d.horizon_end, statistic: 0.01, statistic_detail: null, realized_choice: null, reason: null,
-      },
-    }))
+    const resolutions: ResolutionEvent[] = decisions.slice(0, 10).map((d, i) => ({ decision: d, outcome: testOutcome(d, { outcome: i % 2 ? 'obtains' : 'not' }) }))
     const items = history(kind === 'kafka' ? 60 : 200, 11, decisions)
     const open = (checkpoints: CheckpointSettings | null, groupId?: string) =>
       DuelService.open({ log, ledger: ledgerPort(decisions, groupId ? [] : resolutions), now: () => T0, wallNow: () => T0, checkpoints, ...(groupId ? { groupId } : {}) })
