@@ -356,7 +356,7 @@ export class ServiceApp {
     let delivery: DeliveryService | null = null
     try {
       delivery = await openDelivery({
-        config, dataDir, log: eventLog, clock, partitions,
+        config, dataDir, log: eventLog, clock, partitions, checkpoints,
         ledger: {
           decision: (id) => runner.ledger.index.decision(id),
           clockNow: () => runner.live.now() ?? clock.now(),
