@@ -374,6 +374,23 @@ export class DeliveryBook {
       }
     }
     const keep = (field: 'url' | 'keys', id: string, sealed: string | null) => apply.push(() => sealed !== null && this.sealedText.set(`${field}|${id}`, sealed))
+    /** A follow or an alert watch, indexed by payer and by what it watches. */
+    const addWatch = <W extends { payer: string; subject_kind: SubjectKind; subject: string }>(
+      id: string, w: W, all: Map<string, W>, byPayer: Map<string, W[]>, bySubject: Map<string, W[]>,
+    ) =>
+      apply.push(() => {
+        all.set(id, w)
+        push(byPayer, w.payer, w)
+        push(bySubject, subjectKey(w.subject_kind, w.subject), w)
+      })
+    /** A hook or endpoint row: its url opened (or the target left out as unreadable), then added. */
+    const withUrl = <T>(id: string, row: Record<string, unknown>, add: (target: T) => void) => {
+      const url = open('url', id, row.url)
+      if (!url) return
+      const target = { ...row, url: url.plain } as T
+      keep('url', id, url.sealed)
+      apply.push(() => add(target))
+    }
     for (const row of rows) {
       need(Array.isArray(row) && typeof row[0] === 'string', 'not a [kind, ...] row')
       const [kind, a, b] = row as [string, unknown, unknown]
@@ -383,30 +400,20 @@ export class DeliveryBook {
           unreadable += a as number
           firstUnreadable = (b as string | null) ?? firstUnreadable
           break
-        case 'hook': {
+        case 'hook':
           need(isObject(a) && typeof a.hook_id === 'string' && typeof a.decision_id === 'string' && typeof a.url === 'string' && isObject(a.secret), 'hook')
-          const url = open('url', a.hook_id, a.url)
-          if (!url) break
-          const h = { ...a, url: url.plain } as unknown as HookState
-          keep('url', h.hook_id, url.sealed)
-          apply.push(() => {
+          withUrl(a.hook_id, a, (h: HookState) => {
             this.hooks.set(h.hook_id, h)
             push(this.hooksByDecision, h.decision_id, h)
           })
           break
-        }
-        case 'endpoint': {
+        case 'endpoint':
           need(isObject(a) && typeof a.endpoint_id === 'string' && typeof a.payer === 'string' && typeof a.url === 'string' && typeof a.clock_at === 'number', 'endpoint')
-          const url = open('url', a.endpoint_id, a.url)
-          if (!url) break
-          const e = { ...a, url: url.plain } as unknown as EndpointState
-          keep('url', e.endpoint_id, url.sealed)
-          apply.push(() => {
+          withUrl(a.endpoint_id, a, (e: EndpointState) => {
             this.endpoints.set(e.endpoint_id, e)
             push(this.endpointsByPayer, e.payer, e)
           })
           break
-        }
         case 'device': {
           need(isObject(a) && typeof a.device_id === 'string' && typeof a.payer === 'string' && typeof a.endpoint === 'string' && typeof a.active_since === 'number', 'device')
           const url = open('url', a.device_id, a.endpoint)
@@ -422,26 +429,14 @@ export class DeliveryBook {
           })
           break
         }
-        case 'follow': {
+        case 'follow':
           need(isObject(a) && typeof a.follow_id === 'string' && typeof a.payer === 'string' && typeof a.subject === 'string' && typeof a.channels === 'number', 'follow')
-          const f = a as unknown as FollowState
-          apply.push(() => {
-            this.follows.set(f.follow_id, f)
-            push(this.followsByPayer, f.payer, f)
-            push(this.followsBySubject, subjectKey(f.subject_kind, f.subject), f)
-          })
+          addWatch(a.follow_id, a as unknown as FollowState, this.follows, this.followsByPayer, this.followsBySubject)
           break
-        }
-        case 'alert': {
+        case 'alert':
           need(isObject(a) && typeof a.alert_id === 'string' && typeof a.payer === 'string' && typeof a.subject === 'string' && typeof a.cooldown_s === 'number', 'alert')
-          const al = a as unknown as AlertState
-          apply.push(() => {
-            this.alerts.set(al.alert_id, al)
-            push(this.alertsByPayer, al.payer, al)
-            push(this.alertsBySubject, subjectKey(al.subject_kind, al.subject), al)
-          })
+          addWatch(a.alert_id, a as unknown as AlertState, this.alerts, this.alertsByPayer, this.alertsBySubject)
           break
-        }
         case 'ask':
           need(typeof a === 'string' && typeof b === 'string', 'ask')
           apply.push(() => this.asks.set(a, b))

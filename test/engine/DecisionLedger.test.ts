@@ -92,9 +92,7 @@ t.test('ledger index: snapshot at random cuts + tail == full rebuild; bad snapsh
     const items = history(kind === 'kafka' ? 120 : 600, 7)
     const other = await otherWriter(log)
     t.teardown(() => other.close())
-    const snapshots = await StateSnapshots.open(await makeTempDir(t))
     await checkCheckpointEquivalence(t, {
-      snapshots,
       store: 'svc.ledger-index',
       total: items.length,
       open: async (checkpoints) => opened(await DecisionLedger.open({ log, checkpoints })),

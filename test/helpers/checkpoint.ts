@@ -13,9 +13,10 @@
 import { createHash } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import type { RestoredState } from '../../pipeline/state/restoreState.ts'
-import type { StateSnapshots } from '../../pipeline/state/StateSnapshots.ts'
+import { StateSnapshots } from '../../pipeline/state/StateSnapshots.ts'
 import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
 import type { TapTest } from './logs.ts'
+import { makeTempDir } from './tmp.ts'
 
 export interface OpenedProcessor {
   digest(): string
@@ -24,7 +25,6 @@ export interface OpenedProcessor {
 }
 
 export interface CheckpointSubject<P extends OpenedProcessor> {
-  snapshots: StateSnapshots
   /** The snapshot's store name (the file spoiled for the fallbacks). */
   store: string
   /** Items in the generated history. */
@@ -63,8 +63,10 @@ export function spoiled(good: string, reason: SnapshotFallback): string {
   return content + JSON.stringify({ rows: lines.length - 1, sha256: createHash('sha256').update(content).digest('hex') }) + '\n'
 }
 
-export async function checkCheckpointEquivalence<P extends OpenedProcessor>(t: TapTest, s: CheckpointSubject<P>): Promise<void> {
-  const checkpoints: CheckpointSettings = { snapshots: s.snapshots, everyMs: 0 }
+/** Runs the acceptance; resolves with the snapshot folder it used (the last snapshot is a good one). */
+export async function checkCheckpointEquivalence<P extends OpenedProcessor>(t: TapTest, s: CheckpointSubject<P>): Promise<StateSnapshots> {
+  const snapshots = await StateSnapshots.open(await makeTempDir(t))
+  const checkpoints: CheckpointSettings = { snapshots, everyMs: 0 }
   const seed = s.seed ?? Date.now() % 1_000_000
   t.comment(`cut seed ${seed}`)
   const rnd = seeded(seed)
@@ -89,7 +91,7 @@ export async function checkCheckpointEquivalence<P extends OpenedProcessor>(t: T
   t.equal(restored.digest(), reference, `snapshot at cut ${cuts[cuts.length - 1]} + tail == full rebuild (cuts ${cuts.join(', ')} of ${s.total})`)
   await restored.close()
 
-  const path = s.snapshots.pathOf(s.store)
+  const path = snapshots.pathOf(s.store)
   const good = await readFile(path, 'utf8')
   for (const reason of ['corrupt', 'old_schema', 'ahead_of_log'] as const) {
     await writeFile(path, spoiled(good, reason))
@@ -98,4 +100,5 @@ export async function checkCheckpointEquivalence<P extends OpenedProcessor>(t: T
     t.equal(r.digest(), reference, `${reason}: the rebuild gives the same state`)
     await r.close()
   }
+  return snapshots
 }

@@ -15,7 +15,6 @@ import type { EventLog } from '../../../pipeline/log/EventLog.ts'
 import {
   DELIVERY_ASKS, DELIVERY_ATTEMPTS, DELIVERY_REGISTRATIONS, deliveryId, type AttemptRow, type RegistrationRow,
 } from '../../../pipeline/records/deliveryRecord.ts'
-import { StateSnapshots } from '../../../pipeline/state/StateSnapshots.ts'
 import { stateDigest, type CheckpointSettings } from '../../../pipeline/state/StateStore.ts'
 import { DeliveryService } from '../../../product/delivery/DeliveryService.ts'
 import { HookSigner } from '../../../product/delivery/HookSigner.ts'
@@ -124,9 +123,7 @@ t.test('delivery book: snapshot at random cuts + tail == full rebuild; sealed at
         http: PinnedHttpClient.create({ timeoutMs: 2000 }),
         signer: await HookSigner.open({ dir: join(dir, 'signer'), key }),
       })
-    const snapshots = await StateSnapshots.open(await makeTempDir(t))
-    await checkCheckpointEquivalence(t, {
-      snapshots,
+    const snapshots = await checkCheckpointEquivalence(t, {
       store: 'svc.delivery',
       total: items.length,
       open: async (checkpoints) => {

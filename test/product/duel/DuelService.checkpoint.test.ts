@@ -8,13 +8,11 @@ import { Channel, type ResolutionEvent } from '../../../engine/LedgerBus.ts'
 import { UnitOfWork } from '../../../pipeline/journal/UnitOfWork.ts'
 import type { EventLog } from '../../../pipeline/log/EventLog.ts'
 import type { LedgerDecision } from '../../../pipeline/records/decisionRecord.ts'
-import { StateSnapshots } from '../../../pipeline/state/StateSnapshots.ts'
 import { stateDigest, type CheckpointSettings } from '../../../pipeline/state/StateStore.ts'
 import { DuelService } from '../../../product/duel/DuelService.ts'
 import { checkCheckpointEquivalence, seeded } from '../../helpers/checkpoint.ts'
 import { testDecision, testOutcome } from '../../helpers/ledgerRecords.ts'
 import { forEachLog } from '../../helpers/logs.ts'
-import { makeTempDir } from '../../helpers/tmp.ts'
 
 const T0 = Date.UTC(2026, 6, 1)
 const PAYERS = Array.from({ length: 6 }, (_, i) => `0x${String(i + 1).repeat(40)}`)
@@ -81,9 +79,7 @@ t.test('call book: snapshot at random cuts + tail == full rebuild; bad snapshots
     const items = history(kind === 'kafka' ? 60 : 200, 11, decisions)
     const open = (checkpoints: CheckpointSettings | null, groupId?: string) =>
       DuelService.open({ log, ledger: ledgerPort(decisions, groupId ? [] : resolutions), now: () => T0, wallNow: () => T0, checkpoints, ...(groupId ? { groupId } : {}) })
-    const snapshots = await StateSnapshots.open(await makeTempDir(t))
     await checkCheckpointEquivalence(t, {
-      snapshots,
       store: 'svc.duel',
       total: items.length,
       open: async (checkpoints) => {
