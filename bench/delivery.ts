@@ -88,7 +88,7 @@ export async function benchDelivery(opts: { resolutions: number; print: (line: s
       const unit = new UnitOfWork()
       for (let k = 0; k < PER_PAYER; k++) {
         const id = delivery.newEndpointId()
-        await delivery.registerEndpoint(payer, `${base}/${payer}/${k}`, id, { kind: 'paid', payment_id: id, rail: 'credits', payer, unit })
+        await delivery.registerEndpoint(payer, `${base}/${payer}/${k}`, id, { kind: 'paid', payment_id: id, rail: 'credits', payer }, unit)
       }
       await unit.commit()
     }
@@ -101,7 +101,7 @@ export async function benchDelivery(opts: { resolutions: number; print: (line: s
       const decision_id = randomUUID()
       const d = { decision_id, question_id: 'S05_volatility_expansion', asset: 'BTC', subject: null, probability: 0.4 } as unknown as LedgerDecision
       decisions.set(decision_id, d)
-      delivery.recordAskIn({ kind: 'paid', payment_id: `cr_${i}`, rail: 'credits', payer, unit: asks }, decision_id)
+      delivery.recordAskIn(asks, { kind: 'paid', payment_id: `cr_${i}`, rail: 'credits', payer }, decision_id)
       const outcome = { decision_id, outcome: 'obtains', resolved_at: new Date().toISOString(), statistic: 1 } as unknown as LedgerOutcome
       batch.push({ decision: d, outcome })
     }

@@ -25,3 +25,9 @@ fi
 node "${NODE_FLAGS[@]}" bench/index.ts
 stop_broker
 node "${NODE_FLAGS[@]}" bench/serving-report.ts
+# Part 3 (issue 31): restart time and RSS at 35 and 365 days of simulated history with a million calls, restored from
+# state snapshots vs a full rebuild of the same folder. Long (the 365-day history is generated first); BENCH_SKIP_RESTART=1
+# leaves it out.
+if [ "${BENCH_SKIP_RESTART:-}" != "1" ]; then
+  node "${NODE_FLAGS[@]}" bench/restart.ts
+fi

@@ -4,6 +4,7 @@
  */
 import type { CanonicalAsset } from '../common/schema.ts'
 import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
 import type { DecisionRead, ReplayResult, SignalCatalog } from './schemas.ts'
 
 export interface DecideRequest {
@@ -19,11 +20,11 @@ export interface DecideRequest {
 export interface DecisionService {
   /** Unknown id → null; unverifiable inputs → ServiceError REPLAY_INPUT_LOST; bad pin → VALIDATION. */
   replay(decisionId: string, opts: { ruleset_version: string | null }): Promise<ReplayResult | null>
-  decide(input: DecideRequest, payment: PaidCall): Promise<DecisionRead>
+  decide(input: DecideRequest, payment: PaidCall, unit: UnitOfWork): Promise<DecisionRead>
   /** Previous clock still open → ServiceError CLOCK_OPEN; unknown previous → null. */
-  nextDecision(previousDecisionId: string, payment: PaidCall): Promise<DecisionRead | null>
-  marketRegime(asset: CanonicalAsset, payment: PaidCall): Promise<DecisionRead>
-  marketRisk(asset: CanonicalAsset, payment: PaidCall): Promise<DecisionRead>
+  nextDecision(previousDecisionId: string, payment: PaidCall, unit: UnitOfWork): Promise<DecisionRead | null>
+  marketRegime(asset: CanonicalAsset, payment: PaidCall, unit: UnitOfWork): Promise<DecisionRead>
+  marketRisk(asset: CanonicalAsset, payment: PaidCall, unit: UnitOfWork): Promise<DecisionRead>
   signals(): Promise<SignalCatalog>
   /**
    * The checks of an ask that cost nothing, run before the payment challenge (a refusal that costs nothing must not

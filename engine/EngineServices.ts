@@ -21,6 +21,7 @@ import type { RiskCandidate } from '../models/account/accountSnapshot.ts'
 import { ServiceError } from '../common/ServiceError.ts'
 import type { ErrorCode, ReasonCode } from '../common/errors.ts'
 import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
 import type { CanonicalAsset } from '../common/schema.ts'
 import type { DecisionService } from './DecisionService.ts'
 import type { DecisionRead, DecisionRecord, FeedChip, LineageBundle, OpenClock, PendingResolution, ReplayResult, ResolutionRecord, SignalCatalog, SignalEntry } from './schemas.ts'
@@ -245,6 +246,7 @@ export class EngineServices implements LedgerReads, DecisionService {
   async decide(
     input: { asset: CanonicalAsset; chain: 'base'; question_id: string; subject: string | null; candidate?: Record<string, unknown> | null },
     payment: PaidCall,
+    unit: UnitOfWork,
   ): Promise<DecisionRead> {
     // The candidate's shape was validated by the route schema (RISK_CANDIDATE).
     const candidate = (input.candidate ?? null) as RiskCandidate | null
@@ -252,13 +254,13 @@ export class EngineServices implements LedgerReads, DecisionService {
       this.engine.prepare({ question_id: input.question_id, asset: input.asset, subject: input.subject, candidate, payment: paymentRef(payment) }),
     )
     // Written only through the paid call's unit of work: with the payment's own records, once it is captured.
-    const reserved = prepared.reserved || !(await this.engine.ledger.appendIn(payment.unit, prepared.record)).isNew
+    const reserved = prepared.reserved || !(await this.engine.ledger.appendIn(unit, prepared.record)).isNew
     return { ...decisionRead(prepared.record, prepared.reserved ? undefined : prepared.snapshot), reserved }
   }
 
-  async nextDecision(previousDecisionId: string, payment: PaidCall): Promise<DecisionRead | null> {
+  async nextDecision(previousDecisionId: string, payment: PaidCall, unit: UnitOfWork): Promise<DecisionRead | null> {
     const prev = await mappedAsync(async () => this.engine.nextDecisionInput(previousDecisionId.toLowerCase()))
-    return prev ? this.decide({ ...prev, asset: prev.asset as CanonicalAsset, chain: 'base' }, payment) : null
+    return prev ? this.decide({ ...prev, asset: prev.asset as CanonicalAsset, chain: 'base' }, payment, unit) : null
   }
 
   async checkAsk(questionId: string): Promise<void> {
@@ -270,13 +272,13 @@ export class EngineServices implements LedgerReads, DecisionService {
   }
 
   /** GET /v1/market/{asset}/regime: the S01 decision. */
-  marketRegime(asset: CanonicalAsset, payment: PaidCall): Promise<DecisionRead> {
-    return this.decide({ asset, chain: 'base', question_id: 'S01_market_regime', subject: null }, payment)
+  marketRegime(asset: CanonicalAsset, payment: PaidCall, unit: UnitOfWork): Promise<DecisionRead> {
+    return this.decide({ asset, chain: 'base', question_id: 'S01_market_regime', subject: null }, payment, unit)
   }
 
   /** GET /v1/market/{asset}/risk: S02 (spec: "resolves to decision suppress; not sold on this deployment, readable so the refusal can be inspected"). */
-  marketRisk(asset: CanonicalAsset, payment: PaidCall): Promise<DecisionRead> {
-    return this.decide({ asset, chain: 'base', question_id: 'S02_liquidation_risk', subject: null }, payment)
+  marketRisk(asset: CanonicalAsset, payment: PaidCall, unit: UnitOfWork): Promise<DecisionRead> {
+    return this.decide({ asset, chain: 'base', question_id: 'S02_liquidation_risk', subject: null }, payment, unit)
   }
 
   /**

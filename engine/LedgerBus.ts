@@ -13,12 +13,12 @@
  *   at every start, so after a restart it sees every resolution again, including one that happened while the service
  *   was down), then every new one;
  * - within one process an event reaches a subscriber once per decision_id (the index admits each id once);
- * - a handler that throws is retried (RETRY_DELAYS_MS), then the failure is logged with the decision id and the
+ * - a handler that throws is retried (HANDLER_RETRY), then the failure is logged with the decision id and the
  *   subscriber moves on; its own journal is what tells it, at the next start, what it has already done.
  * A subscriber's events are handled one at a time, in the order the ledger learned them.
  */
-import { setTimeout as sleep } from 'node:timers/promises'
 import { childLogger } from '../common/logger.ts'
+import { RetryPolicy } from '../pipeline/work/RetryPolicy.ts'
 import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
 import type { LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
 
@@ -32,8 +32,11 @@ export interface ResolutionEvent {
 
 export type Handler<E> = (event: E) => void | Promise<void>
 
-/** Waits between attempts of a failing handler: three retries within about 3.5 s. */
-export const RETRY_DELAYS_MS = [100, 500, 3000] as const
+/**
+ * A failing handler: three retries within about 3 s (waits 100, 500, 2500 ms, jittered). Any error is retried while
+ * the subscriber is active: a handler's failure is its domain's, not a code of the closed union.
+ */
+const HANDLER_RETRY = new RetryPolicy({ attempts: 4, baseMs: 100, factor: 5, capMs: 3000 })
 
 export interface Subscription {
   readonly name: string
@@ -117,22 +120,22 @@ class Subscriber<E> implements Subscription {
 
   private async retry(event: E, first: unknown): Promise<void> {
     const id = this.idOf(event)
-    let err = first
-    for (let attempt = 0; ; attempt++) {
-      const delay = RETRY_DELAYS_MS[attempt]
-      if (delay === undefined || !this.active) {
-        this.failures++
-        log.error({ err, subscriber: this.name, decision_id: id, attempts: attempt + 1 }, 'ledger event handler failed; moving on')
-        return
-      }
-      log.warn({ err, subscriber: this.name, decision_id: id, attempt: attempt + 1 }, 'ledger event handler failed; retrying')
-      await sleep(delay)
-      try {
-        await this.handler(event)
-        return
-      } catch (e) {
-        err = e
-      }
+    let attempts = 1
+    try {
+      await HANDLER_RETRY.run(
+        async (n) => {
+          attempts = n
+          if (n === 1) throw first // the first attempt already ran, in drain()
+          await this.handler(event)
+        },
+        {
+          retryable: () => this.active,
+          onRetry: (err, n) => log.warn({ err, subscriber: this.name, decision_id: id, attempt: n }, 'ledger event handler failed; retrying'),
+        },
+      )
+    } catch (err) {
+      this.failures++
+      log.error({ err, subscriber: this.name, decision_id: id, attempts }, 'ledger event handler failed; moving on')
     }
   }
 

@@ -258,7 +258,8 @@ export class Dispatcher {
     }
     if (outcome.response_headers) Object.assign(headers, outcome.response_headers)
     const unit = new UnitOfWork()
-    ctx.payment = { kind: 'paid', payment_id: outcome.payment_id, rail: outcome.rail, payer: outcome.payer, unit }
+    ctx.payment = { kind: 'paid', payment_id: outcome.payment_id, rail: outcome.rail, payer: outcome.payer }
+    ctx.unit = unit
     ctx.price = price
     return { grant: outcome, unit }
   }

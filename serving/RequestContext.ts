@@ -3,6 +3,7 @@
  */
 import type { StaticDocuments } from './docs/StaticDocuments.ts'
 import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
 import type { Price } from '../product/billing/pricing.ts'
 import type { HandlerContext } from './routes/types.ts'
 import type { ServicePart, Services } from './Services.ts'
@@ -10,6 +11,7 @@ import { ServiceError } from '../common/ServiceError.ts'
 
 export class RequestContext implements HandlerContext {
   payment: PaidCall | null = null
+  unit: UnitOfWork | null = null
   price: Price | null = null
   paymentRef?: string
 

@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Static, TObject } from '../../common/schema.ts'
 import type { ConsumedRecord, EventLog, LogConsumer, LogProducer, LogRecord, TopicRecords } from '../log/EventLog.ts'
 import { DEFAULT_PARTITIONS } from '../topics.ts'
+import { GroupCommitQueue } from '../work/GroupCommitQueue.ts'
 import type { JournalDef } from './JournalDef.ts'
 
 /** Bytes of record values per send: well under Kafka's default 1 MiB message.max.bytes. */
@@ -30,17 +31,6 @@ export interface JournalOptions<S extends TObject> {
   topic?: string
   /** Partitions when the topic is created here. */
   partitions?: number
-}
-
-/** One send's worth of one append: an append larger than SEND_BYTES is cut into several, sent in order. */
-interface PendingAppend {
-  records: LogRecord[]
-  /** Key and value bytes of `records`. */
-  bytes: number
-  /** The append this chunk belongs to: once one of its chunks failed, its later chunks are not sent. */
-  append: { failed: unknown }
-  resolve: () => void
-  reject: (err: unknown) => void
 }
 
 /** Cuts encoded records into runs of at most SEND_BYTES (a single larger record goes alone). */
@@ -82,8 +72,8 @@ export interface JournalFollower {
 }
 
 export class Journal<S extends TObject> {
-  private pending: PendingAppend[] = []
-  private flushing = false
+  /** Group commit: appends queued while a send runs go out in the next one, in at most SEND_BYTES per request. */
+  private readonly sends = new GroupCommitQueue<LogRecord[]>({ maxBytes: SEND_BYTES, flush: (chunks) => this.flush(chunks) })
   private closed = false
   private readonly followers = new Set<LogConsumer>()
   /**
@@ -165,7 +155,7 @@ export class Journal<S extends TObject> {
    * no log position (a state snapshot must wait, pipeline/state/CheckpointedFollowers.ts).
    */
   get writesUnsettled(): boolean {
-    return this.writesInFlight > 0 || this.flushing || this.pending.length > 0 || this.echoes.size > 0
+    return this.writesInFlight > 0 || this.echoes.size > 0
   }
 
   /** Validates and encodes now; throws LedgerRecordError naming the bad field. */
@@ -188,64 +178,32 @@ export class Journal<S extends TObject> {
     } catch (err) {
       return Promise.reject(err)
     }
-    const append = { failed: undefined as unknown }
+    // One chain: once a chunk failed, the later chunks of this append are not sent.
     let durable = 0
-    const sent = chunksOf(encoded).map(
-      ({ records: chunk, bytes }) =>
-        new Promise<void>((resolve, reject) => {
-          this.pending.push({
-            records: chunk,
-            bytes,
-            append,
-            resolve: () => {
-              durable += chunk.length
-              onDurable?.(durable)
-              resolve()
-            },
-            reject,
-          })
+    const chunks = chunksOf(encoded)
+    const sent = this.sends.enqueueChain(chunks.map((c) => ({ item: c.records, bytes: c.bytes })))
+    const all = Promise.all(
+      sent.map((p, i) =>
+        p.then(() => {
+          durable += chunks[i]!.records.length
+          onDurable?.(durable)
         }),
-    )
-    if (!this.flushing) void this.flush()
-    const all = Promise.all(sent).then(() => undefined)
+      ),
+    ).then(() => undefined)
     this.trackWrite(all)
     return all
   }
 
-  /** Group commit: everything queued while a send runs goes out in the next one, in at most SEND_BYTES per request. */
-  private async flush(): Promise<void> {
-    this.flushing = true
+  /** One send of the chunks a group commit took. */
+  private async flush(chunks: LogRecord[][]): Promise<void> {
+    const records = chunks.length === 1 ? chunks[0]! : chunks.flat()
+    this.expectEchoes(records)
     try {
-      while (this.pending.length > 0) {
-        const batch: PendingAppend[] = []
-        let bytes = 0
-        while (this.pending.length > 0) {
-          const next = this.pending[0]!
-          if (next.append.failed !== undefined) {
-            this.pending.shift()
-            next.reject(next.append.failed)
-            continue
-          }
-          if (batch.length > 0 && bytes + next.bytes > SEND_BYTES) break
-          batch.push(this.pending.shift()!)
-          bytes += next.bytes
-        }
-        const records = batch.flatMap((p) => p.records)
-        this.expectEchoes(records)
-        try {
-          await this.producer.send(this.topic, records)
-          for (const p of batch) p.resolve()
-        } catch (err) {
-          // Not acknowledged: if any of it is in the log after all, the follower must apply it as a stranger's write.
-          this.forgetEchoes(records)
-          for (const p of batch) {
-            p.append.failed = err
-            p.reject(err)
-          }
-        }
-      }
-    } finally {
-      this.flushing = false
+      await this.producer.send(this.topic, records)
+    } catch (err) {
+      // Not acknowledged: if any of it is in the log after all, the follower must apply it as a stranger's write.
+      this.forgetEchoes(records)
+      throw err
     }
   }
 
@@ -369,7 +327,7 @@ export class Journal<S extends TObject> {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    while (this.flushing || this.pending.length > 0) await sleep(5)
+    await this.sends.drained()
     for (const f of [...this.followers]) await f.stop().catch(() => undefined)
     this.followers.clear()
     await this.producer.close()

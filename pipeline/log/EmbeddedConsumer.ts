@@ -9,6 +9,8 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import type { ConsumedBatch, ConsumedRecord, ConsumerOptions, ConsumerPosition, LogConsumer } from './EventLog.ts'
 import { LogError } from './LogError.ts'
+import { RetryPolicy } from '../work/RetryPolicy.ts'
+
 
 /** What the consumer needs from EmbeddedLog (kept narrow to avoid a circular import). */
 export interface EmbeddedLogInternals {
@@ -43,7 +45,8 @@ export class WakeSignal {
 
 type Position = ConsumerPosition
 
-const RETRY_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000]
+/** A failing handler's batch is delivered again, with no bound (the log never skips a record), waiting up to 5 s. */
+const REDELIVERY = new RetryPolicy({ attempts: Number.POSITIVE_INFINITY, baseMs: 100, capMs: 5000 })
 
 export class EmbeddedConsumer implements LogConsumer {
   private running = false
@@ -154,7 +157,7 @@ export class EmbeddedConsumer implements LogConsumer {
           pos.next = records[records.length - 1]!.offset + 1
           failures = 0
         } catch (err) {
-          const backoff = RETRY_BACKOFF_MS[Math.min(failures++, RETRY_BACKOFF_MS.length - 1)]!
+          const backoff = REDELIVERY.waitBefore(++failures + 1)
           this.log.logger.error(
             { err, groupId: this.groupId, topic: pos.topic, partition: pos.partition, offset: records[0]!.offset, retryInMs: backoff },
             'consumer handler failed; the batch will be redelivered',

@@ -60,6 +60,7 @@ import type { ConsumedRecord, ConsumerLag, ConsumerOptions, EventLog, LogConsume
 import { FRAME_OVERHEAD_BYTES, MAX_TX_ID, checkFrame, decodeFrame, encodeFrame, frameTx, type FrameTx } from './frame.ts'
 import { GroupOffsetsFile } from './GroupOffsetsFile.ts'
 import { lagOf } from './consumerLag.ts'
+import { GroupCommitQueue, type Pipelined } from '../work/GroupCommitQueue.ts'
 import { LogError } from './LogError.ts'
 import { assertPartitionOffset, assertRecords, assertTopicBatches, assertTopicName, assertTopicSpecs } from './validate.ts'
 import { optionsValidator } from '../../common/validation.ts'
@@ -128,13 +129,6 @@ interface TopicState {
 }
 
 /** A sendAtomic call waiting for its group's transaction. */
-interface PendingUnit {
-  parts: Map<PartitionState, LogRecord[]>
-  bytes: number
-  resolve: () => void
-  reject: (err: unknown) => void
-}
-
 /** Consecutive frames of one transaction in one partition, found by the recovery scan. */
 interface TxRun {
   id: number
@@ -166,11 +160,11 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   private readonly dirtySegments = new Set<Segment>()
   private readonly dirtyDirs = new Set<string>()
   private readonly dirtyPartitions = new Set<PartitionState>()
-  private syncInflight: Promise<void> = Promise.resolve()
-  private syncQueued: Promise<void> | null = null
+  /** fsync rounds, group-committed: a request joins the next round, which starts once the running one ended. */
+  private readonly fsyncs = new GroupCommitQueue<null>({ maxBytes: 0, flush: () => this.syncNow() })
   private topicChain: Promise<void> = Promise.resolve()
-  private readonly unitQueue: PendingUnit[] = []
-  private unitWriter: Promise<void> | null = null
+  /** Atomic units, group-committed: one transaction per group (writeUnits). */
+  private readonly units = new GroupCommitQueue<Map<PartitionState, LogRecord[]>>({ maxBytes: TX_GROUP_BYTES, flush: (group) => this.writeUnits(group) })
   private nextTxId = 1
   private failure: LogError | null = null
   private closed = false
@@ -291,9 +285,9 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     this.closed = true
     await Promise.all([...this.consumers].map((c) => c.stop()))
     // Units accepted before close are written (their callers get an answer), then the chains drain.
-    if (this.unitWriter) await this.unitWriter
+    await this.units.drained()
     for (const t of this.topics.values()) for (const p of t.partitions) await p.writeChain.catch(() => {})
-    await this.syncInflight.catch(() => {})
+    await this.fsyncs.drained()
     for (const g of this.groups.values()) await (await g.catch(() => null))?.settle()
     await this.closeFiles()
     await this.lock.release()
@@ -352,10 +346,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     }
     if (parts.size === 0) return
     if (this.failure) throw this.failure
-    await new Promise<void>((resolve, reject) => {
-      this.unitQueue.push({ parts, bytes, resolve, reject })
-      this.unitWriter ??= this.writeUnits()
-    })
+    await this.units.enqueue(parts, bytes)
   }
 
   /**
@@ -363,44 +354,21 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
    * of them (up to TX_GROUP_BYTES). Its fsync round is requested but not awaited here, so the next transaction's
    * writes overlap the previous one's fsync and join the following round.
    */
-  private async writeUnits(): Promise<void> {
-    await null // units sent in the same tick as the first one join its transaction
-    for (;;) {
-      if (this.unitQueue.length === 0) {
-        this.unitWriter = null
-        return
+  private async writeUnits(group: Array<Map<PartitionState, LogRecord[]>>): Promise<Pipelined> {
+    const parts = new Map<PartitionState, LogRecord[]>()
+    let frames = 0
+    for (const unit of group) {
+      for (const [p, records] of unit) {
+        let list = parts.get(p)
+        if (!list) parts.set(p, (list = []))
+        for (const r of records) list.push(r)
+        frames += records.length
       }
-      let take = 0
-      let bytes = 0
-      while (take < this.unitQueue.length && (take === 0 || bytes + this.unitQueue[take]!.bytes <= TX_GROUP_BYTES)) bytes += this.unitQueue[take++]!.bytes
-      const group = this.unitQueue.splice(0, take)
-      const parts = new Map<PartitionState, LogRecord[]>()
-      let frames = 0
-      for (const unit of group) {
-        for (const [p, records] of unit.parts) {
-          let list = parts.get(p)
-          if (!list) parts.set(p, (list = []))
-          for (const r of records) list.push(r)
-          frames += records.length
-        }
-      }
-      if (this.nextTxId > MAX_TX_ID) {
-        const err = new LogError('LOG_IO', `embedded log ${this.dir}: transaction ids exhausted`)
-        for (const unit of group) unit.reject(err)
-        continue
-      }
-      const tx: FrameTx = { id: this.nextTxId++, frames }
-      try {
-        await this.appendTransaction(parts, tx)
-      } catch (err) {
-        for (const unit of group) unit.reject(err)
-        continue
-      }
-      this.requestSync().then(
-        () => group.forEach((unit) => unit.resolve()),
-        (err: unknown) => group.forEach((unit) => unit.reject(err)),
-      )
     }
+    if (this.nextTxId > MAX_TX_ID) throw new LogError('LOG_IO', `embedded log ${this.dir}: transaction ids exhausted`)
+    const tx: FrameTx = { id: this.nextTxId++, frames }
+    await this.appendTransaction(parts, tx)
+    return { settled: this.requestSync() }
   }
 
   /** Takes every partition's write chain at once, writes the transaction's frames to each, then marks them complete. */
@@ -524,18 +492,9 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     return segment
   }
 
-  /** Group commit: joins the next sync round; resolves when everything written before the call is fsynced. */
+  /** Group commit: joins the next fsync round; resolves when everything written before the call is fsynced. */
   private requestSync(): Promise<void> {
-    if (this.syncQueued) return this.syncQueued
-    const queued = this.syncInflight
-      .catch(() => {})
-      .then(() => {
-        this.syncQueued = null
-        return this.syncNow()
-      })
-    this.syncQueued = queued
-    this.syncInflight = queued
-    return queued
+    return this.fsyncs.enqueue(null, 0)
   }
 
   private async syncNow(): Promise<void> {

@@ -32,6 +32,7 @@ import { kafkaLogLevel, pinoLogCreator } from './kafkaLogging.ts'
 import { KafkaTail, type PartitionTail } from './KafkaTail.ts'
 import { KafkaUnitWriter } from './KafkaUnitWriter.ts'
 import { LogError } from './LogError.ts'
+import { RetryPolicy } from '../work/RetryPolicy.ts'
 import { assertRecords, assertTopicBatches, assertTopicName, assertTopicSpecs } from './validate.ts'
 import { optionsValidator } from '../../common/validation.ts'
 
@@ -98,8 +99,10 @@ export const murmur2Partitioner: ICustomPartitioner = () => ({ partitionMetadata
   return (murmur2(Buffer.isBuffer(key) ? key : Buffer.from(key, 'utf8')) & 0x7fffffff) % partitionMetadata.length
 }
 
-const CREATE_ATTEMPTS = 5
-const TAIL_ATTEMPTS = 5
+/** A new topic's create-and-verify step: a KRaft broker may need a few seconds before it answers for it. */
+const CREATE_RETRY = new RetryPolicy({ attempts: 5, baseMs: 1000, factor: 1, jitter: 0.2 })
+/** Reading the partition tails again after a leader move or a lost connection. */
+const TAIL_RETRY = new RetryPolicy({ attempts: 5, baseMs: 200, capMs: 1000 })
 
 /** A plain producer of a LogProducer: replaced after a failed send, disconnected once its sends in flight settle. */
 interface PlainProducer {
@@ -188,8 +191,8 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
     const wanted = new Map(specs.map((s) => [this.physicalTopic(s.name), s.partitions]))
     // Right after creation a KRaft broker may still answer UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE, which
     // kafkajs' createTopics does not retry (kafka-broker.md §6.2): retry the whole create-and-verify step.
-    for (let attempt = 1; ; attempt++) {
-      try {
+    await CREATE_RETRY.run(
+      async () => {
         const existing = new Set(await this.admin.listTopics())
         const missing = [...wanted].filter(([name]) => !existing.has(name))
         if (missing.length > 0) {
@@ -217,13 +220,13 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
           await this.admin.fetchTopicOffsets(t.name)
           this.partitionCounts.set(t.name, expected)
         }
-        return
-      } catch (err) {
-        if (err instanceof LogError || attempt >= CREATE_ATTEMPTS) throw err
-        this.logger.warn({ err, attempt }, 'ensureTopics: broker not ready for the new topics yet; retrying')
-        await delay(1000)
-      }
-    }
+      },
+      {
+        // kafkajs' errors (not yet a leader, unknown topic) are retried; our own (a partition mismatch) are final.
+        retryable: (err) => !(err instanceof LogError),
+        onRetry: (err, attempt) => this.logger.warn({ err, attempt }, 'ensureTopics: broker not ready for the new topics yet; retrying'),
+      },
+    )
   }
 
   async partitionsOf(topic: string): Promise<number> {
@@ -267,20 +270,24 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
   private async tails(topic: string): Promise<PartitionTail[]> {
     const n = await this.partitionsOf(topic)
     const physical = this.physicalTopic(topic)
-    for (let attempt = 1; ; attempt++) {
-      try {
-        this.tail ??= KafkaTail.connect(this.kafka)
-        return await (await this.tail).tails(physical, n)
-      } catch (err) {
-        // A leader move or a connection lost between ListOffsets and Fetch: ask again with fresh metadata.
-        if (attempt >= TAIL_ATTEMPTS || (err instanceof LogError && !err.retryable)) throw err
-        this.logger.warn({ err, topic, attempt }, 'reading the partition tails failed; retrying')
-        const failed = this.tail
-        this.tail = null
-        await failed?.then((t) => t.disconnect()).catch(() => {})
-        await delay(200 * attempt)
-      }
-    }
+    return TAIL_RETRY.run(
+      async () => {
+        try {
+          this.tail ??= KafkaTail.connect(this.kafka)
+          return await (await this.tail).tails(physical, n)
+        } catch (err) {
+          // A leader move or a connection lost between ListOffsets and Fetch: the next attempt asks with fresh metadata.
+          const failed = this.tail
+          this.tail = null
+          await failed?.then((t) => t.disconnect()).catch(() => {})
+          throw err
+        }
+      },
+      {
+        retryable: (err) => !(err instanceof LogError && !err.retryable),
+        onRetry: (err, attempt) => this.logger.warn({ err, topic, attempt }, 'reading the partition tails failed; retrying'),
+      },
+    )
   }
 
   async createProducer(): Promise<LogProducer> {

@@ -26,6 +26,7 @@
  */
 import type { Message, Producer, TopicMessages } from 'kafkajs'
 import type { Logger } from 'pino'
+import { GroupCommitQueue } from '../work/GroupCommitQueue.ts'
 import { LogError } from './LogError.ts'
 
 /** Most record bytes in one transaction: well under the broker's default message.max.bytes (1 MiB) per partition batch. */
@@ -33,13 +34,6 @@ const GROUP_BYTES = 512 * 1024
 const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED'])
 const FENCED_CODES = new Set([47, 90, 53])
 const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD'])
-
-interface PendingUnit {
-  topicMessages: TopicMessages[]
-  bytes: number
-  resolve: () => void
-  reject: (err: unknown) => void
-}
 
 /** kafkajs nests the broker's error under cause / originalError / errors[]; every type and code found on the way. */
 function errorChain(err: unknown): { types: Set<string>; codes: Set<number> } {
@@ -62,8 +56,8 @@ function errorChain(err: unknown): { types: Set<string>; codes: Set<number> } {
 
 export class KafkaUnitWriter {
   private producer: Producer | null = null
-  private readonly queue: PendingUnit[] = []
-  private loop: Promise<void> | null = null
+  /** Units arriving while a transaction is in flight: the next transaction takes them all, up to GROUP_BYTES. */
+  private readonly units = new GroupCommitQueue<TopicMessages[]>({ maxBytes: GROUP_BYTES, flush: (group) => this.commitGroup(group) })
   private fenced: LogError | null = null
 
   constructor(
@@ -75,38 +69,19 @@ export class KafkaUnitWriter {
   /** Resolves once the unit's transaction is committed. `topicMessages` are physical topics, one entry per topic. */
   write(topicMessages: TopicMessages[], bytes: number): Promise<void> {
     if (this.fenced) return Promise.reject(this.fenced)
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ topicMessages, bytes, resolve, reject })
-      this.loop ??= this.run()
-    })
+    return this.units.enqueue(topicMessages, bytes)
   }
 
   /** Lets queued units finish, then disconnects the producer. */
   async close(): Promise<void> {
-    if (this.loop) await this.loop
+    await this.units.drained()
     await this.dropProducer()
   }
 
-  private async run(): Promise<void> {
-    await null // units sent in the same tick as the first one join its transaction
-    for (;;) {
-      if (this.queue.length === 0) {
-        this.loop = null
-        return
-      }
-      let take = 0
-      let bytes = 0
-      while (take < this.queue.length && (take === 0 || bytes + this.queue[take]!.bytes <= GROUP_BYTES)) bytes += this.queue[take++]!.bytes
-      await this.commitGroup(this.queue.splice(0, take))
-    }
-  }
-
-  private async commitGroup(group: PendingUnit[]): Promise<void> {
-    const failure = await this.transact(group.length === 1 ? group[0]!.topicMessages : merge(group))
-    for (const unit of group) {
-      if (failure) unit.reject(failure)
-      else unit.resolve()
-    }
+  /** One transaction for the group; rejects its units together (see the file comment for what each failure leaves). */
+  private async commitGroup(group: TopicMessages[][]): Promise<void> {
+    const failure = await this.transact(group.length === 1 ? group[0]! : merge(group))
+    if (failure) throw failure
   }
 
   /** One transaction: null once committed, else why not (see the file comment for what each failure leaves). */
@@ -174,10 +149,10 @@ export class KafkaUnitWriter {
 }
 
 /** The units' records per topic, in unit order (one entry per topic, so one batch per partition). */
-function merge(group: PendingUnit[]): TopicMessages[] {
+function merge(group: TopicMessages[][]): TopicMessages[] {
   const byTopic = new Map<string, Message[]>()
   for (const unit of group) {
-    for (const { topic, messages } of unit.topicMessages) {
+    for (const { topic, messages } of unit) {
       let list = byTopic.get(topic)
       if (!list) byTopic.set(topic, (list = []))
       for (const m of messages) list.push(m)

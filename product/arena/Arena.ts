@@ -20,11 +20,12 @@ import type { Clock } from '../../common/Clock.ts'
 import { canonicalJson } from '../../common/jcs.ts'
 import { childLogger } from '../../common/logger.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { RETRY_DELAYS_MS, type Subscription } from '../../engine/LedgerBus.ts'
+import type { Subscription } from '../../engine/LedgerBus.ts'
 import { Journal } from '../../pipeline/journal/Journal.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
 import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
+import { RetryPolicy } from '../../pipeline/work/RetryPolicy.ts'
 import { ARENA_SETTINGS, type ArenaSettingRow } from '../../pipeline/records/arenaSettingRecord.ts'
 import { EXPERIENCE, type ExperienceRow } from '../../pipeline/records/experienceRecord.ts'
 import { NOTIFICATIONS, type NotificationRow } from '../../pipeline/records/notificationRecord.ts'
@@ -39,6 +40,8 @@ const log = childLogger('arena')
 
 /** Events' awards per append: a round stays well under the log's per-send size. */
 const WRITE_ROUND = 500
+/** A round that failed is retried with the same records until it is written or the Arena closes (waits up to 3 s). */
+const ROUND_RETRY = new RetryPolicy({ attempts: Number.POSITIVE_INFINITY, baseMs: 100, factor: 5, capMs: 3000 })
 
 /** One bit per badge (PayerState.badgesHeld). */
 const BADGE_BITS = new Map(BADGES.map((b, i) => [b.key, 2 ** i]))
@@ -213,7 +216,6 @@ export class Arena {
   }
 
   private async drain(): Promise<void> {
-    let attempt = 0
     while (this.queued > 0) {
       const from = this.queueHead
       const to = Math.min(from + WRITE_ROUND, this.queueEnds.length / 2)
@@ -222,18 +224,17 @@ export class Arena {
         notifications: this.queuedNotifications.slice(from === 0 ? 0 : this.queueEnds[2 * from - 1]!, this.queueEnds[2 * to - 1]!),
       }
       try {
-        await this.write(round)
-        attempt = 0
-        // Taken only once written: a failed round stays at the head and is retried with the same records.
-        this.queueHead = to
-        this.compactQueue()
+        await ROUND_RETRY.run(() => this.write(round), {
+          retryable: () => !this.closed,
+          onRetry: (err, attempt) => log.error({ err, awards: round.experience.length + round.notifications.length, attempt }, 'arena awards not written; retrying'),
+        })
       } catch (err) {
-        const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!
-        attempt++
-        log.error({ err, awards: round.experience.length + round.notifications.length, attempt }, 'arena awards not written; retrying')
-        if (this.closed) return
-        await sleep(delay)
+        log.error({ err, awards: round.experience.length + round.notifications.length }, 'arena awards not written; closing')
+        return
       }
+      // Taken only once written: a failed round stays at the head and is retried with the same records.
+      this.queueHead = to
+      this.compactQueue()
     }
   }
 
@@ -363,7 +364,7 @@ export class Arena {
    * the payment, or not at all. The payer comes from the payment (the decision record carries none). At most
    * ASK_XP_DAILY_CAP asks per payer per UTC day earn XP; a re-served decision is never passed here (it is not charged).
    */
-  recordAskIn(payment: PaidCall, ask: Ask): void {
+  recordAskIn(unit: UnitOfWork, payment: PaidCall, ask: Ask): void {
     if (!payment.payer) return
     const s = this.projection.payer(payment.payer)
     const id = `ask:${ask.decision_id}`
@@ -380,7 +381,7 @@ export class Arena {
     s.askCount++
     s.xpStaged += row.xp
     this.staged.add(id)
-    payment.unit.add(this.experience, [row], {
+    unit.add(this.experience, [row], {
       applied: () => {
         this.staged.delete(id)
         s.xpStaged -= row.xp

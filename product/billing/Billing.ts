@@ -4,12 +4,13 @@
  * ladder measurements every price is quoted at.
  */
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { LadderMeasures, PackId, PlanId, Price } from './pricing.ts'
 
 export interface Billing {
   /** Paid by x402 only (the credits rail refuses credit purchases with PLAN_NOT_RECHARGEABLE). */
-  purchasePack(packId: PackId, payer: string, payment: PaidCall, price: Price): Promise<unknown>
-  purchasePlan(planId: PlanId, payer: string, payment: PaidCall, price: Price): Promise<unknown>
+  purchasePack(packId: PackId, payer: string, payment: PaidCall, unit: UnitOfWork, price: Price): Promise<unknown>
+  purchasePlan(planId: PlanId, payer: string, payment: PaidCall, unit: UnitOfWork, price: Price): Promise<unknown>
   scoutGrant(payer: string): Promise<{ granted: boolean; balance_credits: number }>
   scoutStatus(payer: string): unknown
   credits(payer: string): unknown

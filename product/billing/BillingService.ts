@@ -14,6 +14,7 @@ import type { Billing } from './Billing.ts'
 import type { Clock } from '../../common/Clock.ts'
 import { atomicToUsd, CREDIT_TO_USD, LADDER_STEP, PACKS, PLANS, priceOf, type PackId, type PlanId, type Price } from './pricing.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { DAY_MS } from '../../common/time.ts'
 import { CreditLedger, SCOUT_CREDITS, type DrawsJournal, type DrawView, type LotView } from './CreditLedger.ts'
 import { Journal } from '../../pipeline/journal/Journal.ts'
@@ -98,13 +99,13 @@ export class BillingService implements Billing {
     return { payer, count, draws: draws.map(({ payer: _p, ...d }) => d) }
   }
 
-  private async purchase(kind: 'pack' | 'plan', id: string, credits: number, lifetimeDays: number, payer: string, payment: PaidCall, price: Price) {
+  private async purchase(kind: 'pack' | 'plan', id: string, credits: number, lifetimeDays: number, payer: string, payment: PaidCall, unit: UnitOfWork, price: Price) {
     const base = priceOf(price.key, 0)
     const balance = this.ledger.balance(payer)
     const expires = new Date(this.clock.now() + lifetimeDays * DAY_MS).toISOString()
     // The lot joins the call's unit of work: it lands once the payment is captured, atomically with the rest of the
     // call's records (payment seam step 4), and never when settlement fails.
-    this.ledger.creditIn(payment.unit, payer, credits, { reason: `${kind}.${id}`, ref: payment.payment_id, lifetimeDays })
+    this.ledger.creditIn(unit, payer, credits, { reason: `${kind}.${id}`, ref: payment.payment_id, lifetimeDays })
     return {
       [`${kind}_id`]: id,
       payer,
@@ -122,15 +123,15 @@ export class BillingService implements Billing {
   }
 
   /** Spec (Billing): "credits land as a 60-day lot". */
-  purchasePack(packId: PackId, payer: string, payment: PaidCall, price: Price) {
+  purchasePack(packId: PackId, payer: string, payment: PaidCall, unit: UnitOfWork, price: Price) {
     const p = PACKS[packId]
-    return this.purchase('pack', packId, p.credits, p.lot_days, payer, payment, price)
+    return this.purchase('pack', packId, p.credits, p.lot_days, payer, payment, unit, price)
   }
 
   /** Spec (Limits): "Plan cycle | 30 days, no auto renewal": one 30-day lot per purchase. */
-  async purchasePlan(planId: PlanId, payer: string, payment: PaidCall, price: Price) {
+  async purchasePlan(planId: PlanId, payer: string, payment: PaidCall, unit: UnitOfWork, price: Price) {
     const p = PLANS[planId]
-    return { ...(await this.purchase('plan', planId, p.credits, p.cycle_days, payer, payment, price)), auto_renew: false as const }
+    return { ...(await this.purchase('plan', planId, p.credits, p.cycle_days, payer, payment, unit, price)), auto_renew: false as const }
   }
 
   /** Operator grant: a never-expiring lot, idempotent by ref (a repeated ref never credits twice). */

@@ -8,10 +8,11 @@
  * re-sends the same attempt under the same delivery id (the receiver dedupes on it) while the record keeps one row per
  * attempt (the id `<delivery_id>#<attempt>` admits the first written).
  */
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../../common/Clock.ts'
 import { childLogger } from '../../common/logger.ts'
 import type { Journal } from '../../pipeline/journal/Journal.ts'
+import { RetryPolicy } from '../../pipeline/work/RetryPolicy.ts'
+import { RetryingWorker, type AttemptVerdict } from '../../pipeline/work/RetryingWorker.ts'
 import {
   ATTEMPT_ERROR_CLASSES, deliveryId, type DELIVERY_ATTEMPTS, type AttemptChannel, type AttemptErrorClass, type AttemptRow, type TargetKind,
 } from '../../pipeline/records/deliveryRecord.ts'
@@ -40,41 +41,37 @@ export interface Job {
 }
 
 export class Attempts {
-  private readonly queued = new Set<string>()
-  private readonly waiting: Job[] = []
-  private inflight = 0
-  private readonly timers = new Set<NodeJS.Timeout>()
-  private idleWaiters: Array<() => void> = []
-  private closed = false
+  /** Limits: one retry (two attempts), after the configured wait; no jitter, so the wait is the documented one. */
+  private readonly worker: RetryingWorker<Job>
 
   constructor(
     private readonly book: DeliveryBook,
     private readonly attempts: Journal<typeof DELIVERY_ATTEMPTS.schema>,
     private readonly clock: Clock,
     /** Wait before the one retry (ms). */
-    private readonly retryDelayMs: number,
+    retryDelayMs: number,
     /** Attempts in flight at once. */
-    private readonly concurrency: number,
-  ) {}
+    concurrency: number,
+  ) {
+    this.worker = new RetryingWorker<Job>({
+      policy: new RetryPolicy({ attempts: 2, baseMs: retryDelayMs, jitter: 0 }),
+      concurrency,
+      key: (job) => job.delivery_id,
+      attempt: (job, n, last) => this.attempt(job, n, last),
+    })
+  }
 
   /** Whether a delivery is queued, in flight or waiting for its retry (alert cooldowns count those as sent). */
   isQueued(deliveryIdOf: string): boolean {
-    return this.queued.has(deliveryIdOf)
+    return this.worker.has(deliveryIdOf)
   }
 
   /** Queues a delivery unless the record says it is done or it is already queued; a failed first attempt resumes at its retry. */
   plan(job: Job): void {
-    if (this.closed || this.queued.has(job.delivery_id)) return
+    if (this.worker.closed || this.worker.has(job.delivery_id)) return
     const progress = this.book.deliveries.get(job.delivery_id)
     if (progress?.final) return
-    this.queued.add(job.delivery_id)
-    if (progress) {
-      job.attempt = progress.attempts + 1
-      this.later(job)
-    } else {
-      this.waiting.push(job)
-      this.pump()
-    }
+    this.worker.submit(job, progress ? progress.attempts + 1 : 1)
   }
 
   /** A delivery that fails without trying (one final failed row): a channel not configured, no device. */
@@ -98,29 +95,9 @@ export class Attempts {
     return { status: 'failed', http_status: r.status, latency_ms: Math.round(r.latency_ms), error_class: cls, retry: cls !== 'redirect' && cls !== 'gone' }
   }
 
-  private later(job: Job): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer)
-      this.waiting.push(job)
-      this.pump()
-    }, this.retryDelayMs * job.attempt)
-    this.timers.add(timer)
-  }
-
-  private pump(): void {
-    while (!this.closed && this.inflight < this.concurrency && this.waiting.length > 0) {
-      const job = this.waiting.shift()!
-      this.inflight++
-      void this.attempt(job).finally(() => {
-        this.inflight--
-        this.pump()
-        this.checkIdle()
-      })
-    }
-    this.checkIdle()
-  }
-
-  private async attempt(job: Job): Promise<void> {
+  /** One attempt and its row; a failure that may be retried (and was recorded) asks the worker for the next attempt. */
+  private async attempt(job: Job, n: number, last: boolean): Promise<AttemptVerdict> {
+    job.attempt = n
     let r: AttemptResult
     try {
       r = await job.run()
@@ -129,51 +106,31 @@ export class Attempts {
       r = { status: 'failed', http_status: null, latency_ms: null, error_class: 'error', retry: true }
     }
     // Limits: one retry. The second attempt is the last, whatever it gives.
-    const final = r.status === 'delivered' || !r.retry || job.attempt >= 2
+    const final = r.status === 'delivered' || !r.retry || last
     const row: AttemptRow = {
       v: 1, id: `${job.delivery_id}#${job.attempt}`, delivery_id: job.delivery_id, attempt: job.attempt, target_kind: job.target_kind, target_id: job.target_id,
       payer: job.payer, channel: job.channel, decision_id: job.decision_id, status: r.status, final, http_status: r.http_status, latency_ms: r.latency_ms,
       error_class: r.error_class, event_at: job.event_at, attempted_at: iso(this.clock.now()),
     }
-    if (this.closed) return
+    if (this.worker.closed) return 'done'
     try {
       await this.attempts.append([row])
     } catch (err) {
       // Not recorded: the next start re-makes this attempt under the same delivery id.
       log.error({ err, delivery_id: job.delivery_id, attempt: job.attempt }, 'delivery attempt not recorded')
-      this.queued.delete(job.delivery_id)
-      return
+      return 'done'
     }
     this.book.applyAttempt(row)
-    if (final) {
-      this.queued.delete(job.delivery_id)
-    } else {
-      job.attempt++
-      this.later(job)
-    }
-  }
-
-  private checkIdle(): void {
-    if (this.inflight === 0 && this.waiting.length === 0 && this.timers.size === 0) {
-      const w = this.idleWaiters
-      this.idleWaiters = []
-      for (const f of w) f()
-    }
+    return final ? 'done' : 'retry'
   }
 
   /** Resolves once nothing is queued, in flight or waiting for its retry. */
-  async idle(): Promise<void> {
-    if (this.inflight === 0 && this.waiting.length === 0 && this.timers.size === 0) return
-    await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
+  idle(): Promise<void> {
+    return this.worker.idle()
   }
 
   /** Stops planning and retrying, and waits for the attempts in flight (their rows are not written once closed). */
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    for (const t of this.timers) clearTimeout(t)
-    this.timers.clear()
-    this.waiting.length = 0
-    while (this.inflight > 0) await sleep(10)
+  close(): Promise<void> {
+    return this.worker.close()
   }
 }

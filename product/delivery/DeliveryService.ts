@@ -30,6 +30,7 @@ import { childLogger } from '../../common/logger.ts'
 import type { Subscription } from '../../engine/LedgerBus.ts'
 import { Journal } from '../../pipeline/journal/Journal.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import { DELIVERY_ASKS, DELIVERY_ATTEMPTS, DELIVERY_CONTACTS, DELIVERY_REGISTRATIONS } from '../../pipeline/records/deliveryRecord.ts'
@@ -185,8 +186,8 @@ export class DeliveryService {
     return this.registrations.checkHook(input)
   }
 
-  armHook(input: HookRequest, payment: PaidCall): Promise<HookArmed | null> {
-    return this.registrations.armHook(input, payment)
+  armHook(input: HookRequest, payment: PaidCall, unit: UnitOfWork): Promise<HookArmed | null> {
+    return this.registrations.armHook(input, payment, unit)
   }
 
   checkEndpoint(payer: string, url: string): Promise<EndpointState | null> {
@@ -197,8 +198,8 @@ export class DeliveryService {
     return this.registrations.newEndpointId()
   }
 
-  registerEndpoint(payer: string, url: string, endpointId: string, payment: PaidCall): Promise<{ replayed: boolean; endpoint: EndpointView }> {
-    return this.registrations.registerEndpoint(payer, url, endpointId, payment)
+  registerEndpoint(payer: string, url: string, endpointId: string, payment: PaidCall, unit: UnitOfWork): Promise<{ replayed: boolean; endpoint: EndpointView }> {
+    return this.registrations.registerEndpoint(payer, url, endpointId, payment, unit)
   }
 
   endpointReplay(e: EndpointState): EndpointView {
@@ -264,8 +265,8 @@ export class DeliveryService {
     return this.registrations.deleteAlert(payer, alertId)
   }
 
-  recordAskIn(payment: PaidCall, decisionId: string): void {
-    this.registrations.recordAskIn(payment, decisionId)
+  recordAskIn(unit: UnitOfWork, payment: PaidCall, decisionId: string): void {
+    this.registrations.recordAskIn(unit, payment, decisionId)
   }
 
   recordContact(input: { contact: string; consent: true; source: string | null; seat: string | null }): Promise<{ created: boolean; contact: ContactView }> {

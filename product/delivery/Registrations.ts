@@ -10,6 +10,7 @@ import type { Clock } from '../../common/Clock.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { Journal } from '../../pipeline/journal/Journal.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import type { DELIVERY_ASKS, DELIVERY_REGISTRATIONS, RegistrationEvent, RegistrationRow, TargetKind } from '../../pipeline/records/deliveryRecord.ts'
 import { iso } from './Attempts.ts'
@@ -85,13 +86,13 @@ export class Registrations {
     return d
   }
 
-  async armHook(input: HookRequest, payment: PaidCall): Promise<HookArmed | null> {
+  async armHook(input: HookRequest, payment: PaidCall, unit: UnitOfWork): Promise<HookArmed | null> {
     const d = await this.checkHook(input)
     if (!d) return null
     const hookId = `hk_${randomUUID().replaceAll('-', '')}`
     const { secret, stored } = this.deps.signer.newSecret(hookId)
     const row = this.row('hook', hookId, payment.payer?.toLowerCase() ?? null, 'armed', input.url, { decision_id: d.decision_id, secret: stored }, payment.payment_id)
-    payment.unit.add(this.registrations, [row], { applied: () => this.book.applyRegistration(row) })
+    unit.add(this.registrations, [row], { applied: () => this.book.applyRegistration(row) })
     return {
       hook_id: hookId,
       decision_id: d.decision_id,
@@ -132,7 +133,7 @@ export class Registrations {
   }
 
   /** Registers (charged: the payment's debit carries ref = endpoint_id) or replays (not charged, no secret). */
-  async registerEndpoint(payer: string, url: string, endpointId: string, payment: PaidCall): Promise<{ replayed: boolean; endpoint: EndpointView }> {
+  async registerEndpoint(payer: string, url: string, endpointId: string, payment: PaidCall, unit: UnitOfWork): Promise<{ replayed: boolean; endpoint: EndpointView }> {
     const p = payer.toLowerCase()
     const same = await this.checkEndpoint(p, url)
     if (same) return { replayed: true, endpoint: this.endpointReplay(same) }
@@ -142,7 +143,7 @@ export class Registrations {
     const now = this.deps.clock.now()
     const row = this.row('endpoint', endpointId, p, 'registered', url, { expires_at: iso(now + ENDPOINT_WINDOW_MS), secret: stored }, payment.payment_id)
     this.pendingUrls.add(key)
-    payment.unit.add(this.registrations, [row], {
+    unit.add(this.registrations, [row], {
       applied: () => {
         this.pendingUrls.delete(key)
         this.book.applyRegistration(row)
@@ -277,9 +278,9 @@ export class Registrations {
   // ------------------------------------------------------------ asks
 
   /** The payer of a paid decision, staged with it, so outcome hook endpoints whose payer matches find it at resolution. */
-  recordAskIn(payment: PaidCall, decisionId: string): void {
+  recordAskIn(unit: UnitOfWork, payment: PaidCall, decisionId: string): void {
     if (!payment.payer) return
     const row = { decision_id: decisionId, payer: payment.payer.toLowerCase(), payment_id: payment.payment_id, recorded_at: iso(this.deps.clock.now()) }
-    payment.unit.add(this.asks, [row], { applied: () => this.book.applyAsk(row) })
+    unit.add(this.asks, [row], { applied: () => this.book.applyAsk(row) })
   }
 }

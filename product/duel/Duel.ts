@@ -4,6 +4,7 @@
  * deployment without it answers the duel routes 503 SERVICE_UNWIRED naming 'duel'.
  */
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { CallEvents } from './CallEvents.ts'
 import type { AggregateBoard, BoardWindow, CrowdBenchmark, LockedCall, OptInView, PersonalScoreboard, PublicBoard } from './schemas.ts'
 
@@ -24,7 +25,7 @@ export interface Duel {
    */
   checkCall(input: { payer: string | null; decision_id: string }): unknown | null
   /** Stages the call in the paid call's unit of work. The same refusals as checkCall; unknown decision → null. */
-  lockCall(input: LockCallInput, payment: PaidCall): Promise<LockedCall | null>
+  lockCall(input: LockCallInput, payment: PaidCall, unit: UnitOfWork): Promise<LockedCall | null>
   /** GET /v1/calls: the payer's personal scoreboard (an unknown payer has an empty record, accuracies null). */
   scoreboard(payer: string): PersonalScoreboard
   /** GET /v1/calls/scoreboard: opted-in payers with at least 10 graded calls, and the asking payer's standing. */

@@ -27,6 +27,7 @@ import { isClaim } from '../../engine/LedgerIndex.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
 import { Journal } from '../../pipeline/journal/Journal.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { CALL_OPT_INS, CALLS, CALL_RECORD_VERSION, callId, type CallRow, type OptInRow } from '../../pipeline/records/callRecord.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../../pipeline/topics.ts'
@@ -193,7 +194,7 @@ export class DuelService implements Duel {
     return { decision, now, call_id: id }
   }
 
-  async lockCall(input: LockCallInput, payment: PaidCall): Promise<LockedCall | null> {
+  async lockCall(input: LockCallInput, payment: PaidCall, unit: UnitOfWork): Promise<LockedCall | null> {
     const payer = input.payer.toLowerCase()
     const checked = this.checkCall({ payer, decision_id: input.decision_id })
     if (!checked) return null
@@ -217,7 +218,7 @@ export class DuelService implements Duel {
     }
     // Reserved synchronously (no await since the check), so a concurrent twin sees it and is refused before paying.
     this.pending.add(call_id)
-    payment.unit.add(this.calls, [row], {
+    unit.add(this.calls, [row], {
       applied: () => {
         this.pending.delete(call_id)
         this.applyCall(row)

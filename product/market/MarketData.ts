@@ -6,6 +6,7 @@ import { deepFreeze } from '../../common/deepFreeze.ts'
 import type { MaybePromise } from '../../common/MaybePromise.ts'
 import type { CanonicalAsset } from '../../common/schema.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { Freshness } from '../../pipeline/features/FeatureSnapshot.ts'
 import type { LiqHours, MarketCapList, MarketSnapshot, Universe } from './schemas.ts'
 
@@ -39,8 +40,8 @@ export interface MarketData {
   liqHours(asset: string): Promise<LiqHours | null>
   liquidationSurface(asset: CanonicalAsset, payment: PaidCall): Promise<MarketRead>
   fundingSnapshot(payment: PaidCall): Promise<MarketRead>
-  fundingAsset(asset: CanonicalAsset, payment: PaidCall): Promise<MarketRead>
-  fundingOpportunities(payment: PaidCall): Promise<MarketRead>
+  fundingAsset(asset: CanonicalAsset, payment: PaidCall, unit: UnitOfWork): Promise<MarketRead>
+  fundingOpportunities(payment: PaidCall, unit: UnitOfWork): Promise<MarketRead>
 }
 
 /** An answer of the market domain: its data and the meta it implies (state, freshness, sources). */

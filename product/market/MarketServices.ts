@@ -14,6 +14,7 @@ import { LIQ_HOURS_REQUIRED, type MarketInput, type MarketState, type Observed }
 import { stalenessBudgetMs } from '../../pipeline/features/stalenessBudgets.ts'
 import type { Freshness } from '../../pipeline/features/FeatureSnapshot.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { CanonicalAsset } from '../../common/schema.ts'
 import type { LiqHours, MarketCapList, MarketSnapshot, Universe, UniverseAsset } from './schemas.ts'
@@ -350,12 +351,12 @@ export class MarketServices implements MarketData {
     return this.#needPaid().fundingSnapshot(payment)
   }
 
-  fundingAsset(asset: CanonicalAsset, payment: PaidCall): Promise<MarketRead> {
-    return this.#needPaid().fundingAsset(asset, payment)
+  fundingAsset(asset: CanonicalAsset, payment: PaidCall, unit: UnitOfWork): Promise<MarketRead> {
+    return this.#needPaid().fundingAsset(asset, payment, unit)
   }
 
-  fundingOpportunities(payment: PaidCall): Promise<MarketRead> {
-    return this.#needPaid().fundingOpportunities(payment)
+  fundingOpportunities(payment: PaidCall, unit: UnitOfWork): Promise<MarketRead> {
+    return this.#needPaid().fundingOpportunities(payment, unit)
   }
 }
 

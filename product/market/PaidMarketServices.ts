@@ -10,7 +10,7 @@
  * claim; tool output is scanned for banned profit language".
  *
  * - Decisions go through the DecisionService (EngineServices.decide): evaluated now, appended to the ledger only
- *   through the call's unit of work (payment.unit), i.e. once the payment settled; a re-served identical decision
+ *   through the call's unit of work (ctx.unit, passed here as `unit`), i.e. once the payment settled; a re-served identical decision
  *   writes nothing. An answer whose every decision was re-served is marked `reserved` (not charged as new rows).
  * - A market the stream never carried (no data at all) is 503 PROVIDER_DOWN, never an empty answer; stale inputs are
  *   served with their freshness stated (meta.state 'degraded').
@@ -27,6 +27,7 @@ import { stalenessBudgetMs } from '../../pipeline/features/stalenessBudgets.ts'
 import { LIQ_HOURS_REQUIRED, type AssetMarket, type MarketInput, type MarketState, type Observed } from '../../pipeline/MarketState.ts'
 import type { Freshness } from '../../pipeline/features/FeatureSnapshot.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { CanonicalAsset } from '../../common/schema.ts'
 import type { DecisionService } from '../../engine/DecisionService.ts'
@@ -167,12 +168,12 @@ export class PaidMarketServices implements PaidMarketData {
   }
 
   /** Spec (Funding per asset): the funding row, the S06 and S07 decisions, basis, execution risk and assumptions. */
-  async fundingAsset(asset: CanonicalAsset, payment: PaidCall): Promise<MarketRead> {
+  async fundingAsset(asset: CanonicalAsset, payment: PaidCall, unit: UnitOfWork): Promise<MarketRead> {
     const m = this.#market(asset)
     const engine = this.#engine()
     const funding = this.#fundingRow(asset)
-    const s06 = await engine.decide({ asset, chain: 'base', question_id: 'S06_funding_anomaly', subject: null }, payment)
-    const s07 = await engine.decide({ asset, chain: 'base', question_id: 'S07_funding_persistence', subject: null }, payment)
+    const s06 = await engine.decide({ asset, chain: 'base', question_id: 'S06_funding_anomaly', subject: null }, payment, unit)
+    const s07 = await engine.decide({ asset, chain: 'base', question_id: 'S07_funding_persistence', subject: null }, payment, unit)
     const freshness = this.#state.freshness(asset, FUNDING_CONTEXT_INPUTS).map(({ quality: _q, ...f }) => f)
     const data = {
       asset,
@@ -193,7 +194,7 @@ export class PaidMarketServices implements PaidMarketData {
   }
 
   /** Spec (Funding opportunities): an S06 scan over the canonical assets the stream carries. */
-  async fundingOpportunities(payment: PaidCall): Promise<MarketRead> {
+  async fundingOpportunities(payment: PaidCall, unit: UnitOfWork): Promise<MarketRead> {
     const carried = CANONICAL_ASSETS.filter((a) => this.#state.asset(a) !== null)
     if (carried.length === 0) throw noMarketData(CANONICAL_ASSETS.join(', '))
     const engine = this.#engine()
@@ -201,7 +202,7 @@ export class PaidMarketServices implements PaidMarketData {
     const opportunities: Array<{ asset: string; funding_bps: number | null; basis_bps: number | null; decision: DecisionRecord }> = []
     for (const asset of carried) {
       const m = this.#state.asset(asset)!
-      const read = await engine.decide({ asset, chain: 'base', question_id: 'S06_funding_anomaly', subject: null }, payment)
+      const read = await engine.decide({ asset, chain: 'base', question_id: 'S06_funding_anomaly', subject: null }, payment, unit)
       reads.push(read)
       const rate = this.#fundingRow(asset).rate
       opportunities.push({ asset, funding_bps: rate === null ? null : rate * 1e4, basis_bps: basisOf(m).basis_bps, decision: read.record })

@@ -12,7 +12,7 @@
  *                                           insert; credits: an in-memory reservation). A PaymentChallenge ends it.
  *   2. handler(ctx)                         computes the answer WITHOUT writing it: what must exist only for a paid
  *                                           answer (a ledger row, a locked call, an armed hook) goes into the call's
- *                                           unit of work, ctx.payment.unit, instead of being written.
+ *                                           unit of work, ctx.unit, instead of being written.
  *   3. grant.settle(answer, unit)           captures the payment (x402: facilitator /settle; credits: the debit rows
  *                                           join the unit). { ok: false } ends the call with its error (x402: 402
  *                                           with PAYMENT-RESPONSE success:false); the unit is dropped, so nothing

@@ -191,7 +191,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
     request: { params: Strict({ pack_id: StringEnum(Object.keys(PACKS)) }), body: PAYER_BODY },
     response: env(PURCHASE),
     errors: ['PLAN_NOT_RECHARGEABLE'],
-    handler: async (ctx) => ({ data: await ctx.need('billing').purchasePack(ctx.params.pack_id as PackId, String(ctx.body.payer), ctx.payment!, ctx.price!) }),
+    handler: async (ctx) => ({ data: await ctx.need('billing').purchasePack(ctx.params.pack_id as PackId, String(ctx.body.payer), ctx.payment!, ctx.unit!, ctx.price!) }),
   },
   {
     id: 'billing.plan',
@@ -204,6 +204,6 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
     request: { params: Strict({ plan_id: StringEnum(Object.keys(PLANS)) }), body: PAYER_BODY },
     response: env(PURCHASE),
     errors: ['PLAN_NOT_RECHARGEABLE'],
-    handler: async (ctx) => ({ data: await ctx.need('billing').purchasePlan(ctx.params.plan_id as PlanId, String(ctx.body.payer), ctx.payment!, ctx.price!) }),
+    handler: async (ctx) => ({ data: await ctx.need('billing').purchasePlan(ctx.params.plan_id as PlanId, String(ctx.body.payer), ctx.payment!, ctx.unit!, ctx.price!) }),
   },
 ]

@@ -18,9 +18,9 @@ import type { HandlerContext, HandlerResult, RouteDef } from './types.ts'
  * is the payment's, since the decision record names none. A re-served decision is not charged and earns nothing.
  */
 function askedIn(ctx: HandlerContext, read: DecisionRead): void {
-  if (read.reserved || !ctx.payment) return
-  ctx.services.arena?.recordAskIn(ctx.payment, { decision_id: read.record.decision_id, question_id: read.record.question_id, asset: read.record.asset ?? '' })
-  ctx.services.delivery?.recordAskIn(ctx.payment, read.record.decision_id)
+  if (read.reserved || !ctx.payment || !ctx.unit) return
+  ctx.services.arena?.recordAskIn(ctx.unit, ctx.payment, { decision_id: read.record.decision_id, question_id: read.record.question_id, asset: read.record.asset ?? '' })
+  ctx.services.delivery?.recordAskIn(ctx.unit, ctx.payment, read.record.decision_id)
 }
 
 export const DECISION_ROUTES: readonly RouteDef[] = [
@@ -208,6 +208,7 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
           candidate: typeof b.candidate === 'object' && b.candidate !== null ? (b.candidate as Record<string, unknown>) : null,
         },
         ctx.payment!,
+        ctx.unit!,
       )
       askedIn(ctx, read)
       return signedDecision(ctx, read)
@@ -230,7 +231,7 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
       }
     },
     handler: async (ctx) => {
-      const read = await ctx.need('engine').nextDecision(String(ctx.body.previous_decision_id), ctx.payment!)
+      const read = await ctx.need('engine').nextDecision(String(ctx.body.previous_decision_id), ctx.payment!, ctx.unit!)
       if (!read) return notFound('DECISION_NOT_FOUND', '/body/previous_decision_id', ctx.body.previous_decision_id)
       askedIn(ctx, read)
       return signedDecision(ctx, read)

@@ -50,7 +50,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
       if (!d) notFound('DECISION_NOT_FOUND', '/body/decision_id', ctx.body.decision_id)
     },
     handler: async (ctx) => {
-      const r = await ctx.need('delivery').armHook({ decision_id: String(ctx.body.decision_id), url: String(ctx.body.url) }, ctx.payment!)
+      const r = await ctx.need('delivery').armHook({ decision_id: String(ctx.body.decision_id), url: String(ctx.body.url) }, ctx.payment!, ctx.unit!)
       return r ? { data: r, status: 201 } : notFound('DECISION_NOT_FOUND', '/body/decision_id', ctx.body.decision_id)
     },
   },
@@ -78,7 +78,7 @@ export const DELIVERY_ROUTES: readonly RouteDef[] = [
       if (same) return { data: delivery.endpointReplay(same), status: 200, headers: { 'cache-control': 'private, no-store' } }
     },
     handler: async (ctx) => {
-      const r = await ctx.need('delivery').registerEndpoint(payerOf(ctx), String(ctx.body.url), ctx.paymentRef!, ctx.payment!)
+      const r = await ctx.need('delivery').registerEndpoint(payerOf(ctx), String(ctx.body.url), ctx.paymentRef!, ctx.payment!, ctx.unit!)
       return r.replayed ? { data: r.endpoint, status: 200, charge: false } : { data: r.endpoint, status: 201 }
     },
   },

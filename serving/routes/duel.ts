@@ -52,6 +52,7 @@ export const DUEL_ROUTES: readonly RouteDef[] = [
           call_probability: typeof ctx.body.call_probability === 'number' ? ctx.body.call_probability : null,
         },
         ctx.payment!,
+        ctx.unit!,
       )
       return r ? { data: r, status: 201 } : notFound('DECISION_NOT_FOUND', '/body/decision_id', ctx.body.decision_id)
     },

@@ -117,7 +117,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     request: { params: ASSET_PARAMS },
     response: env(DECISION_RECORD),
     errors: ['STALE_DATA'],
-    handler: async (ctx) => signedDecision(ctx, await ctx.need('engine').marketRegime(ctx.params.asset as CanonicalAsset, ctx.payment!)),
+    handler: async (ctx) => signedDecision(ctx, await ctx.need('engine').marketRegime(ctx.params.asset as CanonicalAsset, ctx.payment!, ctx.unit!)),
   },
   {
     id: 'market.risk',
@@ -135,7 +135,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     request: { params: ASSET_PARAMS },
     response: env(DECISION_RECORD),
     errors: ['STALE_DATA'],
-    handler: async (ctx) => signedDecision(ctx, await ctx.need('engine').marketRisk(ctx.params.asset as CanonicalAsset, ctx.payment!)),
+    handler: async (ctx) => signedDecision(ctx, await ctx.need('engine').marketRisk(ctx.params.asset as CanonicalAsset, ctx.payment!, ctx.unit!)),
   },
   {
     id: 'liquidation.surface',
@@ -180,7 +180,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     response: env(FUNDING_OPPORTUNITIES),
     errors: ['PROVIDER_DOWN', 'STALE_DATA'],
     handler: async (ctx) => {
-      const answer = marketAnswer(await ctx.need('market').fundingOpportunities(ctx.payment!))
+      const answer = marketAnswer(await ctx.need('market').fundingOpportunities(ctx.payment!, ctx.unit!))
       return signRecords(ctx, answer, (answer.data as FundingOpportunities).opportunities.map((o) => o.decision))
     },
   },
@@ -196,7 +196,7 @@ export const MARKET_ROUTES: readonly RouteDef[] = [
     response: env(FUNDING_ASSET),
     errors: ['PROVIDER_DOWN', 'STALE_DATA'],
     handler: async (ctx) => {
-      const answer = marketAnswer(await ctx.need('market').fundingAsset(ctx.params.asset as CanonicalAsset, ctx.payment!))
+      const answer = marketAnswer(await ctx.need('market').fundingAsset(ctx.params.asset as CanonicalAsset, ctx.payment!, ctx.unit!))
       const { decisions } = answer.data as FundingAsset
       return signRecords(ctx, answer, [decisions.S06_funding_anomaly, decisions.S07_funding_persistence])
     },

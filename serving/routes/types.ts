@@ -3,6 +3,7 @@ import type { TSchema } from '../../common/schema.ts'
 import type { ErrorCode } from '../../common/errors.ts'
 import type { MetaOverrides } from '../envelope.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
+import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { Price, PricingKey } from '../../product/billing/pricing.ts'
 import type { ServicePart, Services } from '../Services.ts'
 import type { StaticDocuments } from '../docs/StaticDocuments.ts'
@@ -57,6 +58,11 @@ export interface HandlerContext {
   documents: StaticDocuments
   /** Set on paid routes once the gate authorized the call. */
   payment: PaidCall | null
+  /**
+   * Set on paid routes with `payment`: the call's unit of work. What the answer writes is added here (never written
+   * directly) and appended with the payment's own records as one atomic unit once the payment is captured.
+   */
+  unit: UnitOfWork | null
   price: Price | null
   /** The id route.paymentRef gave this call's payment (the handler names what it bought with it). */
   paymentRef?: string

@@ -44,7 +44,7 @@ function route(gate: ScriptedGate, journal: WorkJournal, behaviour: { throwIn?: 
     handler: (ctx) => {
       gate.steps.push('handler')
       const payment = ctx.payment!
-      payment.unit.add(journal, [{ id: payment.payment_id, question_id: 'S05_volatility_expansion', digest: 'd', decision: 'lean_likely', payment_id: payment.payment_id }], {
+      ctx.unit!.add(journal, [{ id: payment.payment_id, question_id: 'S05_volatility_expansion', digest: 'd', decision: 'lean_likely', payment_id: payment.payment_id }], {
         applied: () => void gate.steps.push('recorded'),
       })
       if (behaviour.throwIn === 'handler') throw new ServiceError('PROVIDER_DOWN')

@@ -168,7 +168,7 @@ t.test('walks every route with every part wired', async (t) => {
   const { delivery, ledger } = await withDelivery(t, parts.clock!)
   ledger.addDecision({ decision_id: PENDING_ID })
   const unit = new UnitOfWork()
-  await delivery.registerEndpoint(PAYER, 'https://hooks.example.com/walker', WALKER_ENDPOINT, { kind: 'paid', payment_id: WALKER_ENDPOINT, rail: 'credits', payer: PAYER, unit })
+  await delivery.registerEndpoint(PAYER, 'https://hooks.example.com/walker', WALKER_ENDPOINT, { kind: 'paid', payment_id: WALKER_ENDPOINT, rail: 'credits', payer: PAYER }, unit)
   await unit.commit()
   parts.delivery = delivery
   const server = await withServer(t, { services: parts })

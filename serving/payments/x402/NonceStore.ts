@@ -14,6 +14,7 @@
  */
 import { mkdir, open, rename, readFile, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
+import { GroupCommitQueue } from '../../../pipeline/work/GroupCommitQueue.ts'
 
 export const NONCE_FILE = 'x402-nonces.log'
 /** Entries outlive validBefore by this much (clock skew between us, the facilitator and the chain). */
@@ -28,15 +29,9 @@ export interface NonceStoreOptions {
   pruneAt?: number
 }
 
-interface Pending {
-  line: string
-  resolve: () => void
-  reject: (err: unknown) => void
-}
-
 export class NonceStore {
-  private readonly pending: Pending[] = []
-  private flushing: Promise<void> | null = null
+  /** Group commit: every line queued while a sync runs goes out in the next single write + fdatasync. */
+  private readonly lines = new GroupCommitQueue<string>({ maxBytes: Number.POSITIVE_INFINITY, flush: (lines) => this.flush(lines) })
   private closed = false
 
   private constructor(
@@ -77,10 +72,8 @@ export class NonceStore {
     if (this.entries.has(k)) return false
     this.entries.set(k, validBefore)
     if (this.entries.size >= this.pruneAt) this.prune()
-    await new Promise<void>((resolve, reject) => {
-      this.pending.push({ line: `${k.replace(':', ' ')} ${validBefore}\n`, resolve, reject })
-      this.flushing ??= this.flush()
-    })
+    const line = `${k.replace(':', ' ')} ${validBefore}\n`
+    await this.lines.enqueue(line, line.length)
     return true
   }
 
@@ -100,23 +93,13 @@ export class NonceStore {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await this.flushing
+    await this.lines.drained()
     await this.fh.close()
   }
 
-  /** Group commit: every line queued while a sync runs goes out in the next single write + fdatasync. */
-  private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0)
-      try {
-        await this.fh.write(batch.map((p) => p.line).join(''))
-        await this.fh.datasync()
-        for (const p of batch) p.resolve()
-      } catch (err) {
-        for (const p of batch) p.reject(err)
-      }
-    }
-    this.flushing = null
+  private async flush(lines: string[]): Promise<void> {
+    await this.fh.write(lines.join(''))
+    await this.fh.datasync()
   }
 }
 

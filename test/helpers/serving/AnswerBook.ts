@@ -2,7 +2,7 @@
  * A paid test route and the free read of what it records, for payment-seam tests and the x402 bench (test-only).
  *
  *   POST /test/answers        paid (perp.funding): computes an answer, records it once the call's unit of work is
- *                             durable (payment.unit.onCommitted), so the record exists only when settlement succeeded; ?fail=1 makes the handler throw;
+ *                             durable (ctx.unit.onCommitted), so the record exists only when settlement succeeded; ?fail=1 makes the handler throw;
  *   GET  /test/answers/{id}   free: reads the recorded answer (404 DECISION_NOT_FOUND when nothing was recorded).
  */
 import { randomUUID } from 'node:crypto'
@@ -51,7 +51,7 @@ export class AnswerBook {
           created_at: new Date(ctx.now).toISOString(),
         }
         this.computed++
-        payment.unit.onCommitted(() => this.record(answer))
+        ctx.unit!.onCommitted(() => this.record(answer))
         return { data: answer }
       },
     }

@@ -83,7 +83,7 @@ export function workRoutes(book: WorkBook): RouteDef[] {
           payment_id: ctx.payment!.payment_id,
         }
         if (!b.repeat) book.records.set(record.id, record)
-        if (!b.repeat && book.journal) ctx.payment!.unit.add(book.journal, [record])
+        if (!b.repeat && book.journal) ctx.unit!.add(book.journal, [record])
         // A handler that takes time (a slow model or provider): its credits stay reserved, its unit open, meanwhile.
         if (typeof b.work_ms === 'number' && b.work_ms > 0) await new Promise<void>((resolve) => setTimeout(resolve, b.work_ms as number))
         return { data: record, refusal: b.refuse === true, ...(b.repeat ? { charge: false as const } : {}) }

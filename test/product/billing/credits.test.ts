@@ -188,16 +188,16 @@ t.test('what is charged: answers and refusal decisions; not throws, typed 4xx re
 t.test('a credit purchase is part of its call: a dropped unit credits nothing and leaves the purchase retryable', async (t) => {
   const s = await paidServer(t, { clock: new TestClock(T0) })
   const failed = new UnitOfWork()
-  const call: PaidCall = { kind: 'paid', payment_id: 'x402_pack_retry', rail: 'x402', payer: PAYER, unit: failed }
-  await s.billing.purchasePack('booster_150k', PAYER, call, priceOf('billing.pack.booster_150k'))
+  const call: PaidCall = { kind: 'paid', payment_id: 'x402_pack_retry', rail: 'x402', payer: PAYER }
+  await s.billing.purchasePack('booster_150k', PAYER, call, failed, priceOf('billing.pack.booster_150k'))
   failed.abort() // settlement failed: the dispatcher drops the unit
   t.equal(await s.balance(), 0, 'no lot without a captured payment')
   const unit = new UnitOfWork()
-  await s.billing.purchasePack('booster_150k', PAYER, { ...call, unit }, priceOf('billing.pack.booster_150k'))
+  await s.billing.purchasePack('booster_150k', PAYER, call, unit, priceOf('billing.pack.booster_150k'))
   await unit.commit()
   t.equal(await s.balance(), 150_000, 'the same payment id credits once it is captured')
   const again = new UnitOfWork()
-  await s.billing.purchasePack('booster_150k', PAYER, { ...call, unit: again }, priceOf('billing.pack.booster_150k'))
+  await s.billing.purchasePack('booster_150k', PAYER, call, again, priceOf('billing.pack.booster_150k'))
   await again.commit()
   t.equal(await s.balance(), 150_000, 'and never twice')
 })
@@ -205,17 +205,17 @@ t.test('a credit purchase is part of its call: a dropped unit credits nothing an
 t.test('lots: soonest expiry first, expired lots not spendable, packs 60-day and plans 30-day', async (t) => {
   const clock = new TestClock(T0)
   const s = await paidServer(t, { clock })
-  const pay = (id: string): PaidCall & { run(): Promise<void> } => {
+  const pay = (id: string): PaidCall & { unit: UnitOfWork; run(): Promise<void> } => {
     const unit = new UnitOfWork()
     return { kind: 'paid', payment_id: id, rail: 'x402', payer: PAYER, unit, run: () => unit.commit() }
   }
   const packPay = pay('x402_pack_1')
-  const pack = (await s.billing.purchasePack('booster_150k', PAYER, packPay, priceOf('billing.pack.booster_150k'))) as Record<string, unknown>
+  const pack = (await s.billing.purchasePack('booster_150k', PAYER, packPay, packPay.unit, priceOf('billing.pack.booster_150k'))) as Record<string, unknown>
   t.equal(await s.balance(), 0, 'the lot lands only when the payment is captured')
   await packPay.run()
   t.match(pack, { pack_id: 'booster_150k', base_price_usd: '150.00', current_price_usd: '150.00', credits_added: 150_000, balance_credits: 150_000 })
   const planPay = pay('x402_plan_1')
-  await s.billing.purchasePlan('operator', PAYER, planPay, priceOf('billing.plan.operator'))
+  await s.billing.purchasePlan('operator', PAYER, planPay, planPay.unit, priceOf('billing.plan.operator'))
   await planPay.run()
   await s.grant(1000, 'forever')
   const lots = (await s.call('GET', `/v1/billing/credits?payer=${PAYER}`)).body.data.lots

@@ -37,7 +37,14 @@ class TestClock implements Clock {
 }
 
 let paymentSeq = 0
-function payment(payer: string | null = PAYER, paymentId = `cr_test_${++paymentSeq}`): PaidCall {
+/** A payment and its unit as the two arguments of a paid domain call. */
+const paid = (): [PaidCall, UnitOfWork] => {
+  const p = payment()
+  return [p, p.unit]
+}
+
+/** A paid call's payment and, beside it, its unit of work (as the dispatcher hands them to a handler). */
+function payment(payer: string | null = PAYER, paymentId = `cr_test_${++paymentSeq}`): PaidCall & { unit: UnitOfWork } {
   return { kind: 'paid', payment_id: paymentId, rail: 'credits', payer, unit: new UnitOfWork() }
 }
 
@@ -95,7 +102,7 @@ t.test('a resolution hook: armed in the paid unit, delivered signed on resolutio
   const rx = await startReceiver(t)
   const d = h.ledger.addDecision()
   const pay = payment()
-  const armed = (await h.delivery.armHook({ decision_id: d.decision_id, url: `${rx.url}/hook` }, pay))!
+  const armed = (await h.delivery.armHook({ decision_id: d.decision_id, url: `${rx.url}/hook` }, pay, pay.unit))!
   await pay.unit.commit()
   t.equal(armed.status, 'armed')
   t.match(armed.secret, /^whsec_/)
@@ -127,7 +134,7 @@ t.test('over HTTPS with a test certificate authority: verified certificate, veri
   t.match(rx.url, /^https:/)
   const d = h.ledger.addDecision()
   const p = payment()
-  const armed = (await h.delivery.armHook({ decision_id: d.decision_id, url: `${rx.url}/tls` }, p))!
+  const armed = (await h.delivery.armHook({ decision_id: d.decision_id, url: `${rx.url}/tls` }, p, p.unit))!
   await p.unit.commit()
   rx.secrets.set('/tls', String(armed.secret))
   h.ledger.resolve(d)
@@ -140,7 +147,7 @@ t.test('over HTTPS with a test certificate authority: verified certificate, veri
   const untrusting = await harness(t)
   const d2 = untrusting.ledger.addDecision()
   const p2 = payment()
-  await untrusting.delivery.armHook({ decision_id: d2.decision_id, url: `${rx.url}/tls` }, p2)
+  await untrusting.delivery.armHook({ decision_id: d2.decision_id, url: `${rx.url}/tls` }, p2, p2.unit)
   await p2.unit.commit()
   untrusting.ledger.resolve(d2)
   await untrusting.delivery.idle()
@@ -156,7 +163,7 @@ t.test('one retry with backoff, then final; a redirect is never followed nor ret
   const arm = async (path: string) => {
     const d = h.ledger.addDecision()
     const p = payment()
-    const r = (await h.delivery.armHook({ decision_id: d.decision_id, url: `${rx.url}${path}` }, p))!
+    const r = (await h.delivery.armHook({ decision_id: d.decision_id, url: `${rx.url}${path}` }, p, p.unit))!
     await p.unit.commit()
     secrets.set(path, String(r.secret))
     rx.secrets.set(path, String(r.secret))
@@ -185,7 +192,7 @@ t.test('a resolution written while the service was down is delivered after resta
   const rx = await startReceiver(t)
   const d = h.ledger.addDecision()
   const p = payment()
-  const r = (await h.delivery.armHook({ decision_id: d.decision_id, url: `${rx.url}/late` }, p))!
+  const r = (await h.delivery.armHook({ decision_id: d.decision_id, url: `${rx.url}/late` }, p, p.unit))!
   await p.unit.commit()
   rx.secrets.set('/late', String(r.secret))
   await h.delivery.close()
@@ -207,7 +214,7 @@ t.test('outcome hook endpoints: payer match, cap, replay, owner-only pause, the 
   const id = h.delivery.newEndpointId()
   const pay = payment(PAYER, id)
   t.equal(await h.delivery.checkEndpoint(PAYER, `${rx.url}/ep`), null, 'nothing to replay')
-  const reg = await h.delivery.registerEndpoint(PAYER, `${rx.url}/ep`, id, pay)
+  const reg = await h.delivery.registerEndpoint(PAYER, `${rx.url}/ep`, id, pay, pay.unit)
   await pay.unit.commit()
   t.equal(reg.replayed, false)
   t.equal(reg.endpoint.endpoint_id, id, "the endpoint id is the debit's ref")
@@ -216,7 +223,7 @@ t.test('outcome hook endpoints: payer match, cap, replay, owner-only pause, the 
   t.equal(reg.endpoint.secret_storage, 'encrypted (AES-256-GCM)')
   rx.secrets.set('/ep', String(reg.endpoint.secret))
 
-  const again = await h.delivery.registerEndpoint(PAYER, `${rx.url}/ep`, h.delivery.newEndpointId(), payment())
+  const again = await h.delivery.registerEndpoint(PAYER, `${rx.url}/ep`, h.delivery.newEndpointId(), ...paid())
   t.equal(again.replayed, true, 'the same URL inside its window replays')
   t.notOk('secret' in again.endpoint, 'the secret is not shown again')
   t.equal(again.endpoint.endpoint_id, id)
@@ -226,7 +233,7 @@ t.test('outcome hook endpoints: payer match, cap, replay, owner-only pause, the 
   const theirs = h.ledger.addDecision()
   for (const [d, who] of [[mine, PAYER], [theirs, OTHER]] as const) {
     const p = payment(who)
-    h.delivery.recordAskIn(p, d.decision_id)
+    h.delivery.recordAskIn(p.unit, p, d.decision_id)
     await p.unit.commit()
   }
   h.ledger.resolve(mine)
@@ -242,7 +249,7 @@ t.test('outcome hook endpoints: payer match, cap, replay, owner-only pause, the 
   for (let i = 1; i < ENDPOINT_CAP; i++) {
     const eid = h.delivery.newEndpointId()
     const p = payment(PAYER, eid)
-    await h.delivery.registerEndpoint(PAYER, `${rx.url}/ep${i}`, eid, p)
+    await h.delivery.registerEndpoint(PAYER, `${rx.url}/ep${i}`, eid, p, p.unit)
     await p.unit.commit()
   }
   await t.rejects(h.delivery.checkEndpoint(PAYER, `${rx.url}/one-more`), { code: 'HOOK_ENDPOINT_CAP' }, 'the 11th is a typed 409')
@@ -255,7 +262,7 @@ t.test('outcome hook endpoints: payer match, cap, replay, owner-only pause, the 
   t.same(paused.deliveries, { registered: 1, delivered: 1, failing: 0 }, 'history kept')
   const d3 = h.ledger.addDecision()
   const p3 = payment(PAYER)
-  h.delivery.recordAskIn(p3, d3.decision_id)
+  h.delivery.recordAskIn(p3.unit, p3, d3.decision_id)
   await p3.unit.commit()
   h.ledger.resolve(d3)
   await h.delivery.idle()

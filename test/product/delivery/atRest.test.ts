@@ -79,7 +79,7 @@ t.test('with a key: URLs, push keys and contacts sealed in the journals, opened 
   const hookUrl = 'https://127.0.0.1:9/in?token=capability-token-123'
   const id = delivery.newEndpointId()
   const pay = payment(id)
-  await delivery.registerEndpoint(PAYER, hookUrl, id, pay)
+  await delivery.registerEndpoint(PAYER, hookUrl, id, pay, pay.unit)
   await pay.unit.commit()
   const alice = svc.browser('alice')
   await delivery.registerDevice(PAYER, alice.subscription)
@@ -123,7 +123,7 @@ t.test('records written before the key was set stay readable once it is; new one
   let delivery = await h.open(null)
   const id = delivery.newEndpointId()
   const pay = payment(id)
-  await delivery.registerEndpoint(PAYER, 'https://127.0.0.1:9/plain', id, pay)
+  await delivery.registerEndpoint(PAYER, 'https://127.0.0.1:9/plain', id, pay, pay.unit)
   await pay.unit.commit()
   const before = await delivery.recordContact({ contact: '@plain_handle', consent: true, source: null, seat: null })
   delivery = await h.open(KEY)

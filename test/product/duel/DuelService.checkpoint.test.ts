@@ -60,7 +60,7 @@ async function write(duel: DuelService, items: Item[]): Promise<void> {
     }
     const unit = new UnitOfWork()
     try {
-      await duel.lockCall({ ...x.lock, call_probability: 0.6 }, { kind: 'paid', payment_id: `pay_${x.lock.payer}_${x.lock.decision_id}`, rail: 'credits', payer: x.lock.payer, unit })
+      await duel.lockCall({ ...x.lock, call_probability: 0.6 }, { kind: 'paid', payment_id: `pay_${x.lock.payer}_${x.lock.decision_id}`, rail: 'credits', payer: x.lock.payer }, unit)
     } catch (err) {
       if ((err as { code?: string }).code !== 'CLOCK_CLOSED') throw err
       unit.abort()

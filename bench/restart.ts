@@ -1,0 +1,183 @@
+/**
+ * A year of history (issue 31): restart time and steady RSS of `svc start` on a data folder holding N days of simulated
+ * venue history and M duel calls with their grades, restored from the processors' state snapshots, printed beside a
+ * full rebuild of the same data in the same run (the state/ folder removed, so every processor reads its topics from
+ * the beginning). Goal: restart ≤ 10 s and RSS ≤ 1 GB at 35 and at 365 days, flat.
+ *
+ * Per history length, on one data folder:
+ *   1. history: `svc start` on an empty folder generates N days and warms up; stopped once /readyz is 200.
+ *   2. calls: with the service stopped, M call records (P payers, each on a distinct decision of the ledger, payment
+ *      ids of their own) are appended to duel.calls on the folder's embedded log; grades follow from the outcomes
+ *      already on the log.
+ *   3. a start folds the calls (the Arena awards them) and writes every processor's snapshot at its clean stop.
+ *   4. restart (snapshots + tail): time until /readyz 200, then RSS after a settle.
+ *   5. full rebuild: state/ removed, the same: time and RSS.
+ *
+ *   node --import tsx bench/restart.ts [days,days] [calls] [payers] [data dir]   (default 35,365 1000000 20000)
+ * A given data dir (one history length) must hold that history already (step 1 is skipped, the folder kept).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { pathToFileURL } from 'node:url'
+import { createServer } from 'node:net'
+import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
+import { Journal } from '../pipeline/journal/Journal.ts'
+import { DECISIONS } from '../pipeline/records/decisionRecord.ts'
+import { CALLS, CALL_RECORD_VERSION, callId, type CallRow } from '../pipeline/records/callRecord.ts'
+import { topicNames } from '../pipeline/topics.ts'
+
+const SVC = new URL('../bin/svc.js', import.meta.url).pathname
+const READY_WITHIN_MS = 30 * 60_000
+/** How long a started service runs before RSS is read (the warm-up's garbage collected, the first snapshots written). */
+const SETTLE_MS = 20_000
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address()
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+interface Run {
+  child: ChildProcess
+  started: number
+  exited: Promise<number | null>
+  stderr: () => string
+}
+
+function startService(dataDir: string, port: number, env: Record<string, string>): Run {
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', SVC, 'start'], {
+    env: { ...process.env, PORT: String(port), SVC_DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_FORMAT: 'json', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  return { child, started: Date.now(), exited, stderr: () => stderr }
+}
+
+async function readyAfterMs(run: Run, port: number): Promise<number> {
+  for (;;) {
+    if (run.child.exitCode !== null) throw new Error(`svc start exited ${run.child.exitCode}: ${run.stderr()}`)
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)
+    if (ok) return Date.now() - run.started
+    if (Date.now() - run.started > READY_WITHIN_MS) throw new Error(`not ready within ${READY_WITHIN_MS} ms: ${run.stderr()}`)
+    await sleep(100)
+  }
+}
+
+/** Resident set of the process in MiB (/proc: what the machine pays, heap and native alike). */
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8')
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN)
+  return kb / 1024
+}
+
+async function stopService(run: Run): Promise<void> {
+  if (run.child.exitCode === null) run.child.kill('SIGTERM')
+  const code = await run.exited
+  if (code !== 0) throw new Error(`svc start stopped with ${code}: ${run.stderr()}`)
+}
+
+async function startMeasured(dataDir: string, env: Record<string, string>): Promise<{ readyMs: number; rss: number }> {
+  const port = await freePort()
+  const run = startService(dataDir, port, env)
+  try {
+    const readyMs = await readyAfterMs(run, port)
+    await sleep(SETTLE_MS)
+    const rss = await rssMiB(run.child.pid!)
+    return { readyMs, rss }
+  } finally {
+    await stopService(run)
+  }
+}
+
+/** M calls over P payers on distinct decisions of the ledger (payer i takes decisions i, i+P, ...). */
+async function appendCalls(dataDir: string, calls: number, payers: number): Promise<number> {
+  const log = await EmbeddedLog.open(join(dataDir, 'log'))
+  try {
+    const names = topicNames()
+    const decisions = await (await Journal.open({ log, def: DECISIONS, topic: names.decisions })).readAll(600_000)
+    // Claims only (a refusal takes no call); a distribution question's call is on its chosen class.
+    const claims = decisions.filter((d) => d.subject === null && d.action !== 'refuse')
+    const journal = await Journal.open({ log, def: CALLS, topic: names.calls })
+    let written = 0
+    const batch: CallRow[] = []
+    for (let i = 0; i < calls && claims.length > 0; i++) {
+      const payer = `0x${(i % payers).toString(16).padStart(40, '0')}`
+      const d = claims[Math.floor(i / payers) % claims.length]!
+      batch.push({
+        v: CALL_RECORD_VERSION, call_id: callId(payer, d.decision_id), payer, decision_id: d.decision_id, question_id: d.question_id, asset: d.asset,
+        subject: null, call: i % 3 === 0 ? 'not' : 'obtains', call_probability: null, house_probability: d.probability, choice_id: d.choice?.choice_id ?? null,
+        locked_at: d.created_at, horizon_end: d.horizon_end, payment_id: `bench-${i}`, payment_rail: 'credits',
+      })
+      if (batch.length === 10_000) {
+        await journal.append(batch.splice(0))
+        written += 10_000
+      }
+    }
+    await journal.append(batch)
+    written += batch.length
+    await journal.close()
+    return written
+  } finally {
+    await log.close()
+  }
+}
+
+export interface RestartFigures {
+  days: number
+  calls: number
+  firstStartMs: number
+  restart: { readyMs: number; rss: number }
+  rebuild: { readyMs: number; rss: number }
+}
+
+export async function benchRestart(o: { days: number[]; calls: number; payers: number; dataDir?: string; print: (line: string) => void }): Promise<RestartFigures[]> {
+  const out: RestartFigures[] = []
+  for (const days of o.days) {
+    const dataDir = o.dataDir ?? (await mkdtemp(join(tmpdir(), `svc-bench-restart-${days}-`)))
+    try {
+      const env = { SVC_SIM_HISTORY_DAYS: String(days) }
+      let firstStartMs = NaN
+      if (!o.dataDir) {
+        const port = await freePort()
+        const first = startService(dataDir, port, env)
+        firstStartMs = await readyAfterMs(first, port)
+        await stopService(first)
+        o.print(`  ${days} d: first start (history generated) ready after ${(firstStartMs / 1000).toFixed(1)} s`)
+      }
+      const calls = await appendCalls(dataDir, o.calls, o.payers)
+      const folded = await startMeasured(dataDir, env)
+      o.print(`  ${days} d: ${calls.toLocaleString('en-US')} calls appended; the start that folds them ready after ${(folded.readyMs / 1000).toFixed(1)} s`)
+      const restart = await startMeasured(dataDir, env)
+      await rm(join(dataDir, 'state'), { recursive: true, force: true })
+      const rebuild = await startMeasured(dataDir, env)
+      out.push({ days, calls, firstStartMs, restart, rebuild })
+      o.print(
+        `  ${days} d, ${calls.toLocaleString('en-US')} calls: restart ${(restart.readyMs / 1000).toFixed(1)} s, RSS ${restart.rss.toFixed(0)} MiB` +
+          ` vs full rebuild ${(rebuild.readyMs / 1000).toFixed(1)} s, RSS ${rebuild.rss.toFixed(0)} MiB → time ratio ${(restart.readyMs / rebuild.readyMs).toFixed(2)}` +
+          `  (goal ≤ 10 s, ≤ 1024 MiB)`,
+      )
+    } finally {
+      if (!o.dataDir) await rm(dataDir, { recursive: true, force: true })
+    }
+  }
+  return out
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const days = (process.argv[2] ?? '35,365').split(',').map(Number)
+  const calls = Number(process.argv[3] ?? 1_000_000)
+  const payers = Number(process.argv[4] ?? 20_000)
+  process.stdout.write('== restart: snapshots + tail vs a full rebuild of the same data folder\n')
+  const dataDir = process.argv[5]
+  await benchRestart({ days, calls, payers, ...(dataDir ? { dataDir } : {}), print: (l) => process.stdout.write(l + '\n') })
+}
