@@ -304,7 +304,6 @@ export class ServiceApp {
     await Catalog.apply(dataDir)
     // Every checkpointed stream processor's snapshots (issue 31): a restart loads them and reads only the log's tail.
     const checkpoints: CheckpointSettings = { snapshots: await StateSnapshots.open(join(dataDir, 'state')), everyMs: config.SVC_STATE_SNAPSHOT_S * 1000 }
-    void checkpoints
     const eventLog = await openEventLog(eventLogOf(config))
     closes('event log', () => eventLog.close())
     // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts when the warm-up ends:
@@ -373,7 +372,7 @@ export class ServiceApp {
     opened.first.push(['release wiring (bootstrap release)', () => served.close()])
     const runner = await EngineRunner.start({
       log: eventLog, dataDir, names, partitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil,
-      walletProvider: wallet.provider, accountClock: wallet.accountClock,
+      walletProvider: wallet.provider, accountClock: wallet.accountClock, checkpoints,
       // The live venue: API decisions in the present, cadence decided live or by the clock (EngineRunner).
       ...(feed.mode === 'live' ? { live: { clock } } : {}),
       ...served.engineOptions(),
@@ -400,6 +399,7 @@ export class ServiceApp {
       },
       now: () => runner.live.now() ?? clock.now(),
       wallNow: () => clock.now(),
+      checkpoints,
     })
     closes('duel', () => duel.close())
     // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
@@ -410,7 +410,7 @@ export class ServiceApp {
     let delivery: DeliveryService | null = null
     try {
       delivery = await openDelivery({
-        config, dataDir, log: eventLog, clock, partitions,
+        config, dataDir, log: eventLog, clock, partitions, checkpoints,
         ledger: {
           decision: (id) => runner.ledger.index.decision(id),
           clockNow: () => runner.live.now() ?? clock.now(),

@@ -14,6 +14,7 @@ import { PinnedHttpClient } from '../product/delivery/PinnedHttpClient.ts'
 import type { DeliveryLedger, PushSender } from '../product/delivery/ports.ts'
 import { UrlGuard } from '../product/delivery/UrlGuard.ts'
 import { WebPushSender } from '../product/delivery/WebPushSender.ts'
+import type { CheckpointSettings } from '../pipeline/state/StateStore.ts'
 import type { AppConfig } from './config.ts'
 
 export type DeliveryConfig = Pick<
@@ -28,6 +29,8 @@ export async function openDelivery(options: {
   ledger: DeliveryLedger
   clock: Clock
   partitions?: number
+  /** The delivery book's snapshots (issue 31); absent: rebuilt from its journals at every start. */
+  checkpoints?: CheckpointSettings | null
 }): Promise<DeliveryService> {
   const { config } = options
   const dir = join(options.dataDir, 'delivery')
@@ -57,5 +60,6 @@ export async function openDelivery(options: {
     recordContacts: config.SVC_CONTACTS === 'record',
     retryDelayMs: config.SVC_HOOK_RETRY_MS,
     ...(options.partitions ? { partitions: options.partitions } : {}),
+    checkpoints: options.checkpoints ?? null,
   })
 }

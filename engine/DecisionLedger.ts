@@ -7,8 +7,15 @@
  * Endpoints, POST /v1/decisions: "identical inputs under the same policy version re-serve the recorded decision, and a
  * repeat is not charged as a new decision row".
  *
- * - Dedupe: the LedgerIndex, rebuilt on open by following both journals from the beginning (followers never commit),
- *   then fed by this process's appends and by whatever other writers append.
+ * - Dedupe: the LedgerIndex, built on open by following both journals, then fed by this process's appends and by
+ *   whatever other writers append. With `checkpoints` (issue 31) open loads the index's newest valid snapshot and
+ *   follows only the tail after its positions (a missing, corrupt, old-schema or ahead-of-log snapshot: from the
+ *   beginning, one log line); a snapshot is written every `everyMs` and at close, then the followers commit its
+ *   positions. Own writes enter the index at acknowledgement, so no snapshot is taken while one is unsettled
+ *   (pipeline/state/CheckpointedFollowers.ts). Without `checkpoints`: rebuilt from the beginning, nothing committed.
+ * - The bus after a restore: the snapshot holds every decision and outcome, so a subscriber's replay is the same set
+ *   as after a rebuild (the engine's clock registration sees every open clock); restored rows enter the index
+ *   without a publish, as rebuilt rows do before anyone subscribed.
  * - Refusal to alter: staging a record whose decision_id (or an outcome whose decision_id) is already recorded with
  *   other content throws LEDGER_CONFLICT; identical content is a re-serve (no new row).
  * - Durability: stage*() keeps records in order; flush() appends decisions, then outcomes (an outcome never precedes
@@ -19,14 +26,17 @@
 import { childLogger } from '../common/logger.ts'
 import { canonicalJson } from '../common/jcs.ts'
 import type { EventLog } from '../pipeline/log/EventLog.ts'
-import { Journal, type JournalFollower } from '../pipeline/journal/Journal.ts'
+import { Journal } from '../pipeline/journal/Journal.ts'
 import type { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
 import { DECISIONS, type LedgerDecision } from '../pipeline/records/decisionRecord.ts'
 import { OUTCOMES_JOURNAL, type LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
 import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../pipeline/topics.ts'
+import { CheckpointedFollowers, followOwnWrites } from '../pipeline/state/CheckpointedFollowers.ts'
+import type { RestoredState } from '../pipeline/state/restoreState.ts'
+import type { CheckpointSettings, StateStore } from '../pipeline/state/StateStore.ts'
 import { EngineError } from './EngineError.ts'
 import { LedgerBus, type ResolutionEvent } from './LedgerBus.ts'
-import { LedgerIndex } from './LedgerIndex.ts'
+import { LEDGER_STATE_SCHEMA, LedgerIndex } from './LedgerIndex.ts'
 
 const log = childLogger('decision-ledger')
 
@@ -35,8 +45,10 @@ export interface DecisionLedgerOptions {
   names?: TopicNames
   /** Partitions when this call creates the topics (default DEFAULT_PARTITIONS, as the pipeline). */
   partitions?: number
-  /** Consumer group prefix of the index followers (they never commit; default 'svc.ledger-index'). */
+  /** Consumer group prefix of the index followers (default 'svc.ledger-index'); also the snapshot's store name. */
   groupId?: string
+  /** Snapshot the index and start from the newest valid snapshot (absent: rebuild from the log at every open). */
+  checkpoints?: CheckpointSettings | null
   /** How long open() waits for the followers to reach the end offsets they saw (default 120 s). */
   catchUpTimeoutMs?: number
 }
@@ -51,7 +63,7 @@ export class DecisionLedger {
   private chain: Promise<void> = Promise.resolve()
   /** Decisions in a paid call's unit of work not yet durable, by id: an identical ask waits for the first. */
   private readonly inFlight = new Map<string, Promise<void>>()
-  private followers: JournalFollower[] = []
+  private followers: CheckpointedFollowers | null = null
   private closed = false
 
   private constructor(
@@ -73,26 +85,45 @@ export class DecisionLedger {
     const outcomes = await Journal.open({ log: options.log, def: OUTCOMES_JOURNAL, topic: names.outcomes, partitions })
     const ledger = new DecisionLedger(decisions, outcomes, names)
     const groupId = options.groupId ?? 'svc.ledger-index'
-    const catchUp = { catchUpTimeoutMs: options.catchUpTimeoutMs ?? 120_000 }
+    const catchUpTimeoutMs = options.catchUpTimeoutMs ?? 120_000
     try {
-      ledger.followers.push(
-        await decisions.follow(`${groupId}.decisions`, (d) => ledger.followed(d), {
-          ...catchUp,
-          skipOwnWrites: true,
-          onInvalid: (err, r) => log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, 'undecodable decision ignored by the index'),
-        }),
-        await outcomes.follow(`${groupId}.outcomes`, (o) => ledger.followedOutcome(o), {
-          ...catchUp,
-          skipOwnWrites: true,
-          onInvalid: (err, r) => log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, 'undecodable outcome ignored by the index'),
-        }),
-      )
+      ledger.followers = await CheckpointedFollowers.open({
+        log: options.log,
+        store: ledger.stateStore(groupId),
+        checkpoints: options.checkpoints,
+        logger: log,
+        journals: [
+          followOwnWrites(decisions, { group: `${groupId}.decisions`, what: 'decision', logger: log, catchUpTimeoutMs }, (d) => ledger.followed(d)),
+          followOwnWrites(outcomes, { group: `${groupId}.outcomes`, what: 'outcome', logger: log, catchUpTimeoutMs }, (o) => ledger.followedOutcome(o)),
+        ],
+      })
     } catch (err) {
       await ledger.close()
       throw err instanceof EngineError ? err : new EngineError('ENGINE_CLOSED', `the ledger index did not catch up with the decisions/outcomes topics: ${(err as Error).message}`)
     }
-    log.info({ ...ledger.index.size, conflicts: ledger.index.conflicts }, 'ledger index rebuilt from the log')
+    const from = ledger.followers.restored?.restored ? 'its snapshot and the log tail' : 'the log'
+    log.info({ ...ledger.index.size, conflicts: ledger.index.conflicts }, `ledger index built from ${from}`)
     return ledger
+  }
+
+  /** The index as a checkpointed state store (pipeline/state/StateStore.ts), one per consumer group. */
+  private stateStore(groupId: string): StateStore {
+    return { name: groupId, schema: LEDGER_STATE_SCHEMA, rows: () => this.index.rows(), load: (rows) => this.index.load(rows) }
+  }
+
+  /** How the index started: restored from its snapshot, or rebuilt and why (null without checkpoints). */
+  get restored(): RestoredState | null {
+    return this.followers?.restored ?? null
+  }
+
+  /** The positions the index reflects now, or null while an own write is unsettled (tests, the checkpointer). */
+  capturePositions(): ReturnType<CheckpointedFollowers['capture']> {
+    return this.followers?.capture() ?? null
+  }
+
+  /** Writes a snapshot now (when checkpointed and consistent); tests. */
+  checkpoint(): Promise<unknown> {
+    return this.followers?.checkpoint() ?? Promise.resolve(null)
   }
 
   /** A decision read from the decisions topic (written by this process or another writer). */
@@ -236,7 +267,7 @@ export class DecisionLedger {
   }
 
   get failed(): Error | undefined {
-    return this.followers.find((f) => f.failed)?.failed
+    return this.followers?.followers.find((f) => f.failed)?.failed
   }
 
   private assertOpen(): void {
@@ -251,7 +282,7 @@ export class DecisionLedger {
     if (this.closed) return
     this.closed = true
     await this.chain
-    for (const f of this.followers) await f.stop().catch((err: unknown) => log.warn({ err }, 'stopping a ledger follower failed'))
+    await this.followers?.stop().catch((err: unknown) => log.warn({ err }, 'stopping the ledger followers failed'))
     await this.decisions.close()
     await this.outcomes.close()
   }

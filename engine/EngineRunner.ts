@@ -59,6 +59,7 @@ import type { WalletProvider } from '../ingest/wallet/WalletProvider.ts'
 import { QuestionCatalog } from './QuestionCatalog.ts'
 import { DAY_MS } from '../common/time.ts'
 import { ServedRelease } from './ServedRelease.ts'
+import type { CheckpointSettings } from '../pipeline/state/StateStore.ts'
 
 const log = childLogger('engine-runner')
 
@@ -93,6 +94,8 @@ export interface EngineRunnerOptions {
   accountResolveIntervalMs?: number
   /** The live venue: decisions in the clock's present, cadence decided live or by the clock (see the file comment). */
   live?: LiveCadenceOptions | null
+  /** State snapshots (issue 31): the ledger index restores from its snapshot and reads only the tail (absent: rebuild). */
+  checkpoints?: CheckpointSettings | null
 }
 
 export interface LiveCadenceOptions {
@@ -226,11 +229,11 @@ export class EngineRunner {
   }
 
   static async start(options: EngineRunnerOptions): Promise<EngineRunner> {
-    const { log: eventLog, clock, names: givenNames, walletProvider, accountClock, ...plain } = options
+    const { log: eventLog, clock, names: givenNames, walletProvider, accountClock, checkpoints, ...plain } = options
     validateOptions('EngineRunner options', OPTIONS_SCHEMA, plain, (message) => new EngineError('VALIDATION', message))
     const names = givenNames ?? topicNames()
     const groupId = options.groupId ?? 'svc.engine'
-    const ledger = await DecisionLedger.open({ log: eventLog, names, partitions: options.partitions, groupId: `${groupId}.ledger` })
+    const ledger = await DecisionLedger.open({ log: eventLog, names, partitions: options.partitions, groupId: `${groupId}.ledger`, checkpoints })
     let runner: EngineRunner
     try {
       const fits = await FitStore.open(options.dataDir === null ? null : join(options.dataDir, 'fits'))

@@ -4,10 +4,19 @@
  * Fed by DecisionLedger (its follower over the decisions/outcomes topics and its own appends). First record per id
  * wins, as in the `decisions` and `outcomes` views: a later record with the same id and other content is a conflict
  * and is not applied.
+ *
+ * Its state snapshot (pipeline/state/, LEDGER_STATE_SCHEMA): every decision, ordered by (created_at, decision_id),
+ * every outcome by (resolved_at, decision_id), then the conflict count, each record in canonical JSON key order. The
+ * rows are the sets, not the arrival order, so a snapshot + tail and a rebuild (whose partitions interleave
+ * differently) give equal rows. Loaded in that order, the bus replay after a restore (every decision, then every
+ * resolution) is in event-time order.
  */
 import { canonicalJson } from '../common/jcs.ts'
-import { decisionKey, type LedgerDecision } from '../pipeline/records/decisionRecord.ts'
-import type { LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
+import { DECISIONS, decisionKey, type LedgerDecision } from '../pipeline/records/decisionRecord.ts'
+import { OUTCOMES_JOURNAL, type LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
+
+/** The snapshot rows' shape: bump when it or the meaning of a row changes (older snapshots are then rebuilt). */
+export const LEDGER_STATE_SCHEMA = 1
 
 export type AddResult = 'added' | 'duplicate' | 'conflict'
 
@@ -15,6 +24,11 @@ export type AddResult = 'added' | 'duplicate' | 'conflict'
 function newer(a: LedgerDecision, b: LedgerDecision): boolean {
   return a.created_at > b.created_at || (a.created_at === b.created_at && a.decision_id > b.decision_id)
 }
+
+/** A record with its keys in canonical order: own writes keep their construction order, records read back are sorted. */
+const canonical = <T>(record: T): T => JSON.parse(canonicalJson(record)) as T
+
+const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 export function isClaim(d: LedgerDecision): boolean {
   return d.action !== 'refuse'
@@ -114,6 +128,48 @@ export class LedgerIndex {
     const out: LedgerOutcome[] = []
     for (let i = this.feedList.length - 1; i >= 0 && out.length < limit; i--) out.push(this.feedList[i]!)
     return out
+  }
+
+  /** The state as snapshot rows: ['d', decision]…, ['o', outcome]…, ['conflicts', n] (header). */
+  *rows(): Iterable<unknown> {
+    const decisions = [...this.decisions.values()].sort((a, b) => byKey(a.created_at, b.created_at) || byKey(a.decision_id, b.decision_id))
+    for (const d of decisions) yield ['d', canonical(d)]
+    const outcomes = [...this.outcomes.values()].sort((a, b) => byKey(a.resolved_at, b.resolved_at) || byKey(a.decision_id, b.decision_id))
+    for (const o of outcomes) yield ['o', canonical(o)]
+    yield ['conflicts', this.conflicts]
+  }
+
+  /**
+   * Fills this (empty) index from snapshot rows, all or nothing: every row is checked against the journals' schemas
+   * (and the ids are unique) before the first is added.
+   */
+  load(rows: readonly unknown[]): void {
+    if (this.decisions.size > 0 || this.outcomes.size > 0) throw new Error('the ledger index is not empty')
+    const decisions: LedgerDecision[] = []
+    const outcomes: LedgerOutcome[] = []
+    let conflicts: number | null = null
+    const ids = new Set<string>()
+    for (const row of rows) {
+      if (!Array.isArray(row) || row.length !== 2) throw new Error('a ledger state row is not a [kind, value] pair')
+      const [kind, value] = row as [unknown, unknown]
+      if (kind === 'd') {
+        const d = DECISIONS.check(value)
+        if (ids.has(`d${d.decision_id}`)) throw new Error(`decision ${d.decision_id} appears twice`)
+        ids.add(`d${d.decision_id}`)
+        decisions.push(d)
+      } else if (kind === 'o') {
+        const o = OUTCOMES_JOURNAL.check(value)
+        if (ids.has(`o${o.decision_id}`)) throw new Error(`outcome ${o.decision_id} appears twice`)
+        ids.add(`o${o.decision_id}`)
+        outcomes.push(o)
+      } else if (kind === 'conflicts' && Number.isSafeInteger(value) && (value as number) >= 0 && conflicts === null) {
+        conflicts = value as number
+      } else throw new Error(`unexpected ledger state row ${JSON.stringify(kind)}`)
+    }
+    if (conflicts === null) throw new Error('the ledger state has no conflicts row')
+    for (const d of decisions) this.addDecision(d)
+    for (const o of outcomes) this.addOutcome(o)
+    this.conflicts = conflicts
   }
 
   *allDecisions(): IterableIterator<LedgerDecision> {

@@ -82,6 +82,8 @@ export class Journal<S extends TObject> {
    */
   private readonly echoes = new Map<string, Buffer[]>()
   private echoFollower = false
+  /** Appends and atomic units not settled yet, counted until their callers' effects ran (writesUnsettled). */
+  private writesInFlight = 0
 
   private constructor(
     readonly log: EventLog,
@@ -104,10 +106,22 @@ export class Journal<S extends TObject> {
     if (this.closed) return Promise.reject(new Error(`journal ${this.topic} is closed`))
     const byTopic = new Map(journals.map((j) => [j.topic, j]))
     for (const b of batches) byTopic.get(b.topic)?.expectEchoes(b.records)
-    return this.producer.sendAtomic(batches).catch((err: unknown) => {
+    const sent = this.producer.sendAtomic(batches).catch((err: unknown) => {
       for (const b of batches) byTopic.get(b.topic)?.forgetEchoes(b.records)
       throw err
     })
+    for (const j of new Set([this, ...journals])) j.trackWrite(sent)
+    return sent
+  }
+
+  /**
+   * Counts a write until it settled and the microtasks after it ran: the caller's `await` continuation (a unit's
+   * applied effects, an index updated after an append) runs before the count drops.
+   */
+  private trackWrite(write: Promise<unknown>): void {
+    this.writesInFlight++
+    const done = () => setImmediate(() => this.writesInFlight--)
+    write.then(done, done)
   }
 
   /** Records about to be written by this process: its own-writes follower will skip them when it reads them back. */
@@ -135,6 +149,15 @@ export class Journal<S extends TObject> {
     return true
   }
 
+  /**
+   * True while a write of this journal is queued, being sent, or acknowledged but not yet read back by its own-writes
+   * follower: an index fed at acknowledgement then holds records past that follower's positions, so its state matches
+   * no log position (a state snapshot must wait, pipeline/state/CheckpointedFollowers.ts).
+   */
+  get writesUnsettled(): boolean {
+    return this.writesInFlight > 0 || this.echoes.size > 0
+  }
+
   /** Validates and encodes now; throws LedgerRecordError naming the bad field. */
   toLogRecord(record: Static<S>): LogRecord {
     return this.def.toLogRecord(record)
@@ -159,7 +182,7 @@ export class Journal<S extends TObject> {
     let durable = 0
     const chunks = chunksOf(encoded)
     const sent = this.sends.enqueueChain(chunks.map((c) => ({ item: c.records, bytes: c.bytes })))
-    return Promise.all(
+    const all = Promise.all(
       sent.map((p, i) =>
         p.then(() => {
           durable += chunks[i]!.records.length
@@ -167,6 +190,8 @@ export class Journal<S extends TObject> {
         }),
       ),
     ).then(() => undefined)
+    this.trackWrite(all)
+    return all
   }
 
   /** One send of the chunks a group commit took. */

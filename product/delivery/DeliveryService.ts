@@ -13,7 +13,10 @@
  * - Contacts.ts: contact capture;
  * - Dispatch.ts: what each event of the outcome bus becomes (which targets, which channels);
  * - Attempts.ts: the queue of deliveries, one record row per attempt, the one retry;
- * - DeliveryBook.ts: the projection all of them read, rebuilt from the journals at every start.
+ * - DeliveryBook.ts: the projection all of them read, built from the journals; with `checkpoints` (issue 31) a start
+ *   loads its newest valid snapshot and reads only the tail, a snapshot is written every `everyMs` and at close and
+ *   the followers commit its positions (none while a write of this process is unsettled:
+ *   pipeline/state/CheckpointedFollowers.ts); without, it is rebuilt at every start.
  *
  * How a resolution reaches a receiver: registrations, asks, attempts and contacts are journals (pipeline/records/
  * deliveryRecord.ts) rebuilt into the DeliveryBook at every start, before the outcome bus is subscribed; the bus
@@ -25,16 +28,19 @@ import { codedError } from '../../common/CodedError.ts'
 import type { Clock } from '../../common/Clock.ts'
 import { childLogger } from '../../common/logger.ts'
 import type { Subscription } from '../../engine/LedgerBus.ts'
-import { Journal, type JournalFollower } from '../../pipeline/journal/Journal.ts'
+import { Journal } from '../../pipeline/journal/Journal.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
 import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import { DELIVERY_ASKS, DELIVERY_ATTEMPTS, DELIVERY_CONTACTS, DELIVERY_REGISTRATIONS } from '../../pipeline/records/deliveryRecord.ts'
 import { DEFAULT_PARTITIONS } from '../../pipeline/topics.ts'
+import { CheckpointedFollowers, followOwnWrites } from '../../pipeline/state/CheckpointedFollowers.ts'
+import type { RestoredState } from '../../pipeline/state/restoreState.ts'
+import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
 import { Attempts } from './Attempts.ts'
 import { Contacts } from './Contacts.ts'
-import { DeliveryBook, type EndpointState } from './DeliveryBook.ts'
+import { DELIVERY_BOOK_SCHEMA, DeliveryBook, type EndpointState } from './DeliveryBook.ts'
 import { Dispatch } from './Dispatch.ts'
 import type { HookSigner } from './HookSigner.ts'
 import type { DeliveryLedger, HookTransport, PushSender, PushSubscription, UrlChecker } from './ports.ts'
@@ -66,7 +72,10 @@ export interface DeliveryOptions {
   /** Attempts in flight at once. Default 64. */
   concurrency?: number
   partitions?: number
+  /** Consumer group prefix of the followers (default 'svc.delivery'); also the snapshot's store name. */
   groupId?: string
+  /** Snapshot the book and start from the newest valid snapshot (absent: rebuild from the log at every open). */
+  checkpoints?: CheckpointSettings | null
 }
 
 /**
@@ -86,7 +95,7 @@ export class DeliveryKeyMissing extends codedError({
 
 export class DeliveryService {
   readonly book: DeliveryBook
-  private followers: JournalFollower[] = []
+  private followers: CheckpointedFollowers | null = null
   private subscriptions: Subscription[] = []
   private closed = false
   private readonly attempts: Attempts
@@ -125,15 +134,21 @@ export class DeliveryService {
     ])
     const s = new DeliveryService(options, { registrations, asks, attempts, contacts })
     const group = options.groupId ?? 'svc.delivery'
-    const onInvalid = (what: string) => (err: Error, r: { partition: number; offset: number }) =>
-      log.warn({ partition: r.partition, offset: r.offset, err: err.message }, `undecodable ${what} record ignored`)
     try {
-      s.followers.push(
-        await registrations.follow(`${group}.registrations`, (r) => s.book.applyRegistration(r), { skipOwnWrites: true, onInvalid: onInvalid('registration') }),
-        await asks.follow(`${group}.asks`, (r) => s.book.applyAsk(r), { skipOwnWrites: true, onInvalid: onInvalid('ask') }),
-        await attempts.follow(`${group}.attempts`, (r) => s.book.applyAttempt(r), { skipOwnWrites: true, onInvalid: onInvalid('attempt') }),
-        await contacts.follow(`${group}.contacts`, (r) => s.book.applyContact(r), { skipOwnWrites: true, onInvalid: onInvalid('contact') }),
-      )
+      s.followers = await CheckpointedFollowers.open({
+        log: options.log,
+        store: { name: group, schema: DELIVERY_BOOK_SCHEMA, rows: () => s.book.rows(), load: (rows) => s.book.load(rows) },
+        checkpoints: options.checkpoints,
+        // A book missing records it could not open is never snapshotted: a start with the right key must rebuild them.
+        snapshotWhen: () => s.book.unreadable === 0,
+        logger: log,
+        journals: [
+          followOwnWrites(registrations, { group: `${group}.registrations`, what: 'registration', logger: log }, (r) => s.book.applyRegistration(r)),
+          followOwnWrites(asks, { group: `${group}.asks`, what: 'ask', logger: log }, (r) => s.book.applyAsk(r)),
+          followOwnWrites(attempts, { group: `${group}.attempts`, what: 'attempt', logger: log }, (r) => s.book.applyAttempt(r)),
+          followOwnWrites(contacts, { group: `${group}.contacts`, what: 'contact', logger: log }, (r) => s.book.applyContact(r)),
+        ],
+      })
     } catch (err) {
       await s.close()
       throw err
@@ -147,8 +162,14 @@ export class DeliveryService {
       options.ledger.resolutions.subscribe('delivery', (e) => s.dispatch.onResolution(e)),
       options.ledger.decisions.subscribe('delivery.alerts', (d) => s.dispatch.onDecision(d)),
     )
-    log.info({ hooks: s.book.hooks.size, endpoints: s.book.endpoints.size, devices: s.book.devices.size, deliveries: s.book.deliveries.size }, 'delivery book rebuilt from the log')
+    const from = s.restored?.restored ? 'its snapshot and the log tail' : 'the log'
+    log.info({ hooks: s.book.hooks.size, endpoints: s.book.endpoints.size, devices: s.book.devices.size, deliveries: s.book.deliveries.size }, `delivery book built from ${from}`)
     return s
+  }
+
+  /** How the book started: restored from its snapshot, or rebuilt and why (null without checkpoints). */
+  get restored(): RestoredState | null {
+    return this.followers?.restored ?? null
   }
 
   get pushConfigured(): boolean {
@@ -265,6 +286,6 @@ export class DeliveryService {
     this.closed = true
     for (const s of this.subscriptions) s.unsubscribe()
     await this.attempts.close()
-    for (const f of this.followers) await f.stop()
+    await this.followers?.stop()
   }
 }

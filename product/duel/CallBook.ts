@@ -3,10 +3,22 @@
  * only by journal records (calls, opt-ins) and outcome records (the outcome bus), in whatever order they arrive, and
  * idempotent on both: a call id is admitted once (the first record wins, as in the `calls` view), a clock's outcome
  * grades its calls once. So a restart that replays the journals and the bus rebuilds exactly the same book.
+ *
+ * Its state snapshot (pipeline/state/, CALL_BOOK_SCHEMA) is the journals' part only: every call ordered by
+ * (locked_at, call_id), then each payer's consent by payer, records in canonical JSON key order. Grades and outcomes
+ * are not in it: they derive from the outcome bus, which replays every resolution when the duel subscribes (after the
+ * restore), as after a rebuild.
  */
-import type { CallRow, OptInRow } from '../../pipeline/records/callRecord.ts'
+import { canonicalJson } from '../../common/jcs.ts'
+import { CALL_OPT_INS, CALLS, type CallRow, type OptInRow } from '../../pipeline/records/callRecord.ts'
 import type { CallGraded } from './CallEvents.ts'
 import { grade, type OutcomeFacts } from './grading.ts'
+
+/** The snapshot rows' shape: bump when it or the meaning of a row changes (older snapshots are then rebuilt). */
+export const CALL_BOOK_SCHEMA = 1
+
+const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+const canonical = <T>(record: T): T => JSON.parse(canonicalJson(record)) as T
 
 export interface PayerTotals {
   /** The payer's calls in the order the book learned them. */
@@ -83,6 +95,32 @@ export class CallBook {
   /** Opted-in payers (the last record per payer wins). */
   *optedInPayers(): Iterable<string> {
     for (const [payer, row] of this.consent) if (row.opt_in) yield payer
+  }
+
+  /** The journals' part of the book as snapshot rows: ['c', call]…, ['p', consent]… (header). */
+  *rows(): Iterable<unknown> {
+    for (const c of [...this.calls.values()].sort((a, b) => byKey(a.locked_at, b.locked_at) || byKey(a.call_id, b.call_id))) yield ['c', canonical(c)]
+    for (const payer of [...this.consent.keys()].sort()) yield ['p', canonical(this.consent.get(payer)!)]
+  }
+
+  /** Fills this (empty) book from snapshot rows, all or nothing: every row is checked before the first is applied. */
+  load(rows: readonly unknown[]): void {
+    if (this.calls.size > 0 || this.consent.size > 0) throw new Error('the call book is not empty')
+    const calls: CallRow[] = []
+    const consents = new Map<string, OptInRow>()
+    for (const row of rows) {
+      if (!Array.isArray(row) || row.length !== 2) throw new Error('a call book row is not a [kind, value] pair')
+      const [kind, value] = row as [unknown, unknown]
+      if (kind === 'c') calls.push(CALLS.check(value))
+      else if (kind === 'p') {
+        const r = CALL_OPT_INS.check(value)
+        if (consents.has(r.payer)) throw new Error(`consent of ${r.payer} appears twice`)
+        consents.set(r.payer, r)
+      } else throw new Error(`unexpected call book row ${JSON.stringify(kind)}`)
+    }
+    if (new Set(calls.map((c) => c.call_id)).size !== calls.length) throw new Error('a call appears twice')
+    for (const c of calls) this.addCall(c)
+    for (const r of consents.values()) this.setConsent(r)
   }
 
   /** Admits a call once (a second record with its id is a duplicate or a conflict; the first is kept). */

@@ -8,8 +8,11 @@
  *   await duel.close()
  *
  * Where things live:
- * - calls and opt-ins are journals (pipeline/records/callRecord.ts) on the event log, rebuilt into the CallBook at
- *   every start; a lock is staged in the paid call's unit of work, so it lands atomically with the payment's own
+ * - calls and opt-ins are journals (pipeline/records/callRecord.ts) on the event log, followed into the CallBook; with
+ *   `checkpoints` (issue 31) a start loads the book's newest valid snapshot and reads only the tail, a snapshot is
+ *   written every `everyMs` and at close and the followers commit its positions (none while a lock or an opt-in of
+ *   this process is unsettled: pipeline/state/CheckpointedFollowers.ts); without, the book is rebuilt at every start.
+ *   A lock is staged in the paid call's unit of work, so it lands atomically with the payment's own
  *   records and never without them, and every refusal (CLOCK_CLOSED, CALL_ALREADY_LOCKED, unknown decision) is
  *   thrown before the payment is captured: nothing is charged;
  * - grades are derived, not written: the outcome bus replays every resolution on subscribe and after a restart, and a
@@ -22,13 +25,16 @@ import { childLogger } from '../../common/logger.ts'
 import { Channel, type ResolutionEvent, type Subscription } from '../../engine/LedgerBus.ts'
 import { isClaim } from '../../engine/LedgerIndex.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
-import { Journal, type JournalFollower } from '../../pipeline/journal/Journal.ts'
+import { Journal } from '../../pipeline/journal/Journal.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
 import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { CALL_OPT_INS, CALLS, CALL_RECORD_VERSION, callId, type CallRow, type OptInRow } from '../../pipeline/records/callRecord.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../../pipeline/topics.ts'
-import { CallBook } from './CallBook.ts'
+import { CheckpointedFollowers, followOwnWrites } from '../../pipeline/state/CheckpointedFollowers.ts'
+import type { RestoredState } from '../../pipeline/state/restoreState.ts'
+import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
+import { CALL_BOOK_SCHEMA, CallBook } from './CallBook.ts'
 import type { CallEvents, CallGraded, CallLocked } from './CallEvents.ts'
 import type { Duel, LockCallInput } from './Duel.ts'
 import { lockedEvent, type OutcomeFacts } from './grading.ts'
@@ -61,8 +67,10 @@ export interface DuelOptions {
   wallNow?: () => number
   names?: Pick<TopicNames, 'calls' | 'callOptIns'>
   partitions?: number
-  /** Consumer group prefix of the followers (they never commit). */
+  /** Consumer group prefix of the followers (default 'svc.duel'); also the snapshot's store name. */
   groupId?: string
+  /** Snapshot the book and start from the newest valid snapshot (absent: rebuild from the log at every open). */
+  checkpoints?: CheckpointSettings | null
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -90,7 +98,7 @@ export class DuelService implements Duel {
   private readonly graded: Channel<CallGraded>
   /** Calls staged in a paid call's unit of work and not durable yet: a concurrent twin is refused, not charged twice. */
   private readonly pending = new Set<string>()
-  private followers: JournalFollower[] = []
+  private followers: CheckpointedFollowers | null = null
   private subscription: Subscription | null = null
   private readonly boards = new Map<string, { version: number; at: number; board: unknown }>()
 
@@ -113,24 +121,29 @@ export class DuelService implements Duel {
     const duel = new DuelService(options, calls, optIns)
     const group = options.groupId ?? 'svc.duel'
     try {
-      duel.followers.push(
-        await calls.follow(`${group}.calls`, (row) => duel.applyCall(row), {
-          skipOwnWrites: true,
-          onInvalid: (err, r) => log.warn({ partition: r.partition, offset: r.offset, err: err.message }, 'undecodable call record ignored'),
-        }),
-        await optIns.follow(`${group}.opt_ins`, (row) => duel.book.setConsent(row), {
-          skipOwnWrites: true,
-          onInvalid: (err, r) => log.warn({ partition: r.partition, offset: r.offset, err: err.message }, 'undecodable opt-in record ignored'),
-        }),
-      )
+      duel.followers = await CheckpointedFollowers.open({
+        log: options.log,
+        store: { name: group, schema: CALL_BOOK_SCHEMA, rows: () => duel.book.rows(), load: (rows) => duel.book.load(rows) },
+        checkpoints: options.checkpoints,
+        logger: log,
+        journals: [
+          followOwnWrites(calls, { group: `${group}.calls`, what: 'call', logger: log }, (row) => duel.applyCall(row)),
+          followOwnWrites(optIns, { group: `${group}.opt_ins`, what: 'opt-in', logger: log }, (row) => duel.book.setConsent(row)),
+        ],
+      })
     } catch (err) {
       await duel.close()
       throw err
     }
     // Synchronous handler: replayed resolutions grade within subscribe(), so the book is whole before serving.
     duel.subscription = options.ledger.resolutions.subscribe('duel', (e) => duel.resolve(e))
-    log.info(duel.book.size, 'duel book rebuilt from the log')
+    log.info(duel.book.size, duel.restored?.restored ? 'duel book restored from its snapshot and the log tail' : 'duel book rebuilt from the log')
     return duel
+  }
+
+  /** How the book started: restored from its snapshot, or rebuilt and why (null without checkpoints). */
+  get restored(): RestoredState | null {
+    return this.followers?.restored ?? null
   }
 
   private applyCall(row: CallRow): void {
@@ -350,8 +363,8 @@ export class DuelService implements Duel {
   async close(): Promise<void> {
     this.subscription?.unsubscribe()
     this.subscription = null
-    for (const f of this.followers) await f.stop().catch(() => undefined)
-    this.followers = []
+    await this.followers?.stop().catch((err: unknown) => log.warn({ err }, 'stopping the duel followers failed'))
+    this.followers = null
     await this.calls.close()
     await this.optIns.close()
   }

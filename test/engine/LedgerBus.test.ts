@@ -11,48 +11,11 @@ import { DecisionLedger } from '../../engine/DecisionLedger.ts'
 import type { ResolutionEvent } from '../../engine/LedgerBus.ts'
 import { EmbeddedLog } from '../../pipeline/log/EmbeddedLog.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
-import type { LedgerOutcome } from '../../pipeline/records/outcomeRecord.ts'
+import { testDecision, testOutcome } from '../helpers/ledgerRecords.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
-function decision(n: number): LedgerDecision {
-  const hex = n.toString(16).padStart(12, '0')
-  return {
-    v: 1,
-    decision_id: `0198a3c4-5e6f-8a0b-9c1d-${hex}`,
-    question_id: 'S05_volatility_expansion',
-    asset: 'BTC',
-    subject: null,
-    event: `event ${n}`,
-    horizon: '240m',
-    horizon_end: new Date(Date.UTC(2026, 6, 1, 4) + n * 60_000).toISOString(),
-    created_at: new Date(Date.UTC(2026, 6, 1) + n * 60_000).toISOString(),
-    conditions: { n },
-    probability: 0.2,
-    confidence: 0.5,
-    decision: 'vol_expansion:unlikely',
-    action: 'monitor',
-    input_hash: 'a'.repeat(64),
-    state_hash: 'b'.repeat(64),
-    policy_version: 'policy-2.0.0',
-    jev_version: 'jev-1.0.0',
-    choice: null,
-    payment_id: null,
-    payment_rail: 'none',
-    matched_rules: [],
-    refusal_reason: null,
-    model_id: 'S05_volatility_expansion',
-    fitted_version: null,
-    policy_checksum: 'c'.repeat(64),
-    journal: null,
-  }
-}
-
-function outcome(d: LedgerDecision): LedgerOutcome {
-  return {
-    v: 1, decision_id: d.decision_id, question_id: d.question_id, asset: d.asset, subject: null, outcome: 'not',
-    resolved_at: d.horizon_end, horizon_end: d.horizon_end, statistic: 0.01, statistic_detail: null, realized_choice: null, reason: null,
-  }
-}
+const decision = (n: number) => testDecision(n)
+const outcome = (d: LedgerDecision) => testOutcome(d)
 
 t.test('resolutions: replayed on subscribe, live once durable, once per decision_id; again after a restart', async (t) => {
   const dir = await makeTempDir(t)

@@ -1,0 +1,159 @@
+/**
+ * The decision ledger's checkpointed index (issue 31) on both logs: snapshot at random cuts + tail == full rebuild
+ * (decisions, outcomes, a conflicting and a duplicate record, own writes and another writer's); bad snapshots fall
+ * back to the rebuild; no snapshot is taken while an own write is unsettled; the bus replays restored open clocks.
+ */
+import t from 'tap'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { DecisionLedger } from '../../engine/DecisionLedger.ts'
+import { EngineError } from '../../engine/EngineError.ts'
+import { Journal } from '../../pipeline/journal/Journal.ts'
+import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
+import { EmbeddedLog } from '../../pipeline/log/EmbeddedLog.ts'
+import type { EventLog } from '../../pipeline/log/EventLog.ts'
+import { DECISIONS, type LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
+import { OUTCOMES_JOURNAL, type LedgerOutcome } from '../../pipeline/records/outcomeRecord.ts'
+import { StateSnapshots } from '../../pipeline/state/StateSnapshots.ts'
+import { stateDigest, type CheckpointSettings } from '../../pipeline/state/StateStore.ts'
+import { topicNames } from '../../pipeline/topics.ts'
+import { checkCheckpointEquivalence, seeded } from '../helpers/checkpoint.ts'
+import { testDecision, testOutcome } from '../helpers/ledgerRecords.ts'
+import { forEachLog } from '../helpers/logs.ts'
+import { makeTempDir } from '../helpers/tmp.ts'
+
+const QUESTIONS = ['S05_volatility_expansion', 'S01_funding_flip', 'S03_liquidation_cascade']
+const ASSETS = ['BTC', 'ETH', 'SOL']
+
+/** A claim (a tenth refusals) on a random question, asset, subject and minute. */
+function decision(n: number, rnd: () => number): LedgerDecision {
+  const minute = Math.floor(rnd() * 10_000)
+  return testDecision(n, {
+    question_id: QUESTIONS[n % 3]!,
+    asset: ASSETS[Math.floor(rnd() * 3)]!,
+    subject: rnd() < 0.2 ? `0x${n.toString(16).padStart(40, '0')}` : null,
+    horizon_end: new Date(Date.UTC(2026, 6, 1, 4) + minute * 60_000).toISOString(),
+    created_at: new Date(Date.UTC(2026, 6, 1) + minute * 60_000).toISOString(),
+    probability: Math.round(rnd() * 1000) / 1000,
+    action: rnd() < 0.1 ? 'refuse' : 'monitor',
+  })
+}
+
+const outcome = (d: LedgerDecision, rnd: () => number): LedgerOutcome => testOutcome(d, { outcome: rnd() < 0.5 ? 'not' : 'obtains' })
+
+type Item = { d: LedgerDecision } | { o: LedgerOutcome }
+
+/** Decisions, outcomes of about half of them (after their decision), a duplicate and a conflicting decision. */
+function history(n: number, seed: number): Item[] {
+  const rnd = seeded(seed)
+  const items: Item[] = []
+  const open: LedgerDecision[] = []
+  for (let i = 0; items.length < n; i++) {
+    const d = decision(i, rnd)
+    items.push({ d })
+    if (d.action !== 'refuse') open.push(d)
+    if (open.length > 3 && rnd() < 0.5) items.push({ o: outcome(open.splice(Math.floor(rnd() * open.length), 1)[0]!, rnd) })
+    if (i === 7) items.push({ d: { ...d } }, { d: { ...d, probability: 0.999 } })
+  }
+  return items.slice(0, n)
+}
+
+/** Another writer of the ledger's journals (a second process). */
+async function otherWriter(log: EventLog) {
+  const names = topicNames()
+  const decisions = await Journal.open({ log, def: DECISIONS, topic: names.decisions })
+  const outcomes = await Journal.open({ log, def: OUTCOMES_JOURNAL, topic: names.outcomes })
+  return {
+    async write(items: Item[]) {
+      await decisions.append(items.flatMap((x) => ('d' in x ? [x.d] : [])))
+      await outcomes.append(items.flatMap((x) => ('o' in x ? [x.o] : [])))
+    },
+    async close() {
+      await decisions.close()
+      await outcomes.close()
+    },
+  }
+}
+
+function opened(ledger: DecisionLedger) {
+  return {
+    ledger,
+    digest: () => stateDigest(ledger.index),
+    get restored() {
+      return ledger.restored
+    },
+    close: () => ledger.close(),
+  }
+}
+
+t.test('ledger index: snapshot at random cuts + tail == full rebuild; bad snapshots fall back', (t) =>
+  forEachLog(t, async (t, makeLog, kind) => {
+    const log = await makeLog()
+    const items = history(kind === 'kafka' ? 120 : 600, 7)
+    const other = await otherWriter(log)
+    t.teardown(() => other.close())
+    await checkCheckpointEquivalence(t, {
+      store: 'svc.ledger-index',
+      total: items.length,
+      open: async (checkpoints) => opened(await DecisionLedger.open({ log, checkpoints })),
+      write: async (from, to, through) => {
+        const slice = items.slice(from, to)
+        if (!through) return other.write(slice)
+        // Own writes (entering the index at acknowledgement); what the ledger refuses to stage is another writer's.
+        const refused: Item[] = []
+        for (const x of slice) {
+          try {
+            if ('d' in x) through.ledger.stageDecision(x.d)
+            else through.ledger.stageOutcome(x.o)
+          } catch (err) {
+            if (!(err instanceof EngineError)) throw err
+            refused.push(x)
+          }
+          if (Math.random() < 0.05) await through.ledger.flush()
+        }
+        await through.ledger.flush()
+        await other.write(refused)
+      },
+    })
+  }),
+)
+
+t.test('no snapshot while an own write is unsettled; restored open clocks replay on the bus', async (t) => {
+  const dir = await makeTempDir(t)
+  const log = await EmbeddedLog.open(join(dir, 'log'))
+  t.teardown(() => log.close())
+  const checkpoints: CheckpointSettings = { snapshots: await StateSnapshots.open(join(dir, 'state')), everyMs: 0 }
+  const rnd = seeded(3)
+  const ds = Array.from({ length: 30 }, (_, i) => decision(i, rnd)).filter((d) => d.action !== 'refuse')
+  let ledger = await DecisionLedger.open({ log, checkpoints })
+  for (const d of ds.slice(1)) ledger.stageDecision(d)
+  await ledger.flush()
+  // A paid call's unit: sent synchronously by commit(), applied to the index at acknowledgement.
+  const unit = new UnitOfWork()
+  await ledger.appendIn(unit, ds[0]!)
+  const committing = unit.commit()
+  t.equal(ledger.capturePositions(), null, 'a write in flight: the index matches no log position')
+  await committing
+  let at = ledger.capturePositions()
+  for (let i = 0; at === null && i < 2000; i++) {
+    await sleep(5)
+    at = ledger.capturePositions()
+  }
+  const names = topicNames()
+  t.equal(at?.filter((p) => p.topic === names.decisions).reduce((n, p) => n + p.next, 0), ds.length, 'once read back, the positions cover every own write')
+  ledger.stageOutcome(outcome(ds[0]!, rnd))
+  await ledger.flush()
+  await ledger.close()
+
+  ledger = await DecisionLedger.open({ log, checkpoints })
+  t.equal(ledger.restored?.restored, true, 'restored from the snapshot written at close')
+  const seen: string[] = []
+  const clocks = ledger.bus.decisions.subscribe('clocks', (d) => void seen.push(d.decision_id))
+  t.same(seen.sort(), ds.map((d) => d.decision_id).sort(), 'every restored decision is replayed to a new subscriber (its clock registered)')
+  t.equal(ledger.index.unresolvedClaims().length, ds.length - 1, 'the open clocks are the restored claims without an outcome')
+  const resolved: string[] = []
+  ledger.bus.resolutions.subscribe('grades', (e) => void resolved.push(e.outcome.decision_id))
+  t.same(resolved, [ds[0]!.decision_id], 'and every restored resolution')
+  clocks.unsubscribe()
+  await ledger.close()
+})
