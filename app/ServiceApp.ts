@@ -327,6 +327,8 @@ export class ServiceApp {
       // The live venue: API decisions in the present, cadence decided live or by the clock (EngineRunner).
       ...(feed.mode === 'live' ? { live: { clock } } : {}),
       ...served.engineOptions(),
+      // Snapshot of the tick-derived state: a restart reads only the ticks after it (issue 31).
+      checkpoints,
     })
     await served.attach(runner)
     market.providers.computed('release', 'model', releaseHealth(() => served.follower.current))
