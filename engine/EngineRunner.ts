@@ -25,7 +25,8 @@
  *   features, the resolution history, per-asset cadence state, the ticks count: EngineTickState.ts) is snapshotted
  *   every `everyMs` and at a clean stop, tied to the ticks positions it reflects, and those positions are then
  *   committed for the group; a start loads the snapshot (restoreState) and the consumer reads only the tail after it.
- *   A snapshot is captured only at a batch boundary after the ledger flush (and not while the clock is deciding), so
+ *   A snapshot is captured only at a batch boundary after the ledger flush (and not while the clock is deciding; a
+ *   timer that finds a batch in progress has it taken when that batch ends, so a busy consumer still checkpoints), so
  *   every decision and outcome the state has passed is durable in the ledger: a crash after a snapshot re-reads a tail
  *   whose cadence decisions re-derive the same ids (deduped, no new rows) and whose resolved clocks are skipped
  *   (deduped on decision_id). A missing, corrupt, old-schema or ahead-of-log snapshot falls back to the full rebuild
@@ -189,6 +190,8 @@ export class EngineRunner {
   private tickPartitions = 0
   /** A batch is being folded in, or its ledger writes are not durable yet: no checkpoint now. */
   private inBatch = false
+  /** A periodic checkpoint found the state between positions: it is taken when the batch in progress ends. */
+  private checkpointDue = false
   /** How this start got its tick-derived state (null without `checkpoints`). */
   restored: RestoredState | null = null
   /** The `atCut` hook: pending until the first tick past a cut, then its promise (awaited once). */
@@ -366,7 +369,11 @@ export class EngineRunner {
    * ledger writes are not durable yet, or the clock deciding (the Checkpointer retries at its next interval).
    */
   private capture(): ConsumerPosition[] | null {
-    if (this.inBatch || this.liveRound !== null) return null
+    if (this.inBatch || this.liveRound !== null) {
+      // A busy consumer is almost always mid-batch when the timer fires: take it at the batch's end instead.
+      this.checkpointDue = true
+      return null
+    }
     return Array.from({ length: this.tickPartitions }, (_, partition) => ({ topic: this.names.ticks, partition, next: this.processed.get(partition) ?? 0 }))
   }
 
@@ -400,6 +407,10 @@ export class EngineRunner {
     }
     await this.ledger.flush()
     this.inBatch = false
+    if (this.checkpointDue && this.checkpointer) {
+      this.checkpointDue = false
+      void this.checkpointer.checkpoint().catch(() => undefined)
+    }
   }
 
   private assetState(asset: string, time: number): AssetState {
