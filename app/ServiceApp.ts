@@ -372,10 +372,12 @@ export class ServiceApp {
     opened.first.push(['release wiring (bootstrap release)', () => served.close()])
     const runner = await EngineRunner.start({
       log: eventLog, dataDir, names, partitions, trainDays: config.SVC_TRAIN_DAYS, trainUntil,
-      walletProvider: wallet.provider, accountClock: wallet.accountClock, checkpoints,
+      walletProvider: wallet.provider, accountClock: wallet.accountClock,
       // The live venue: API decisions in the present, cadence decided live or by the clock (EngineRunner).
       ...(feed.mode === 'live' ? { live: { clock } } : {}),
       ...served.engineOptions(),
+      // Snapshots of the tick-derived state and the ledger index: a restart reads only the log after them (issue 31).
+      checkpoints,
     })
     closes('engine runner (fits, decisions)', () => runner.close())
     await served.attach(runner)

@@ -21,9 +21,18 @@
  * - Account-scoped questions (S09..S11) are not on the cadence (they need a subject); API asks read the wired wallet
  *   provider (`walletProvider`, at `accountClock`), and their clocks are resolved by the AccountResolver's passes
  *   (every `accountResolveIntervalMs` of wall time, in the account clock's time; AccountResolver.ts).
- * - Restart: the consumer never commits and re-reads the ticks topic from the beginning; the same ticks rebuild the
- *   same features and fits, cadence decisions re-derive the same ids (deduped, no new rows) and resolved clocks are
- *   skipped (deduped on decision_id).
+ * - Restart (issue 31): with `checkpoints`, the engine is a checkpointed processor. Its tick-derived state (live
+ *   features, the resolution history, per-asset cadence state, the ticks count: EngineTickState.ts) is snapshotted
+ *   every `everyMs` and at a clean stop, tied to the ticks positions it reflects, and those positions are then
+ *   committed for the group; a start loads the snapshot (restoreState) and the consumer reads only the tail after it.
+ *   A snapshot is captured only at a batch boundary after the ledger flush (and not while the clock is deciding; a
+ *   timer that finds a batch in progress has it taken when that batch ends, so a busy consumer still checkpoints), so
+ *   every decision and outcome the state has passed is durable in the ledger: a crash after a snapshot re-reads a tail
+ *   whose cadence decisions re-derive the same ids (deduped, no new rows) and whose resolved clocks are skipped
+ *   (deduped on decision_id). A missing, corrupt, old-schema or ahead-of-log snapshot falls back to the full rebuild
+ *   from offset 0, which gives the same state. Past the cut in a restored state the `atCut` hook does not run again;
+ *   a hook aborted by a stop leaves the tick past the cut unread, so the next start runs it. Without `checkpoints`
+ *   (memory only) every start rebuilds from the beginning and nothing is committed.
  * - Live venue (`live`): API decisions are made at the clock's present, so an input the venue stopped sending shows
  *   its true age (stale_input past its budget). Cadence decisions are made live or not at all: a grid instant is
  *   decided by the first tick past it only when that tick was received within `toleranceMs` of the instant (ticks a
@@ -59,7 +68,14 @@ import type { WalletProvider } from '../ingest/wallet/WalletProvider.ts'
 import { QuestionCatalog } from './QuestionCatalog.ts'
 import { DAY_MS } from '../common/time.ts'
 import { ServedRelease } from './ServedRelease.ts'
+import { EngineTickState, type CadenceState } from './EngineTickState.ts'
+import { Checkpointer } from '../pipeline/state/Checkpointer.ts'
+import { restoreState } from '../pipeline/state/restoreState.ts'
 import type { CheckpointSettings } from '../pipeline/state/StateStore.ts'
+import type { ConsumerPosition } from '../pipeline/log/EventLog.ts'
+import type { RestoredState } from '../pipeline/state/restoreState.ts'
+import type { Logger } from 'pino'
+import { topicSpecs } from '../pipeline/topics.ts'
 
 const log = childLogger('engine-runner')
 
@@ -94,8 +110,13 @@ export interface EngineRunnerOptions {
   accountResolveIntervalMs?: number
   /** The live venue: decisions in the clock's present, cadence decided live or by the clock (see the file comment). */
   live?: LiveCadenceOptions | null
-  /** State snapshots (issue 31): the ledger index restores from its snapshot and reads only the tail (absent: rebuild). */
+  /**
+   * State snapshots (issue 31): the tick-derived state and the ledger index each restore from their snapshot and read
+   * only the tail (see the file comment). Absent: rebuild at every start.
+   */
   checkpoints?: CheckpointSettings | null
+  /** Where the restore and checkpoint lines go (default the engine-runner logger; a test captures them). */
+  stateLogger?: Logger | null
 }
 
 export interface LiveCadenceOptions {
@@ -123,16 +144,12 @@ const OPTIONS_SCHEMA = {
     live: {},
     release: {},
     atCut: {},
+    checkpoints: {},
+    stateLogger: {},
   },
 } as const
 
-interface AssetState {
-  cut: number
-  /** The asset's ticks have passed the cut: cadence decisions run. */
-  serving: boolean
-  nextGrid: number
-  last: number
-}
+type AssetState = CadenceState
 
 export interface EngineRunnerStats {
   ticks: number
@@ -169,6 +186,17 @@ export class EngineRunner {
   private readonly step: number
   private readonly assets = new Map<string, AssetState>()
   private readonly processed = new Map<number, number>()
+  /** The tick-derived state as a checkpointed store (EngineTickState.ts). */
+  readonly tickState: EngineTickState
+  private checkpointer: Checkpointer | null = null
+  /** The ticks topic's partitions the consumer was started on (what a checkpoint's positions cover). */
+  private tickPartitions = 0
+  /** A batch is being folded in, or its ledger writes are not durable yet: no checkpoint now. */
+  private inBatch = false
+  /** A periodic checkpoint found the state between positions: it is taken when the batch in progress ends. */
+  private checkpointDue = false
+  /** How this start got its tick-derived state (null without `checkpoints`). */
+  restored: RestoredState | null = null
   /** The `atCut` hook: pending until the first tick past a cut, then its promise (awaited once). */
   private cutHook: Promise<void> | null = null
   /** Aborted when the runner closes: a cut hook in progress (the bootstrap release) stops, and no tick waits on it. */
@@ -199,6 +227,21 @@ export class EngineRunner {
     this.replayer = new Replayer(ledger.index, fits)
     this.reads = new LedgerView(ledger.index, this.live, this.replayer, catalog)
     this.accountResolver = new AccountResolver({ ledger, provider: options.walletProvider ?? null, clock: { now: () => this.live.accountNow() ?? -Infinity } })
+    const counters = this.counters
+    this.tickState = new EngineTickState(`${options.groupId ?? 'svc.engine'}.ticks`, {
+      live: this.live,
+      features: this.live.state,
+      resolver: this.resolver,
+      cadence: this.assets,
+      ticks: {
+        get value() {
+          return counters.ticks
+        },
+        set value(n: number) {
+          counters.ticks = n
+        },
+      },
+    })
   }
 
   /** A decision's clock goes to the resolver that can read its outcome: ticks for markets, the provider for wallets. */
@@ -229,7 +272,7 @@ export class EngineRunner {
   }
 
   static async start(options: EngineRunnerOptions): Promise<EngineRunner> {
-    const { log: eventLog, clock, names: givenNames, walletProvider, accountClock, checkpoints, ...plain } = options
+    const { log: eventLog, clock, names: givenNames, walletProvider, accountClock, checkpoints, stateLogger: _l, ...plain } = options
     validateOptions('EngineRunner options', OPTIONS_SCHEMA, plain, (message) => new EngineError('VALIDATION', message))
     const names = givenNames ?? topicNames()
     const groupId = options.groupId ?? 'svc.engine'
@@ -242,12 +285,38 @@ export class EngineRunner {
       // Every decision in the ledger, then each new one (this engine's, or another writer's), starts its clock: a
       // synchronous subscriber, so a clock staged in a tick is tracked before the next tick is folded in.
       runner.clocks = ledger.bus.decisions.subscribe('engine-runner.clocks', (d) => runner.register(d))
-      runner.consumer = await eventLog.createConsumer({ groupId, topics: [names.ticks], fromBeginning: true })
+      let startAt: ConsumerPosition[] | undefined
+      const checkpoints = options.checkpoints ?? null
+      if (checkpoints) {
+        await eventLog.ensureTopics(topicSpecs(names, options.partitions).filter((t) => t.name === names.ticks))
+        const restored = await restoreState({ log: eventLog, snapshots: checkpoints.snapshots, store: runner.tickState, topics: [names.ticks], logger: options.stateLogger ?? log })
+        runner.restored = restored
+        startAt = restored.from
+        runner.tickPartitions = startAt.length
+        for (const p of startAt) runner.processed.set(p.partition, p.next)
+        // Restored past a cut: the hook ran in the process that passed it (the bootstrap release is in the store).
+        if (restored.restored && [...runner.assets.values()].some((a) => a.serving)) runner.cutHook = Promise.resolve()
+      }
+      runner.consumer = await eventLog.createConsumer({ groupId, topics: [names.ticks], fromBeginning: true, ...(startAt ? { startAt } : {}) })
+      if (checkpoints) {
+        const consumer = runner.consumer
+        runner.checkpointer = new Checkpointer({
+          snapshots: checkpoints.snapshots,
+          store: runner.tickState,
+          everyMs: checkpoints.everyMs,
+          capture: () => runner.capture(),
+          commit: async (positions) => {
+            for (const p of positions) await consumer.commit(p.topic, p.partition, p.next)
+          },
+          logger: options.stateLogger ?? log,
+        })
+      }
     } catch (err) {
       await ledger.close()
       throw err
     }
     runner.running = runner.consumer.run((batch) => runner.handle(batch))
+    runner.checkpointer?.start()
     runner.running.catch((err: unknown) => {
       runner.failure = err instanceof Error ? err : new Error(String(err))
       log.error({ err }, 'engine consumer stopped')
@@ -298,7 +367,27 @@ export class EngineRunner {
     if (staged) await this.ledger.flush()
   }
 
+  /**
+   * The ticks positions the tick-derived state reflects now, or null between positions: mid-batch, a batch whose
+   * ledger writes are not durable yet, or the clock deciding (the Checkpointer retries at its next interval).
+   */
+  private capture(): ConsumerPosition[] | null {
+    if (this.inBatch || this.liveRound !== null) {
+      // A busy consumer is almost always mid-batch when the timer fires: take it at the batch's end instead.
+      this.checkpointDue = true
+      return null
+    }
+    return Array.from({ length: this.tickPartitions }, (_, partition) => ({ topic: this.names.ticks, partition, next: this.processed.get(partition) ?? 0 }))
+  }
+
+  /** Writes a snapshot of the tick-derived state now (at the next batch boundary's state); null when skipped. */
+  async checkpoint(): Promise<void> {
+    await this.checkpointer?.checkpoint()
+  }
+
   private async handle(batch: ConsumedBatch): Promise<void> {
+    // Cleared only once the batch's ledger writes are durable (a failed flush leaves it set until a redelivery flushes).
+    this.inBatch = true
     // A redelivered batch (after a failed flush) skips the ticks already folded in; what they staged is still staged.
     await this.ledger.flush()
     let next = this.processed.get(batch.partition) ?? 0
@@ -312,13 +401,19 @@ export class EngineRunner {
       }
       if (tick && this.options.atCut && tick.kind !== 'universe') {
         const s = this.assetState(tick.asset, tickTime(tick))
-        if (!s.serving && tickTime(tick) > s.cut) await this.passCut(s)
+        // Stopped while the hook ran: this tick stays unread, so the state never passes a cut whose hook did not finish.
+        if (!s.serving && tickTime(tick) > s.cut && !(await this.passCut(s))) break
       }
       if (tick) this.onTick(tick)
       next = r.offset + 1
       this.processed.set(batch.partition, next)
     }
     await this.ledger.flush()
+    this.inBatch = false
+    if (this.checkpointDue && this.checkpointer) {
+      this.checkpointDue = false
+      void this.checkpointer.checkpoint().catch(() => undefined)
+    }
   }
 
   private assetState(asset: string, time: number): AssetState {
@@ -331,13 +426,17 @@ export class EngineRunner {
     return s
   }
 
-  /** Awaits the `atCut` hook (once per process) before the first tick past a training cut is folded in. */
-  private async passCut(s: AssetState): Promise<void> {
+  /**
+   * Awaits the `atCut` hook (once per process) before the first tick past a training cut is folded in. False when the
+   * runner is stopping (the hook may not have finished: the tick is not folded in).
+   */
+  private async passCut(s: AssetState): Promise<boolean> {
     const signal = this.stopping.signal
     this.cutHook ??= this.options.atCut!(s.cut, signal).catch((err: unknown) => {
       if (!signal.aborted) log.error({ err, cut: new Date(s.cut).toISOString() }, 'the training-cut hook failed; serving the release in force')
     })
     await Promise.race([this.cutHook, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))])
+    return !signal.aborted
   }
 
   /**
@@ -436,6 +535,8 @@ export class EngineRunner {
     await this.consumer?.stop()
     await this.running?.catch(() => undefined)
     await this.ledger.flush().catch((err: unknown) => log.error({ err }, 'final ledger flush failed'))
+    // The final snapshot (skipped if the last batch's writes did not become durable), then its positions committed.
+    await this.checkpointer?.stop({ final: true })
     await this.ledger.close()
   }
 }

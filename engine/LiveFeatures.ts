@@ -30,6 +30,16 @@ export class LiveFeatures {
     if (t > this.watermark) this.watermark = t
   }
 
+  /** The newest tick time folded in (−Infinity before any): part of the engine's state snapshot. */
+  get eventTime(): number {
+    return this.watermark
+  }
+
+  /** Sets the newest tick time folded in (a state restored from a snapshot). */
+  restoreEventTime(time: number): void {
+    this.watermark = time
+  }
+
   /** Event time now (epoch ms), or null before any data. */
   now(): number | null {
     if (this.clock) return this.clock.now()

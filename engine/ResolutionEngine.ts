@@ -13,6 +13,13 @@
  * - resolved_at: the event time of the first tick of that asset past horizon_end + grace (deterministic on replay).
  * - Refusals are not resolved: they carry no claim, so they never enter calibration (docs/decisions.md).
  * - Idempotent: a clock that already has an outcome (in the ledger index or staged) is never resolved again.
+ * - Bounded history, a function of the ticks alone: every 5 000 ticks the history drops what is older than a day before
+ *   (the slowest asset's event time − the longest market horizon − the grace). A clock still open started after that
+ *   (else its asset's event time would have passed its end + grace and resolved it), so no open window loses a row; and
+ *   since the open clocks (which come from the ledger) do not enter the rule, a state restored from a snapshot and one
+ *   rebuilt from the log hold the same rows (engine/EngineTickState.ts).
+ * - The tick-derived part (history, per-asset event time, the prune phase) goes through the engine's state snapshot
+ *   (dump()/prepareLoad()); the open clocks are rebuilt from the ledger at every start.
  */
 import type { QuestionModel, Resolution } from '../models/QuestionModel.ts'
 import { RESOLUTION_GRACE_MS } from '../models/Dataset.ts'
@@ -80,12 +87,15 @@ export class ResolutionEngine {
   private readonly registered = new Set<string>()
   private readonly watermarks = new Map<string, number>()
   private observedSincePrune = 0
+  /** The longest horizon of a tick-resolved question: how far back of the event time an open window can start. */
+  private readonly longestHorizonMs: number
   resolvedCount = 0
 
   constructor(options: ResolutionEngineOptions) {
     this.ledger = options.ledger
     this.questions = new Map((options.questions ?? QUESTIONS).map((q) => [q.id, q]))
     this.graceMs = options.graceMs ?? RESOLUTION_GRACE_MS
+    this.longestHorizonMs = Math.max(0, ...[...this.questions.values()].filter((q) => q.scope !== 'account').map((q) => q.horizonMs))
   }
 
   /**
@@ -159,11 +169,34 @@ export class ResolutionEngine {
     return outcomeRecord(d, r, time)
   }
 
-  /** Drops history no open clock can need: a day before the oldest open window, and never past any asset's event time. */
+  /**
+   * Drops history no open clock can need: a day before the earliest start an open window can have (the slowest asset's
+   * event time − the longest horizon − the grace; see the file comment).
+   */
   prune(): void {
     let before = Infinity
-    for (const list of this.pending.values()) for (const c of list) before = Math.min(before, c.start)
     for (const w of this.watermarks.values()) before = Math.min(before, w)
-    if (Number.isFinite(before)) this.history.prune(before - DAY_MS)
+    if (Number.isFinite(before)) this.history.prune(before - this.longestHorizonMs - this.graceMs - DAY_MS)
+  }
+
+  /** The tick-derived state: history, per-asset event time and the prune phase (plain values; see the file comment). */
+  dumpTicks(): { history: ReturnType<TickHistory['dump']>; watermarks: Array<[string, number]>; observedSincePrune: number } {
+    return { history: this.history.dump(), watermarks: [...this.watermarks].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), observedSincePrune: this.observedSincePrune }
+  }
+
+  /** Validates a dumpTicks() value and returns the step that replaces the tick-derived state; throws having changed nothing. */
+  prepareLoadTicks(raw: unknown): () => void {
+    const d = raw as Partial<ReturnType<ResolutionEngine['dumpTicks']>> | null
+    if (typeof d !== 'object' || d === null || !Array.isArray(d.history) || !Array.isArray(d.watermarks) || typeof d.observedSincePrune !== 'number') throw new Error('resolution state: fields')
+    if (!d.watermarks.every((w) => Array.isArray(w) && typeof w[0] === 'string' && typeof w[1] === 'number')) throw new Error('resolution state: watermarks')
+    const history = this.history.prepareLoad(d.history)
+    const watermarks = d.watermarks
+    const observed = d.observedSincePrune
+    return () => {
+      history()
+      this.watermarks.clear()
+      for (const [a, w] of watermarks) this.watermarks.set(a, w)
+      this.observedSincePrune = observed
+    }
   }
 }

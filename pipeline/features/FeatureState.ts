@@ -10,13 +10,16 @@
  * Bars: the first bar series seen for an asset (source + interval) is the asset's bar series; bars of other series
  * are counted and ignored, because mixing intervals or venues would corrupt returns and range estimates.
  * Funding likewise keeps the first funding source seen per asset.
+ *
+ * dump()/prepareLoad(): the state as one plain row per asset (sorted) for the engine's state snapshot
+ * (engine/EngineTickState.ts); a load is validated whole before it replaces anything.
  */
 import type { FeatureSnapshot, InputFreshness } from './FeatureSnapshot.ts'
 import { isoMs, tickTime, type Tick } from '../../ingest/Tick.ts'
 import { stalenessBudgetMs, type FeatureInput } from './stalenessBudgets.ts'
 import { NEUTRAL_FUNDING_PER_HOUR, fundingPerHour, fundingSide } from './funding.ts'
 import { parkinsonVariance, perHourVol } from './volatility.ts'
-import { TimeSeries } from './TimeSeries.ts'
+import { TimeSeries, type SeriesDump } from './TimeSeries.ts'
 import { HOUR_MS, DAY_MS } from '../../common/time.ts'
 
 const QUALITY_CODE = { real: 0, degraded: 1, simulated: 2 } as const
@@ -96,6 +99,31 @@ interface AssetState {
   ignoredBars: number
 }
 
+const SERIES_COLUMNS = {
+  bars: ['close', 'r2', 'pk', 'cumR2', 'cumPk', 'quality'],
+  funding: ['ratePerHour', 'intervalHours', 'quality'],
+  mark: ['price', 'quality'],
+  index: ['price', 'quality'],
+  mid: ['price', 'quality'],
+  book: ['bid', 'ask', 'depth', 'quality'],
+  oi: ['price', 'quality'],
+  liq: ['notional'],
+} as const
+type SeriesName = keyof typeof SERIES_COLUMNS
+
+/** One asset's feature state as plain values (a state snapshot row; numbers may be non-finite). */
+export interface FeatureAssetDump {
+  asset: string
+  sources: string[]
+  barKey: string | null
+  barIntervalMs: number
+  firstBarTime: number | null
+  fundingSource: string | null
+  firstFundingTime: number | null
+  ignoredBars: number
+  series: Record<SeriesName, SeriesDump<string>>
+}
+
 function newAsset(): AssetState {
   return {
     sources: new Set(),
@@ -150,6 +178,47 @@ export class FeatureState {
       this.assets.set(asset, s)
     }
     return s
+  }
+
+  /** Every asset's state, sorted by asset. */
+  dump(): FeatureAssetDump[] {
+    return this.assetList().map((asset) => {
+      const s = this.assets.get(asset)!
+      const series = Object.fromEntries((Object.keys(SERIES_COLUMNS) as SeriesName[]).map((k) => [k, s[k].dump()])) as Record<SeriesName, SeriesDump<string>>
+      return { asset, sources: [...s.sources].sort(), barKey: s.barKey, barIntervalMs: s.barIntervalMs, firstBarTime: s.firstBarTime, fundingSource: s.fundingSource, firstFundingTime: s.firstFundingTime, ignoredBars: s.ignoredBars, series }
+    })
+  }
+
+  /**
+   * Validates dumped assets and returns the step that replaces this state with them; throws, having changed nothing,
+   * when a dump does not fit.
+   */
+  prepareLoad(dumps: readonly unknown[]): () => void {
+    const next = new Map<string, AssetState>()
+    for (const raw of dumps) {
+      const d = raw as Partial<FeatureAssetDump> | null
+      if (typeof d !== 'object' || d === null || typeof d.asset !== 'string' || next.has(d.asset)) throw new Error('feature asset: no asset name, or a second row for one')
+      if (!Array.isArray(d.sources) || !d.sources.every((x) => typeof x === 'string')) throw new Error(`feature asset ${d.asset}: sources`)
+      if (!nullableString(d.barKey) || !nullableString(d.fundingSource) || !nullableNumber(d.firstBarTime) || !nullableNumber(d.firstFundingTime)) throw new Error(`feature asset ${d.asset}: series keys`)
+      if (typeof d.barIntervalMs !== 'number' || typeof d.ignoredBars !== 'number' || typeof d.series !== 'object' || d.series === null) throw new Error(`feature asset ${d.asset}: fields`)
+      const series = d.series as Record<string, unknown>
+      const s: AssetState = {
+        ...newAsset(),
+        sources: new Set(d.sources),
+        barKey: d.barKey,
+        barIntervalMs: d.barIntervalMs,
+        firstBarTime: d.firstBarTime,
+        fundingSource: d.fundingSource,
+        firstFundingTime: d.firstFundingTime,
+        ignoredBars: d.ignoredBars,
+      }
+      for (const k of Object.keys(SERIES_COLUMNS) as SeriesName[]) (s as unknown as Record<SeriesName, TimeSeries<string>>)[k] = TimeSeries.fromDump(SERIES_COLUMNS[k], series[k])
+      next.set(d.asset, s)
+    }
+    return () => {
+      this.assets.clear()
+      for (const [k, v] of next) this.assets.set(k, v)
+    }
   }
 
   /** Folds one tick into the state. Ticks must arrive in event-time order per series. */
@@ -342,6 +411,14 @@ export class FeatureState {
     f.liq_count_24h = lEnd - lFirst
     f.liq_notional_24h_usd = notional
   }
+}
+
+function nullableString(v: unknown): v is string | null {
+  return v === null || typeof v === 'string'
+}
+
+function nullableNumber(v: unknown): v is number | null {
+  return v === null || typeof v === 'number'
 }
 
 /** One input's freshness at `at`: ok when its last record is within budget and not degraded. */

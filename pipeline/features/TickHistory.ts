@@ -1,6 +1,7 @@
 /**
  * Recent bars and funding settlements per asset, enough to build the ResolutionWindow of any decision whose window
  * [t, t + h] has not yet been resolved. Memory is bounded: the owner prunes what no pending window can need.
+ * dump()/prepareLoad() carry it through the engine's state snapshot (engine/EngineTickState.ts).
  *
  * Spec, What the service does 3: "When the horizon ends, a resolution engine re-derives the event from the same input
  * grammar and writes an outcome: obtains, not, or unresolvable."
@@ -10,7 +11,7 @@ import { tickTime, type Tick } from '../../ingest/Tick.ts'
 import { fundingPerHour } from './funding.ts'
 import { intervalMs } from './FeatureState.ts'
 import { HOUR_MS } from '../../common/time.ts'
-import { TimeSeries } from './TimeSeries.ts'
+import { TimeSeries, type SeriesDump } from './TimeSeries.ts'
 
 /** A funding gap up to this multiple of the settlement interval still counts as covered (venue timing jitter). */
 export const FUNDING_GAP_TOLERANCE = 1.5
@@ -26,6 +27,19 @@ interface AssetHistory {
   funding: TimeSeries<FundCols>
 }
 
+const BAR_COLUMNS = ['open', 'high', 'low', 'close'] as const
+const FUND_COLUMNS = ['ratePerHour', 'intervalHours'] as const
+
+/** One asset's history as plain values (a state snapshot row). */
+export interface HistoryAssetDump {
+  asset: string
+  barKey: string | null
+  barIntervalMs: number
+  fundingSource: string | null
+  bars: SeriesDump<string>
+  funding: SeriesDump<string>
+}
+
 export class TickHistory {
   private readonly assets = new Map<string, AssetHistory>()
 
@@ -37,9 +51,9 @@ export class TickHistory {
       h = {
         barKey: null,
         barIntervalMs: 0,
-        bars: new TimeSeries<BarCols>(['open', 'high', 'low', 'close']),
+        bars: new TimeSeries<BarCols>(BAR_COLUMNS),
         fundingSource: null,
-        funding: new TimeSeries<FundCols>(['ratePerHour', 'intervalHours']),
+        funding: new TimeSeries<FundCols>(FUND_COLUMNS),
       }
       this.assets.set(tick.asset, h)
     }
@@ -64,6 +78,29 @@ export class TickHistory {
     for (const h of this.assets.values()) {
       h.bars.prune(before)
       h.funding.prune(before)
+    }
+  }
+
+  /** Every asset's history, sorted by asset. */
+  dump(): HistoryAssetDump[] {
+    return [...this.assets.keys()].sort().map((asset) => {
+      const h = this.assets.get(asset)!
+      return { asset, barKey: h.barKey, barIntervalMs: h.barIntervalMs, fundingSource: h.fundingSource, bars: h.bars.dump(), funding: h.funding.dump() }
+    })
+  }
+
+  /** Validates dumped assets and returns the step that replaces this history with them; throws, having changed nothing. */
+  prepareLoad(dumps: readonly unknown[]): () => void {
+    const next = new Map<string, AssetHistory>()
+    for (const raw of dumps) {
+      const d = raw as Partial<HistoryAssetDump> | null
+      if (typeof d !== 'object' || d === null || typeof d.asset !== 'string' || next.has(d.asset)) throw new Error('history asset: no asset name, or a second row for one')
+      if (!(d.barKey === null || typeof d.barKey === 'string') || !(d.fundingSource === null || typeof d.fundingSource === 'string') || typeof d.barIntervalMs !== 'number') throw new Error(`history asset ${d.asset}: fields`)
+      next.set(d.asset, { barKey: d.barKey, barIntervalMs: d.barIntervalMs, fundingSource: d.fundingSource, bars: TimeSeries.fromDump(BAR_COLUMNS, d.bars), funding: TimeSeries.fromDump(FUND_COLUMNS, d.funding) })
+    }
+    return () => {
+      this.assets.clear()
+      for (const [k, v] of next) this.assets.set(k, v)
     }
   }
 

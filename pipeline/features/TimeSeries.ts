@@ -2,6 +2,9 @@
  * A time-ordered columnar deque of numbers: append at the tail, prune at the head, binary-search by time.
  * Columns are plain number arrays with a head offset that is compacted once it passes half the length, so pushes and
  * prunes are amortised O(1) and a snapshot never copies the series.
+ *
+ * dump()/fromDump() carry the retained rows in and out of a state snapshot (pipeline/state/): only the rows, never the
+ * head offset, so a restored series answers every lookup as the one it was dumped from.
  */
 export class TimeSeries<C extends string> {
   readonly columns: readonly C[]
@@ -64,4 +67,35 @@ export class TimeSeries<C extends string> {
       this.head = 0
     }
   }
+
+  /** The retained rows, oldest first: times and each column as plain arrays (copies). */
+  dump(): SeriesDump<C> {
+    return { times: this.times.slice(this.head), cols: Object.fromEntries(this.columns.map((c) => [c, this.cols[c].slice(this.head)])) as Record<C, number[]> }
+  }
+
+  /** A series holding a dump's rows; throws on a dump that does not fit (a missing column, unequal lengths, times out of order). */
+  static fromDump<C extends string>(columns: readonly C[], dump: unknown): TimeSeries<C> {
+    const d = dump as Partial<SeriesDump<C>> | null
+    if (typeof d !== 'object' || d === null || !isNumberArray(d.times) || typeof d.cols !== 'object' || d.cols === null) throw new Error('a series dump needs times and cols')
+    const cols = d.cols as Record<string, unknown>
+    if (Object.keys(cols).length !== columns.length) throw new Error(`a series dump has columns ${Object.keys(cols).join(',')}, expected ${columns.join(',')}`)
+    for (const c of columns) {
+      const col = cols[c]
+      if (!isNumberArray(col) || col.length !== d.times.length) throw new Error(`series column ${c}: not ${d.times.length} numbers`)
+    }
+    for (let i = 1; i < d.times.length; i++) if (!(d.times[i]! >= d.times[i - 1]!)) throw new Error('series times out of order')
+    const series = new TimeSeries(columns)
+    series.times = [...d.times]
+    for (const c of columns) series.cols[c] = [...(cols[c] as number[])]
+    return series
+  }
+}
+
+export interface SeriesDump<C extends string> {
+  times: number[]
+  cols: Record<C, number[]>
+}
+
+function isNumberArray(v: unknown): v is number[] {
+  return Array.isArray(v) && v.every((x) => typeof x === 'number')
 }
