@@ -333,7 +333,7 @@ export class ServiceApp {
     const engine = new EngineServices(runner)
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
-    const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions })
+    const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions, checkpoints })
     // The duel: calls and opt-ins on the event log, graded from the engine's outcome bus. Its clocks run in the engine's
     // event time (the time horizon_end is measured in), as the open-clocks read does.
     const questionCatalog = new QuestionCatalog()
