@@ -217,7 +217,7 @@ export class ServiceApp {
     private readonly funnel: FunnelService | null,
     private readonly x402: X402PaymentGate | null,
     /** Used sign-in nonces and bearer sessions (product/identity/PayerSessions.ts). */
-    private readonly proofJournal: Journal<typeof PAYER_PROOFS.schema>,
+    private readonly proofs: { sessions: PayerSessions; journal: Journal<typeof PAYER_PROOFS.schema> },
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; served: ReleaseWiring; compaction: PeriodicTask | null; compactor: ParquetCompactor | null },
     private readonly say: (line: string) => void,
   ) {}
@@ -385,7 +385,7 @@ export class ServiceApp {
     const x402 = payTo && facilitator ? await X402PaymentGate.open({ payTo, dataDir: join(dataDir, 'x402'), facilitator }) : null
     // Proof of payer control: used nonces and sessions on their journal (restored here), the nonce key in the data folder.
     const proofJournal = await Journal.open({ log: eventLog, def: PAYER_PROOFS, partitions })
-    const payerSessions = await PayerSessions.restore(proofJournal, clock.now())
+    const payerSessions = await PayerSessions.restore(proofJournal, clock.now(), { checkpoints })
     const nonceKey = await secretKeyFile(join(dataDir, 'auth', 'siwx-nonce.key'))
     const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo, arena), ...(x402 ? { x402 } : {}) })
     // The crowd benchmark (benchmarks.crowd) comes from the duel's graded calls through this one narrow port.
@@ -464,7 +464,7 @@ export class ServiceApp {
     recordSchedule.start()
     compaction?.start()
     funnel?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor }, say)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, { sessions: payerSessions, journal: proofJournal }, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor }, say)
   }
 
   /**
@@ -569,7 +569,8 @@ export class ServiceApp {
       this.record.releases.close()
       this.record.db.close()
       await this.x402?.close()
-      await this.proofJournal.close()
+      await this.proofs.sessions.close()
+      await this.proofs.journal.close()
       await this.delivery?.close()
       await this.arena.close()
       await this.duel.close()
