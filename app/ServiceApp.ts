@@ -376,7 +376,7 @@ export class ServiceApp {
     const funnel = config.SVC_ADMIN_KEY
       ? await FunnelService.open({
           log: eventLog, clock, adminKey: config.SVC_ADMIN_KEY, intervalMs: config.SVC_FUNNEL_INTERVAL_S * 1000,
-          topic: names.funnel, partitions, sources: { ledger: runner.ledger.bus, draws: billing.ledger, calls: duel.events, arena },
+          topic: names.funnel, partitions, sources: { ledger: runner.ledger.bus, draws: billing.ledger, calls: duel.events, arena }, checkpoints,
         })
       : null
     const payTo = config.SVC_PAY_TO ?? null
