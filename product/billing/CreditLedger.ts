@@ -145,7 +145,8 @@ export class CreditLedger implements StateStore {
   private readonly payers = new Map<string, PayerState>()
   /** Ids of the rows applied: a row read again (a snapshot's positions lag behind own writes) is not applied twice. */
   private readonly appliedIds = new Set<string>()
-  private checkpoints: OwnWritesCheckpoint | null = null
+  /** The state's snapshots: how it was restored at start, a snapshot on demand; null in memory only. */
+  checkpoints: OwnWritesCheckpoint | null = null
   private readonly debits = new Map<string, DebitState>()
   /** Refunds being written, by debit ref: a second reverse waits for the first instead of writing again. */
   private readonly reversing = new Map<string, Promise<DrawRow[]>>()
@@ -176,16 +177,6 @@ export class CreditLedger implements StateStore {
     })
     if (options.recover ?? true) ledger.recovered = await ledger.recover()
     return ledger
-  }
-
-  /** How the state was restored at open (snapshot or rebuild, and why). */
-  get restored() {
-    return this.checkpoints?.restored
-  }
-
-  /** Writes a state snapshot now (tests; the periodic ones run by themselves). */
-  checkpoint() {
-    return this.checkpoints?.checkpoint() ?? Promise.resolve(null)
   }
 
   /** The final state snapshot; call before the journal closes. */

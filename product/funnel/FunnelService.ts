@@ -102,7 +102,8 @@ export class FunnelService implements FunnelReads, StateStore {
   private readonly recent: FunnelSnapshot[] = []
   /** The ids in `recent`: a snapshot read again from the log (a lagging state position) is not kept twice. */
   private readonly recentIds = new Set<string>()
-  private checkpoints: OwnWritesCheckpoint | null = null
+  /** The state's snapshots: how it was restored at start, a snapshot on demand; null in memory only. */
+  checkpoints: OwnWritesCheckpoint | null = null
   private inFlight: Promise<FunnelSnapshot> | null = null
   private readonly task: PeriodicTask
 
@@ -138,16 +139,6 @@ export class FunnelService implements FunnelReads, StateStore {
     this.recent.push(s)
     this.recentIds.add(s.snapshot_id)
     if (this.recent.length > FUNNEL_LIMIT_MAX) this.recentIds.delete(this.recent.shift()!.snapshot_id)
-  }
-
-  /** How the trend was restored at open (snapshot or rebuild, and why). */
-  get restored() {
-    return this.checkpoints?.restored
-  }
-
-  /** Writes a state snapshot now (tests; the periodic ones run by themselves). */
-  checkpoint() {
-    return this.checkpoints?.checkpoint() ?? Promise.resolve(null)
   }
 
   *rows(): Iterable<unknown> {

@@ -49,7 +49,8 @@ export class PayerSessions implements StateStore {
   readonly schema = SESSION_STATE_SCHEMA
   private readonly sessions = new Map<string, Session>()
   private readonly nonces = new Map<string, number>()
-  private checkpoints: OwnWritesCheckpoint | null = null
+  /** The state's snapshots: how it was restored at start, a snapshot on demand; null in memory only. */
+  checkpoints: OwnWritesCheckpoint | null = null
 
   private constructor(
     private readonly journal: Journal<typeof PAYER_PROOFS.schema> | null,
@@ -76,16 +77,6 @@ export class PayerSessions implements StateStore {
       logger: options.logger ?? childLogger('payer-sessions'),
     })
     return s
-  }
-
-  /** How the state was restored at start (snapshot or rebuild, and why); undefined in memory. */
-  get restored() {
-    return this.checkpoints?.restored
-  }
-
-  /** Writes a state snapshot now (tests; the periodic ones run by themselves). */
-  checkpoint() {
-    return this.checkpoints?.checkpoint() ?? Promise.resolve(null)
   }
 
   /** The final state snapshot; call before the journal closes. */

@@ -88,7 +88,7 @@ t.test('snapshot at random cuts + tail == full rebuild (also taken with writes i
 
     const journal = await drawsOn(log, 'billing.draws.ckpt')
     const writer = await CreditLedger.open(journal, new StepClock(), { checkpoints: { snapshots: live, everyMs: 0 }, logger })
-    t.equal(writer.restored?.reason, 'missing', 'the first start has no snapshot')
+    t.equal(writer.checkpoints?.restored.reason, 'missing', 'the first start has no snapshot')
     let done = 0
     for (const [c, cut] of cuts.entries()) {
       for (; done < cut - 4; done++) await steps[done]!.step(writer)
@@ -101,7 +101,7 @@ t.test('snapshot at random cuts + tail == full rebuild (also taken with writes i
         batch.push(steps[done]!.step)
       }
       const writes = batch.map((step) => step(writer))
-      const snap = writer.checkpoint()
+      const snap = writer.checkpoints!.checkpoint()
       await Promise.all(writes)
       t.ok(await snap, `cut ${cut}: a snapshot is written`)
       await keepSnapshot(live, kept[c]!, 'billing.credits')
@@ -117,11 +117,11 @@ t.test('snapshot at random cuts + tail == full rebuild (also taken with writes i
 
     for (const [c, cut] of cuts.entries()) {
       const restored = await CreditLedger.open(journal, new StepClock(), { recover: false, checkpoints: { snapshots: kept[c]!, everyMs: 0 }, logger })
-      t.equal(restored.restored?.restored, true, `cut ${cut}: the snapshot is used`)
+      t.equal(restored.checkpoints?.restored.restored, true, `cut ${cut}: the snapshot is used`)
       t.equal(stateDigest(restored), reference, `cut ${cut}: snapshot + tail == full rebuild`)
     }
     const final = await CreditLedger.open(journal, new StepClock(), { recover: false, checkpoints: { snapshots: live, everyMs: 0 }, logger })
-    t.equal(final.restored?.restored, true, 'the final snapshot at close is used')
+    t.equal(final.checkpoints?.restored.restored, true, 'the final snapshot at close is used')
     t.equal(stateDigest(final), reference, 'final snapshot (+ an empty or re-read tail) == full rebuild')
 
     const good = await readSnapshot(live, 'billing.credits')
@@ -129,7 +129,7 @@ t.test('snapshot at random cuts + tail == full rebuild (also taken with writes i
       await spoilSnapshot(live, 'billing.credits', good, bad)
       const cap = capturingLogger()
       const l = await CreditLedger.open(journal, new StepClock(), { recover: false, checkpoints: { snapshots: live, everyMs: 0 }, logger: cap.logger })
-      t.equal(l.restored?.reason, bad, `${bad}: refused with its reason`)
+      t.equal(l.checkpoints?.restored.reason, bad, `${bad}: refused with its reason`)
       t.equal(cap.lines.length, 1, `${bad}: one log line`)
       t.match(cap.lines[0], { reason: bad, store: 'billing.credits' })
       t.equal(stateDigest(l), reference, `${bad}: the rebuild gives the same state`)

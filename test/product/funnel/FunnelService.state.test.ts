@@ -47,7 +47,7 @@ t.test('trend from snapshot at random cuts + tail == full rebuild; bad snapshots
       for (; done < cut - 1; done++) await writer.snapshot()
       const inFlight = writer.snapshot()
       done++
-      const snap = writer.checkpoint()
+      const snap = writer.checkpoints!.checkpoint()
       await inFlight
       t.ok(await snap, `cut ${cut}: a state snapshot is written`)
       await keepSnapshot(live, kept[c]!, 'ops.funnel')
@@ -61,7 +61,7 @@ t.test('trend from snapshot at random cuts + tail == full rebuild; bad snapshots
     await rebuilt.close()
     for (const [c, cut] of cuts.entries()) {
       const f = await open(log, { checkpoints: { snapshots: kept[c]!, everyMs: 0 }, logger })
-      t.equal(f.restored?.restored, true, `cut ${cut}: the state snapshot is used`)
+      t.equal(f.checkpoints?.restored.restored, true, `cut ${cut}: the state snapshot is used`)
       t.equal(stateDigest(f), reference, `cut ${cut}: snapshot + tail == full rebuild`)
       await f.close()
     }
@@ -71,7 +71,7 @@ t.test('trend from snapshot at random cuts + tail == full rebuild; bad snapshots
       await spoilSnapshot(live, 'ops.funnel', good, bad)
       const cap = capturingLogger()
       const f = await open(log, { checkpoints: { snapshots: live, everyMs: 0 }, logger: cap.logger })
-      t.equal(f.restored?.reason, bad, `${bad}: refused with its reason`)
+      t.equal(f.checkpoints?.restored.reason, bad, `${bad}: refused with its reason`)
       t.equal(cap.lines.length, 1, `${bad}: one log line`)
       t.match(cap.lines[0], { reason: bad, store: 'ops.funnel' })
       t.equal(stateDigest(f), reference, `${bad}: the rebuild gives the same trend`)

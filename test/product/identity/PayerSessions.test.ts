@@ -49,13 +49,13 @@ t.test('snapshot at random cuts + tail == full rebuild at the same instant; bad 
     const journal = await Journal.open({ log, def: PAYER_PROOFS, topic: 'auth.proofs.ckpt', partitions: 3 })
 
     const writer = await PayerSessions.restore(journal, T0, { checkpoints: { snapshots: live, everyMs: 0 }, logger })
-    t.equal(writer.restored?.reason, 'missing')
+    t.equal(writer.checkpoints?.restored.reason, 'missing')
     let done = 0
     for (const [c, cut] of cuts.entries()) {
       for (; done < cut - 3; done++) await steps[done]!(writer)
       const writes: Array<Promise<unknown>> = []
       for (; done < cut; done++) writes.push(steps[done]!(writer))
-      const snap = writer.checkpoint() // taken while the last writes before the cut are in flight
+      const snap = writer.checkpoints!.checkpoint() // taken while the last writes before the cut are in flight
       await Promise.all(writes)
       t.ok(await snap, `cut ${cut}: a snapshot is written`)
       await keepSnapshot(live, kept[c]!, 'auth.sessions')
@@ -66,11 +66,11 @@ t.test('snapshot at random cuts + tail == full rebuild at the same instant; bad 
     const reference = stateDigest(await PayerSessions.restore(journal, restartAt, { logger }))
     for (const [c, cut] of cuts.entries()) {
       const s = await PayerSessions.restore(journal, restartAt, { checkpoints: { snapshots: kept[c]!, everyMs: 0 }, logger })
-      t.equal(s.restored?.restored, true, `cut ${cut}: the snapshot is used`)
+      t.equal(s.checkpoints?.restored.restored, true, `cut ${cut}: the snapshot is used`)
       t.equal(stateDigest(s), reference, `cut ${cut}: snapshot + tail == full rebuild`)
     }
     const final = await PayerSessions.restore(journal, restartAt, { checkpoints: { snapshots: live, everyMs: 0 }, logger })
-    t.equal(final.restored?.restored, true, 'the final snapshot at close is used')
+    t.equal(final.checkpoints?.restored.restored, true, 'the final snapshot at close is used')
     t.equal(stateDigest(final), reference, 'final snapshot == full rebuild')
     t.ok([...final.rows()].length > 0, 'live entries remain at the restart')
 
@@ -79,7 +79,7 @@ t.test('snapshot at random cuts + tail == full rebuild at the same instant; bad 
       await spoilSnapshot(live, 'auth.sessions', good, bad)
       const cap = capturingLogger()
       const s = await PayerSessions.restore(journal, restartAt, { checkpoints: { snapshots: live, everyMs: 0 }, logger: cap.logger })
-      t.equal(s.restored?.reason, bad, `${bad}: refused with its reason`)
+      t.equal(s.checkpoints?.restored.reason, bad, `${bad}: refused with its reason`)
       t.equal(cap.lines.length, 1, `${bad}: one log line`)
       t.match(cap.lines[0], { reason: bad, store: 'auth.sessions' })
       t.equal(stateDigest(s), reference, `${bad}: the rebuild gives the same state`)
