@@ -1,6 +1,6 @@
 /**
  * The billing part of the service: free allowance, balances and lots, the draws journal, credit purchases, operator
- * grants and reversals, the rate lock and the surge meter, all over one CreditLedger (rebuilt from the draws journal).
+ * grants and reversals, the rate lock and the surge meter, all over one CreditLedger (restored from the draws journal).
  *
  *   const billing = await BillingService.open({ log, clock, opsToken })   // opsToken: SVC_OPS_TOKEN (app/config.ts)
  *   Server.start({ ..., services: { billing, paymentGate: new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo) }) } })

@@ -1,5 +1,6 @@
 /**
- * Credit balances per payer, held as expiring lots and rebuilt from the draws journal on start.
+ * Credit balances per payer, held as expiring lots and restored on start from the draws journal (its state snapshot and
+ * the journal's tail, or the whole journal).
  *
  * Spec (Limits): "Free allowance | 3 entry-tier questions per payer address, 1,000 credits each (3000 credits total),
  * one time, never recharges | S01, S05, S06"; "Pack credits lot | 60-day lifetime"; "Plan cycle | 30 days, no auto
@@ -159,9 +160,9 @@ export class CreditLedger implements StateStore {
   ) {}
 
   /**
-   * Rebuilds every balance by consuming the journal from the beginning, then (recovery) reverses every debit that
-   * has neither an answer receipt nor a refund: the process stopped between the debit and the answer, so the payer
-   * never got what the debit paid for. Run before serving; one writer per journal.
+   * Restores every balance (the newest state snapshot + the journal's tail, or the journal from the beginning), then
+   * (recovery) reverses every debit that has neither an answer receipt nor a refund: the process stopped between the
+   * debit and the answer, so the payer never got what the debit paid for. Run before serving; one writer per journal.
    */
   static async open(
     journal: DrawsJournal,

@@ -1,6 +1,7 @@
 /**
  * The operator funnel: snapshots computed from the sources (ports.ts) every interval and on demand, each appended to
- * the `ops.funnel` journal (pipeline/records/funnelRecord.ts), so the trend is rebuilt from the log at every start.
+ * the `ops.funnel` journal (pipeline/records/funnelRecord.ts), so the trend is restored from the log at every start
+ * (its state snapshot + the tail, or the whole journal).
  *
  *   const funnel = await FunnelService.open({ log, clock, adminKey, intervalMs, sources: { ledger: bus, draws } })
  *   funnel.start()                       // periodic snapshots (common/PeriodicTask.ts)

@@ -63,7 +63,10 @@ export class PayerSessions implements StateStore {
     return new PayerSessions(null)
   }
 
-  /** Restores every nonce and session still valid at `nowMs` from the journal, then journals what follows. */
+  /**
+   * Restores every nonce and session still valid at `nowMs` from the journal (its state snapshot + the tail with
+   * `checkpoints`, else the whole journal), then journals what follows.
+   */
   static async restore(
     journal: Journal<typeof PAYER_PROOFS.schema>,
     nowMs: number,
