@@ -239,7 +239,7 @@ export class ServiceApp {
     private readonly funnel: FunnelService | null,
     private readonly x402: X402PaymentGate | null,
     /** Used sign-in nonces and bearer sessions (product/identity/PayerSessions.ts). */
-    private readonly proofJournal: Journal<typeof PAYER_PROOFS.schema>,
+    private readonly proofs: { sessions: PayerSessions; journal: Journal<typeof PAYER_PROOFS.schema> },
     private readonly record: { db: RecordDb; job: RecordJob; schedule: PeriodicTask; releases: ReleaseStore; served: ReleaseWiring; compaction: PeriodicTask | null; compactor: ParquetCompactor | null; retention: PeriodicTask | null },
     private readonly say: (line: string) => void,
     /** What close() is still waiting for (svc start names it when its stop deadline passes). */
@@ -385,7 +385,7 @@ export class ServiceApp {
     const engine = new EngineServices(runner)
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
-    const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions })
+    const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions, checkpoints })
     closes('billing', () => billing.close())
     // The duel: calls and opt-ins on the event log, graded from the engine's outcome bus. Its clocks run in the engine's
     // event time (the time horizon_end is measured in), as the open-clocks read does.
@@ -433,7 +433,7 @@ export class ServiceApp {
     const funnel = config.SVC_ADMIN_KEY
       ? await FunnelService.open({
           log: eventLog, clock, adminKey: config.SVC_ADMIN_KEY, intervalMs: config.SVC_FUNNEL_INTERVAL_S * 1000,
-          topic: names.funnel, partitions, sources: { ledger: runner.ledger.bus, draws: billing.ledger, calls: duel.events, arena },
+          topic: names.funnel, partitions, sources: { ledger: runner.ledger.bus, draws: billing.ledger, calls: duel.events, arena }, checkpoints,
         })
       : null
     closes('funnel', () => funnel?.close())
@@ -445,7 +445,8 @@ export class ServiceApp {
     closes('x402 nonces', () => x402?.close())
     const proofJournal = await Journal.open({ log: eventLog, def: PAYER_PROOFS, partitions })
     closes('payer proofs', () => proofJournal.close())
-    const payerSessions = await PayerSessions.restore(proofJournal, clock.now())
+    const payerSessions = await PayerSessions.restore(proofJournal, clock.now(), { checkpoints })
+    closes('payer sessions (final snapshot)', () => payerSessions.close())
     const nonceKey = await secretKeyFile(join(dataDir, 'auth', 'siwx-nonce.key'))
     const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo, arena), ...(x402 ? { x402 } : {}) })
     // The crowd benchmark (benchmarks.crowd) comes from the duel's graded calls through this one narrow port.
@@ -537,7 +538,7 @@ export class ServiceApp {
     compaction?.start()
     retention?.start()
     funnel?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, proofJournal, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor, retention }, say, stopSteps)
+    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, { sessions: payerSessions, journal: proofJournal }, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor, retention }, say, stopSteps)
   }
 
   /**
@@ -644,7 +645,8 @@ export class ServiceApp {
       this.record.releases.close()
       this.record.db.close()
       await step('x402 nonces', () => this.x402?.close())
-      await step('payer proofs', () => this.proofJournal.close())
+      await step('payer sessions (final snapshot)', () => this.proofs.sessions.close())
+      await step('payer proofs', () => this.proofs.journal.close())
       await step('delivery', () => this.delivery?.close())
       await step('arena', () => this.arena.close())
       await step('duel', () => this.duel.close())

@@ -295,7 +295,19 @@ export class Journal<S extends TObject> {
 
   /** Every record up to the topic's current end, in per-partition offset order (a throwaway follower). */
   async readAll(timeoutMs = 120_000): Promise<Static<S>[]> {
+    return (await this.readRange({ timeoutMs })).records
+  }
+
+  /**
+   * The records from `from` (per partition, the next offset to read; partitions not named start at 0) up to the
+   * topic's end at the call, in per-partition offset order, and that end (`ends`: the records returned are exactly
+   * those before it): a checkpointed processor's tail after its restored snapshot (pipeline/state/).
+   */
+  async readRange(options: { from?: ReadonlyArray<JournalPosition>; timeoutMs?: number } = {}): Promise<{ records: Static<S>[]; ends: number[] }> {
+    const timeoutMs = options.timeoutMs ?? 120_000
     const ends = await this.log.endOffsets(this.topic)
+    const from = ends.map((_, p) => options.from?.find((f) => f.partition === p)?.offset ?? 0)
+    if (options.from && ends.every((end, p) => from[p]! >= end)) return { records: [], ends: ends.map((end, p) => Math.max(end, from[p]!)) }
     // Per partition, in the order delivered: a consumer delivers each partition in offset order, so concatenating the
     // partitions is the (partition, offset) order without a wrapper per record or a sort of them all (a million
     // records at an Arena's restart). A redelivery (offsets not increasing) falls back to the sort.
@@ -311,16 +323,18 @@ export class Journal<S extends TObject> {
     }
     const f = await this.follow(`svc.${this.def.name}-read-${randomUUID()}`, keep, {
       catchUpTimeoutMs: timeoutMs,
+      ...(options.from ? { from: from.map((offset, partition) => ({ partition, offset })) } : {}),
       onInvalid: (err, r) => {
         throw new Error(`journal ${this.topic}: record ${r.partition}/${r.offset} does not decode: ${err.message}`)
       },
     })
     await f.stop()
     const filled = parts.filter((p) => p !== undefined)
-    if (ordered) return filled.length === 1 ? filled[0]!.records : filled.flatMap((p) => p.records)
+    const reached = ends.map((end, p) => Math.max(end, from[p]!))
+    if (ordered) return { records: filled.length === 1 ? filled[0]!.records : filled.flatMap((p) => p.records), ends: reached }
     const out: Array<{ record: Static<S>; partition: number; offset: number }> = []
     parts.forEach((p, partition) => p.records.forEach((record, i) => out.push({ record, partition, offset: p.offsets[i]! })))
-    return out.sort((a, b) => a.partition - b.partition || a.offset - b.offset).map((x) => x.record)
+    return { records: out.sort((a, b) => a.partition - b.partition || a.offset - b.offset).map((x) => x.record), ends: reached }
   }
 
   /** Waits for appends in flight, stops the followers it started, then closes the producer. */

@@ -19,11 +19,12 @@ import type { Journal } from './Journal.ts'
 export class UnitOfWork {
   private readonly batches = new Map<Journal<TObject>, LogRecord[]>()
   private readonly onCommit: Array<() => void> = []
-  private readonly onAbort: Array<() => void> = []
+  /** Given the append's error when a commit failed (its records may then be in the log after all); none when dropped. */
+  private readonly onAbort: Array<(err?: unknown) => void> = []
   private state: 'open' | 'committing' | 'committed' | 'aborted' = 'open'
 
   /** Stages records of one journal (validated and encoded now) and what to do once they are durable. */
-  add<S extends TObject>(journal: Journal<S>, records: readonly Static<S>[], effects: { applied?: () => void; aborted?: () => void } = {}): void {
+  add<S extends TObject>(journal: Journal<S>, records: readonly Static<S>[], effects: { applied?: () => void; aborted?: (err?: unknown) => void } = {}): void {
     if (this.state !== 'open') throw new Error(`the unit of work is already ${this.state}`)
     const encoded = records.map((r) => journal.toLogRecord(r))
     const list = this.batches.get(journal as unknown as Journal<TObject>)
@@ -61,7 +62,7 @@ export class UnitOfWork {
       try {
         await journals[0]!.sendAtomic(batches, journals)
       } catch (err) {
-        this.abandon()
+        this.abandon(err)
         throw err
       }
     }
@@ -74,9 +75,9 @@ export class UnitOfWork {
     if (this.state === 'open') this.abandon()
   }
 
-  private abandon(): void {
+  private abandon(err?: unknown): void {
     this.state = 'aborted'
     this.batches.clear()
-    for (const fn of this.onAbort) fn()
+    for (const fn of this.onAbort) fn(err)
   }
 }

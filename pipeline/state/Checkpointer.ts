@@ -18,6 +18,8 @@ export interface CheckpointerOptions {
   everyMs: number
   /** The positions the state reflects now, or null when it is between positions. */
   capture: () => ConsumerPosition[] | null
+  /** Runs before each capture (a processor that learns its positions asynchronously, OwnWritesCheckpoint.ts). */
+  prepare?: () => Promise<void>
   /** Commits the consumer group's positions once the snapshot at them is durable. */
   commit?: (positions: ConsumerPosition[]) => Promise<void>
   logger: Logger
@@ -48,6 +50,7 @@ export class Checkpointer {
   }
 
   private async write(): Promise<SnapshotWritten | null> {
+    if (this.o.prepare) await this.o.prepare()
     const positions = this.o.capture()
     if (positions === null) return null
     const key = JSON.stringify(positions)

@@ -1,6 +1,6 @@
 /**
  * The billing part of the service: free allowance, balances and lots, the draws journal, credit purchases, operator
- * grants and reversals, the rate lock and the surge meter, all over one CreditLedger (rebuilt from the draws journal).
+ * grants and reversals, the rate lock and the surge meter, all over one CreditLedger (restored from the draws journal).
  *
  *   const billing = await BillingService.open({ log, clock, opsToken })   // opsToken: SVC_OPS_TOKEN (app/config.ts)
  *   Server.start({ ..., services: { billing, paymentGate: new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo) }) } })
@@ -19,6 +19,7 @@ import { DAY_MS } from '../../common/time.ts'
 import { CreditLedger, SCOUT_CREDITS, type DrawsJournal, type DrawView, type LotView } from './CreditLedger.ts'
 import { Journal } from '../../pipeline/journal/Journal.ts'
 import { DRAWS } from '../../pipeline/records/drawRecord.ts'
+import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
 
 export const OPS_HEADER = 'x-svc-ops'
 /** Spec (Limits): "Rate lock | 12 months; fee at current rung spot plus 20% premium". */
@@ -38,6 +39,8 @@ export interface BillingServiceOptions {
   topic?: string
   /** Partitions when the draws topic is created here. */
   partitions?: number
+  /** State snapshots of the credit ledger (issue 31); absent: rebuilt from the journal at every start. */
+  checkpoints?: CheckpointSettings | null
 }
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest()
@@ -57,7 +60,7 @@ export class BillingService implements Billing {
 
   static async open(options: BillingServiceOptions): Promise<BillingService> {
     const journal = await Journal.open({ log: options.log, def: DRAWS, topic: options.topic ?? topicNames().draws, ...(options.partitions ? { partitions: options.partitions } : {}) })
-    const ledger = await CreditLedger.open(journal, options.clock)
+    const ledger = await CreditLedger.open(journal, options.clock, { checkpoints: options.checkpoints ?? null })
     return new BillingService(ledger, journal, options.clock, options.opsToken)
   }
 
@@ -227,6 +230,7 @@ export class BillingService implements Billing {
   }
 
   async close(): Promise<void> {
+    await this.ledger.close()
     await this.journal.close()
   }
 }

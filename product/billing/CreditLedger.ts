@@ -1,5 +1,6 @@
 /**
- * Credit balances per payer, held as expiring lots and rebuilt from the draws journal on start.
+ * Credit balances per payer, held as expiring lots and restored on start from the draws journal (its state snapshot and
+ * the journal's tail, or the whole journal).
  *
  * Spec (Limits): "Free allowance | 3 entry-tier questions per payer address, 1,000 credits each (3000 credits total),
  * one time, never recharges | S01, S05, S06"; "Pack credits lot | 60-day lifetime"; "Plan cycle | 30 days, no auto
@@ -21,15 +22,24 @@
  * Lot order: an entry-tier call draws one free-allowance question (1,000 credits) first when one is left; otherwise
  * paid lots soonest-expiry-first (never-expiring last, then oldest first). Lots expired at hold time are not
  * spendable (the service clock decides).
+ *
+ * Checkpointed (issue 31; pipeline/state/OwnWritesCheckpoint.ts): the state is every payer's rows in journal order
+ * (lots, debits and the draws view derive from them), snapshotted with positions that may lag behind the rows the
+ * ledger applied at acknowledgement; a row is applied at most once by its id, so a tail that re-reads such rows
+ * changes nothing and (snapshot + tail) == the full rebuild.
  */
 import { randomUUID } from 'node:crypto'
+import type { Logger } from 'pino'
+import { childLogger } from '../../common/logger.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { Clock } from '../../common/Clock.ts'
 import { JUDGMENT_FLOOR_CREDITS } from './pricing.ts'
 import { QUESTIONS, questionById } from '../../models/questions/index.ts'
 import type { Journal } from '../../pipeline/journal/Journal.ts'
 import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
-import { newDrawId, type DRAW_RECORD_SCHEMA, type DrawRow } from '../../pipeline/records/drawRecord.ts'
+import { DRAWS, newDrawId, type DRAW_RECORD_SCHEMA, type DrawRow } from '../../pipeline/records/drawRecord.ts'
+import { OwnWritesCheckpoint, tailOf } from '../../pipeline/state/OwnWritesCheckpoint.ts'
+import type { CheckpointSettings, StateStore } from '../../pipeline/state/StateStore.ts'
 import { DAY_MS } from '../../common/time.ts'
 
 /** The credit draws journal on the event log (pipeline/records/drawRecord.ts). */
@@ -127,8 +137,17 @@ export interface DrawView extends DrawRow {
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-export class CreditLedger {
+/** The snapshot rows' schema: one draw row each (DRAW_RECORD_SCHEMA), payers in key order, each payer's in journal order. */
+export const CREDIT_STATE_SCHEMA = 1
+
+export class CreditLedger implements StateStore {
+  readonly name = 'billing.credits'
+  readonly schema = CREDIT_STATE_SCHEMA
   private readonly payers = new Map<string, PayerState>()
+  /** Ids of the rows applied: a row read again (a snapshot's positions lag behind own writes) is not applied twice. */
+  private readonly appliedIds = new Set<string>()
+  /** The state's snapshots: how it was restored at start, a snapshot on demand; null in memory only. */
+  checkpoints: OwnWritesCheckpoint | null = null
   private readonly debits = new Map<string, DebitState>()
   /** Refunds being written, by debit ref: a second reverse waits for the first instead of writing again. */
   private readonly reversing = new Map<string, Promise<DrawRow[]>>()
@@ -141,15 +160,52 @@ export class CreditLedger {
   ) {}
 
   /**
-   * Rebuilds every balance by consuming the journal from the beginning, then (recovery) reverses every debit that
-   * has neither an answer receipt nor a refund: the process stopped between the debit and the answer, so the payer
-   * never got what the debit paid for. Run before serving; one writer per journal.
+   * Restores every balance (the newest state snapshot + the journal's tail, or the journal from the beginning), then
+   * (recovery) reverses every debit that has neither an answer receipt nor a refund: the process stopped between the
+   * debit and the answer, so the payer never got what the debit paid for. Run before serving; one writer per journal.
    */
-  static async open(journal: DrawsJournal, clock: Clock, options: { recover?: boolean } = {}): Promise<CreditLedger> {
+  static async open(
+    journal: DrawsJournal,
+    clock: Clock,
+    options: { recover?: boolean; checkpoints?: CheckpointSettings | null; logger?: Logger } = {},
+  ): Promise<CreditLedger> {
     const ledger = new CreditLedger(journal, clock)
-    for (const row of await journal.readAll()) ledger.apply(row)
+    ledger.checkpoints = await OwnWritesCheckpoint.open({
+      store: ledger,
+      sources: [tailOf(journal, (row) => ledger.apply(row))],
+      checkpoints: options.checkpoints ?? null,
+      logger: options.logger ?? childLogger('credits'),
+    })
     if (options.recover ?? true) ledger.recovered = await ledger.recover()
     return ledger
+  }
+
+  /** The final state snapshot; call before the journal closes. */
+  async close(): Promise<void> {
+    await this.checkpoints?.close()
+  }
+
+  *rows(): Iterable<unknown> {
+    // Fields in one fixed order: a row applied live and the same row decoded from the log are equal rows.
+    for (const key of [...this.payers.keys()].sort()) {
+      for (const r of this.payers.get(key)!.rows) {
+        yield { id: r.id, payer: r.payer, kind: r.kind, amount: r.amount, reason: r.reason, ref: r.ref, lot_id: r.lot_id, created_at: r.created_at, expires_at: r.expires_at }
+      }
+    }
+  }
+
+  load(rows: readonly unknown[]): void {
+    if (this.appliedIds.size > 0) throw new Error('the credit ledger already holds rows')
+    const checked = rows.map((r, i) => {
+      try {
+        return DRAWS.check(r)
+      } catch (err) {
+        throw new Error(`row ${i}: ${(err as Error).message}`)
+      }
+    })
+    const ids = new Set(checked.map((r) => r.id))
+    if (ids.size !== checked.length) throw new Error('a row id appears twice')
+    for (const row of checked) this.apply(row)
   }
 
   /** Debit refs reversed by the start-up recovery pass. */
@@ -178,6 +234,8 @@ export class CreditLedger {
 
   /** Applies one journal row to the in-memory state: the only way balances change (live and on replay alike). */
   private apply(row: DrawRow): void {
+    if (this.appliedIds.has(row.id)) return
+    this.appliedIds.add(row.id)
     const s = this.state(row.payer)
     s.rows.push(row)
     if (row.kind === 'credit') {
@@ -201,9 +259,26 @@ export class CreditLedger {
     else d.answered = true
   }
 
-  private async write(rows: DrawRow[]): Promise<void> {
-    await this.journal.append(rows)
-    for (const row of rows) this.apply(row)
+  private write(rows: DrawRow[]): Promise<void> {
+    const write = this.journal.append(rows).then(() => {
+      for (const row of rows) this.apply(row)
+    })
+    return this.checkpoints ? this.checkpoints.track(write) : write
+  }
+
+  /** A unit of work's effects for rows of this ledger, marked in flight for the snapshots until they end. */
+  private inUnit(effects: { applied: () => void; aborted?: () => void }): { applied: () => void; aborted: (err?: unknown) => void } {
+    const flight = this.checkpoints?.begin()
+    return {
+      applied: () => {
+        effects.applied()
+        flight?.applied()
+      },
+      aborted: (err) => {
+        effects.aborted?.()
+        flight?.aborted(err)
+      },
+    }
   }
 
   private spendable(lot: Lot, at: number): boolean {
@@ -307,7 +382,7 @@ export class CreditLedger {
       lot_id: p.lot_id, created_at: created, expires_at: null,
     }))
     hold.state = 'settling'
-    unit.add(this.journal, rows, {
+    unit.add(this.journal, rows, this.inUnit({
       applied: () => {
         this.unreserve(hold)
         hold.state = 'committed'
@@ -318,7 +393,7 @@ export class CreditLedger {
         this.unreserve(hold)
         hold.state = 'released'
       },
-    })
+    }))
     return { charged: -rows.reduce((sum, r) => sum + r.amount, 0), balance: this.balance(hold.payer) }
   }
 
@@ -329,7 +404,7 @@ export class CreditLedger {
       id: newDrawId(), payer: hold.payer, kind: 'answer', amount: 0, reason: hold.key, ref: hold.payment_id, lot_id: '',
       created_at: iso(this.clock.now()), expires_at: null,
     }
-    unit.add(this.journal, [row], { applied: () => this.apply(row) })
+    unit.add(this.journal, [row], this.inUnit({ applied: () => this.apply(row) }))
   }
 
   /**
@@ -394,12 +469,12 @@ export class CreditLedger {
     const now = this.clock.now()
     const row = this.creditRow(payer, credits, opts.reason, opts.ref, opts.lifetimeDays === null ? null : now + opts.lifetimeDays * DAY_MS)
     s.credits.set(slot, row)
-    unit.add(this.journal, [row], {
+    unit.add(this.journal, [row], this.inUnit({
       applied: () => this.apply(row),
       aborted: () => {
         if (s.credits.get(slot) === row) s.credits.delete(slot)
       },
-    })
+    }))
     return { row, replayed: false }
   }
 

@@ -1,6 +1,7 @@
 /**
  * The operator funnel: snapshots computed from the sources (ports.ts) every interval and on demand, each appended to
- * the `ops.funnel` journal (pipeline/records/funnelRecord.ts), so the trend is rebuilt from the log at every start.
+ * the `ops.funnel` journal (pipeline/records/funnelRecord.ts), so the trend is restored from the log at every start
+ * (its state snapshot + the tail, or the whole journal).
  *
  *   const funnel = await FunnelService.open({ log, clock, adminKey, intervalMs, sources: { ledger: bus, draws } })
  *   funnel.start()                       // periodic snapshots (common/PeriodicTask.ts)
@@ -9,8 +10,16 @@
  *
  * Spec (Authentication 4): "The funnel route uses header x-admin-key", compared in constant time like the operator
  * token. The route exists only where this part is wired, and the composition root wires it only with an admin key.
+ *
+ * Checkpointed (issue 31; pipeline/state/OwnWritesCheckpoint.ts): the state is the kept trend (at most FUNNEL_LIMIT_MAX
+ * snapshots), snapshotted with positions that may lag behind the funnel snapshots already appended here; a funnel
+ * snapshot whose id the trend holds is not kept twice, so reading it again from the log changes nothing. All funnel
+ * snapshots share one key, hence one partition: the trend's order is the log's.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
+import type { Logger } from 'pino'
+import { canonicalJson } from '../../common/jcs.ts'
+import { childLogger } from '../../common/logger.ts'
 import type { Clock } from '../../common/Clock.ts'
 import { PeriodicTask } from '../../common/PeriodicTask.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
@@ -18,6 +27,8 @@ import { Journal } from '../../pipeline/journal/Journal.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
 import { FUNNEL_RECORD_VERSION, FUNNEL_SNAPSHOTS, type FunnelActivation, type FunnelSnapshot } from '../../pipeline/records/funnelRecord.ts'
 import { topicNames } from '../../pipeline/topics.ts'
+import { OwnWritesCheckpoint, tailOf } from '../../pipeline/state/OwnWritesCheckpoint.ts'
+import type { CheckpointSettings, StateStore } from '../../pipeline/state/StateStore.ts'
 import { computeFunnel, drawFacts } from './computeFunnel.ts'
 import { FunnelTally } from './FunnelTally.ts'
 import type { FunnelSources } from './ports.ts'
@@ -65,7 +76,13 @@ export interface FunnelServiceOptions {
   /** Snapshot topic; default pipeline/topics.ts. */
   topic?: string
   partitions?: number
+  /** State snapshots of the trend (issue 31); absent: rebuilt from the journal at every start. */
+  checkpoints?: CheckpointSettings | null
+  logger?: Logger
 }
+
+/** The snapshot rows' schema: one funnel snapshot each (FUNNEL_SNAPSHOTS, canonical JSON order), oldest first. */
+export const FUNNEL_STATE_SCHEMA = 1
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest()
 
@@ -78,10 +95,16 @@ const NO_ACTIVATION: FunnelActivation = {
 
 const viewOf = (s: FunnelSnapshot): FunnelView => ({ at: s.taken_at, window_calls: s.window_calls, xp_by_kind: s.xp_by_kind, steps: s.steps })
 
-export class FunnelService implements FunnelReads {
+export class FunnelService implements FunnelReads, StateStore {
+  readonly name = 'ops.funnel'
+  readonly schema = FUNNEL_STATE_SCHEMA
   private readonly adminDigest: Buffer
   /** The newest snapshots, oldest first; at most FUNNEL_LIMIT_MAX are kept (no read asks for more). */
   private readonly recent: FunnelSnapshot[] = []
+  /** The ids in `recent`: a snapshot read again from the log (a lagging state position) is not kept twice. */
+  private readonly recentIds = new Set<string>()
+  /** The state's snapshots: how it was restored at start, a snapshot on demand; null in memory only. */
+  checkpoints: OwnWritesCheckpoint | null = null
   private inFlight: Promise<FunnelSnapshot> | null = null
   private readonly task: PeriodicTask
 
@@ -103,13 +126,39 @@ export class FunnelService implements FunnelReads {
     const journal = await Journal.open({ log: o.log, def: FUNNEL_SNAPSHOTS, topic: o.topic ?? topicNames().funnel, ...(o.partitions ? { partitions: o.partitions } : {}) })
     const tally = new FunnelTally(o.sources)
     const service = new FunnelService(journal, o.clock, tally, o.sources, o.intervalMs, o.adminKey)
-    for (const s of await journal.readAll()) service.keep(s)
+    service.checkpoints = await OwnWritesCheckpoint.open({
+      store: service,
+      sources: [tailOf(journal, (s) => service.keep(s))],
+      checkpoints: o.checkpoints ?? null,
+      logger: o.logger ?? childLogger('funnel'),
+    })
     return service
   }
 
   private keep(s: FunnelSnapshot): void {
+    if (this.recentIds.has(s.snapshot_id)) return
     this.recent.push(s)
-    if (this.recent.length > FUNNEL_LIMIT_MAX) this.recent.shift()
+    this.recentIds.add(s.snapshot_id)
+    if (this.recent.length > FUNNEL_LIMIT_MAX) this.recentIds.delete(this.recent.shift()!.snapshot_id)
+  }
+
+  *rows(): Iterable<unknown> {
+    // Canonical key order: a snapshot kept live and the same one decoded from the log are equal rows.
+    for (const s of this.recent) yield JSON.parse(canonicalJson(s)) as unknown
+  }
+
+  load(rows: readonly unknown[]): void {
+    if (this.recent.length > 0) throw new Error('the funnel trend is not empty')
+    if (rows.length > FUNNEL_LIMIT_MAX) throw new Error(`${rows.length} snapshots, more than the ${FUNNEL_LIMIT_MAX} kept`)
+    const checked = rows.map((r, i) => {
+      try {
+        return FUNNEL_SNAPSHOTS.check(r)
+      } catch (err) {
+        throw new Error(`row ${i}: ${(err as Error).message}`)
+      }
+    })
+    if (new Set(checked.map((s) => s.snapshot_id)).size !== checked.length) throw new Error('a snapshot id appears twice')
+    for (const s of checked) this.keep(s)
   }
 
   /**
@@ -148,8 +197,8 @@ export class FunnelService implements FunnelReads {
       ...computed,
       sources: wired.length > 0 ? wired.join(',') : null,
     }
-    await this.journal.append([snapshot])
-    this.keep(snapshot)
+    const write = this.journal.append([snapshot]).then(() => this.keep(snapshot))
+    await (this.checkpoints ? this.checkpoints.track(write) : write)
     return snapshot
   }
 
@@ -178,6 +227,7 @@ export class FunnelService implements FunnelReads {
   async close(): Promise<void> {
     await this.task.stop()
     await this.inFlight?.catch(() => undefined)
+    await this.checkpoints?.close()
     this.tally.close()
     await this.journal.close()
   }

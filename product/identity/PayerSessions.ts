@@ -7,10 +7,21 @@
  * journaled, so a signed challenge proves control once, also across a restart within its validity.
  *
  * Without a journal (tests, a bench) the state lives in memory only.
+ *
+ * Checkpointed (issue 31; pipeline/state/OwnWritesCheckpoint.ts): the state is the held nonces and sessions, snapshotted
+ * with positions that may lag behind the writes already applied here; every record sets or deletes one subject's entry
+ * from the record alone (the last one wins), so reading such records again from a snapshot changes nothing. A start
+ * drops entries expired at its `nowMs` whether they come from a snapshot or from the log (the same state either way).
+ * A nonce is claimed before its record is durable: a snapshot may hold a claim whose write then failed (refused again
+ * after a restart, as it is in the running process).
  */
 import { createHash, randomBytes } from 'node:crypto'
+import type { Logger } from 'pino'
+import { childLogger } from '../../common/logger.ts'
 import type { Journal } from '../../pipeline/journal/Journal.ts'
 import { PAYER_PROOFS, type PayerProofRow } from '../../pipeline/records/payerProofRecord.ts'
+import { OwnWritesCheckpoint, tailOf } from '../../pipeline/state/OwnWritesCheckpoint.ts'
+import type { CheckpointSettings, StateStore } from '../../pipeline/state/StateStore.ts'
 
 export interface Session {
   address: string
@@ -30,22 +41,73 @@ export function tokenHash(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }
 
-export class PayerSessions {
+/** The snapshot rows' schema: ['n', nonce, expiresAtMs] and ['s', token hash, address, expiresAtMs], sorted. */
+export const SESSION_STATE_SCHEMA = 1
+
+export class PayerSessions implements StateStore {
+  readonly name = 'auth.sessions'
+  readonly schema = SESSION_STATE_SCHEMA
   private readonly sessions = new Map<string, Session>()
   private readonly nonces = new Map<string, number>()
+  /** The state's snapshots: how it was restored at start, a snapshot on demand; null in memory only. */
+  checkpoints: OwnWritesCheckpoint | null = null
 
-  private constructor(private readonly journal: Journal<typeof PAYER_PROOFS.schema> | null) {}
+  private constructor(
+    private readonly journal: Journal<typeof PAYER_PROOFS.schema> | null,
+    /** The start's instant: entries expired then are not restored (from a snapshot or from the log). */
+    private readonly startMs = 0,
+  ) {}
 
   /** In memory only: state is lost at exit (tests, bench, a deployment without a data folder). */
   static inMemory(): PayerSessions {
     return new PayerSessions(null)
   }
 
-  /** Restores every nonce and session still valid at `nowMs` from the journal, then journals what follows. */
-  static async restore(journal: Journal<typeof PAYER_PROOFS.schema>, nowMs: number): Promise<PayerSessions> {
-    const s = new PayerSessions(journal)
-    for (const r of await journal.readAll()) s.apply(r, nowMs)
+  /**
+   * Restores every nonce and session still valid at `nowMs` from the journal (its state snapshot + the tail with
+   * `checkpoints`, else the whole journal), then journals what follows.
+   */
+  static async restore(
+    journal: Journal<typeof PAYER_PROOFS.schema>,
+    nowMs: number,
+    options: { checkpoints?: CheckpointSettings | null; logger?: Logger } = {},
+  ): Promise<PayerSessions> {
+    const s = new PayerSessions(journal, nowMs)
+    s.checkpoints = await OwnWritesCheckpoint.open({
+      store: s,
+      sources: [tailOf(journal, (r) => s.apply(r, nowMs))],
+      checkpoints: options.checkpoints ?? null,
+      logger: options.logger ?? childLogger('payer-sessions'),
+    })
     return s
+  }
+
+  /** The final state snapshot; call before the journal closes. */
+  async close(): Promise<void> {
+    await this.checkpoints?.close()
+  }
+
+  *rows(): Iterable<unknown> {
+    for (const k of [...this.nonces.keys()].sort()) yield ['n', k, this.nonces.get(k)!]
+    for (const k of [...this.sessions.keys()].sort()) {
+      const s = this.sessions.get(k)!
+      yield ['s', k, s.address, s.expiresAtMs]
+    }
+  }
+
+  load(rows: readonly unknown[]): void {
+    const nonces: Array<[string, number]> = []
+    const sessions: Array<[string, Session]> = []
+    for (const [i, row] of rows.entries()) {
+      if (!Array.isArray(row)) throw new Error(`row ${i} is not an array`)
+      const [kind, subject] = row as unknown[]
+      if (typeof subject !== 'string' || subject.length === 0) throw new Error(`row ${i}: no subject`)
+      if (kind === 'n' && row.length === 3 && Number.isSafeInteger(row[2])) nonces.push([subject, row[2] as number])
+      else if (kind === 's' && row.length === 4 && typeof row[2] === 'string' && Number.isSafeInteger(row[3])) sessions.push([subject, { address: row[2], expiresAtMs: row[3] as number }])
+      else throw new Error(`row ${i} is neither a nonce nor a session`)
+    }
+    for (const [k, exp] of nonces) if (exp > this.startMs) this.nonces.set(k, exp)
+    for (const [k, s] of sessions) if (s.expiresAtMs > this.startMs) this.sessions.set(k, s)
   }
 
   private apply(r: PayerProofRow, nowMs: number): void {
@@ -73,9 +135,10 @@ export class PayerSessions {
     const token = randomBytes(32).toString('base64url')
     const hash = tokenHash(token)
     const expiresAtMs = nowMs + ttlMs
-    await this.write({ id: `s:${hash}`, kind: 'session_opened', address, subject: hash, expires_at: iso(expiresAtMs), created_at: iso(nowMs) })
-    this.sessions.set(hash, { address, expiresAtMs })
-    this.prune(nowMs)
+    await this.write({ id: `s:${hash}`, kind: 'session_opened', address, subject: hash, expires_at: iso(expiresAtMs), created_at: iso(nowMs) }, () => {
+      this.sessions.set(hash, { address, expiresAtMs })
+      this.prune(nowMs)
+    })
     return { token, address, expires_at: iso(expiresAtMs) }
   }
 
@@ -95,8 +158,14 @@ export class PayerSessions {
     return s
   }
 
-  private async write(row: PayerProofRow): Promise<void> {
-    if (this.journal) await this.journal.append([row])
+  /** Appends one record, then `applied` (an effect that waits for durability); tracked as one write for the snapshots. */
+  private write(row: PayerProofRow, applied?: () => void): Promise<void> {
+    if (!this.journal) {
+      applied?.()
+      return Promise.resolve()
+    }
+    const write = this.journal.append([row]).then(() => applied?.())
+    return this.checkpoints ? this.checkpoints.track(write) : write
   }
 
   private prune(nowMs: number): void {

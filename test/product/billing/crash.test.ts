@@ -26,6 +26,8 @@ interface Child {
   proc: ChildProcess
   url: string
   recovered: string[]
+  /** The credit ledger started from its state snapshot (the fixture snapshots every 200 ms). */
+  restored: boolean
 }
 
 async function startServer(dir: string): Promise<Child> {
@@ -39,8 +41,8 @@ async function startServer(dir: string): Promise<Child> {
     rl.once('line', resolve)
     proc.once('exit', (code) => reject(new Error(`server exited early (${code})`)))
   })
-  const { port, recovered } = JSON.parse(line) as { port: number; recovered: string[] }
-  return { proc, url: `http://127.0.0.1:${port}`, recovered }
+  const { port, recovered, restored } = JSON.parse(line) as { port: number; recovered: string[]; restored: boolean }
+  return { proc, url: `http://127.0.0.1:${port}`, recovered, restored }
 }
 
 const exited = (p: ChildProcess) => new Promise<void>((resolve) => (p.exitCode !== null || p.signalCode !== null ? resolve() : p.once('exit', () => resolve())))
@@ -85,6 +87,7 @@ t.test('ACCEPTANCE: SIGKILL during a burst of paid calls: every debit has its an
 
   const second = await startServer(dir)
   t.teardown(() => second.proc.kill('SIGKILL'))
+  t.equal(second.restored, true, 'the restart loads the credit state snapshot written before the kill and reads the tail')
   t.same(second.recovered, [], 'no debit without its receipt: they are appended in one unit with the answer')
   const credits = (await (await fetch(`${second.url}/v1/billing/credits?payer=${PAYER}`, { headers: proof.headers })).json()) as { data: { balance_credits: number } }
   second.proc.kill('SIGTERM')
