@@ -15,11 +15,13 @@ export async function fsyncDir(dir: string): Promise<void> {
 }
 
 /** `mode`: the file's permissions from its first byte (default DATA_FILE_MODE: never readable by others, not even briefly). */
-export async function writeFileAtomic(path: string, data: string | Buffer, options: { mode?: number } = {}): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Buffer | readonly Buffer[], options: { mode?: number } = {}): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}-${++counter}`
   const fh = await open(tmp, 'w', options.mode ?? DATA_FILE_MODE)
   try {
-    await fh.writeFile(data)
+    // Chunks (a state snapshot) are written one by one: never joined into one buffer.
+    if (Array.isArray(data)) for (const chunk of data) await fh.write(chunk)
+    else await fh.writeFile(data as string | Buffer)
     await fh.sync()
   } catch (err) {
     await fh.close()

@@ -13,11 +13,11 @@
  */
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { open, rename, unlink } from 'node:fs/promises'
+import { unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { fsyncDir } from '../log/atomicFile.ts'
-import { DATA_FILE_MODE, mkdirData } from '../log/dataModes.ts'
+import { writeFileAtomic } from '../log/atomicFile.ts'
+import { mkdirData } from '../log/dataModes.ts'
 import type { ConsumerPosition } from '../log/EventLog.ts'
 
 /** The file layout's version (not a store's schema): bumped only if the NDJSON framing itself changes. */
@@ -48,8 +48,6 @@ export interface SnapshotWritten {
 
 /** Bytes per write() while streaming rows out. */
 const WRITE_CHUNK = 1 << 20
-
-let tmpCounter = 0
 
 export class StateSnapshots {
   private constructor(readonly dir: string) {}
@@ -93,23 +91,8 @@ export class StateSnapshots {
     }
     cut()
     chunks.push(Buffer.from(JSON.stringify({ rows: count, sha256: hash.digest('hex') }) + '\n', 'utf8'))
-    const tmp = `${path}.tmp-${process.pid}-${++tmpCounter}`
-    const fh = await open(tmp, 'w', DATA_FILE_MODE)
-    let bytes = 0
-    try {
-      for (const chunk of chunks) {
-        await fh.write(chunk)
-        bytes += chunk.length
-      }
-      await fh.sync()
-    } catch (err) {
-      await fh.close()
-      await unlink(tmp).catch(() => {})
-      throw err
-    }
-    await fh.close()
-    await rename(tmp, path)
-    await fsyncDir(this.dir)
+    await writeFileAtomic(path, chunks)
+    const bytes = chunks.reduce((n, c) => n + c.length, 0)
     return { path, rows: count, bytes }
   }
 
