@@ -348,6 +348,7 @@ export class ServiceApp {
       wallFreshness: feed.mode !== 'replay',
       warmingUp: () => timeline!.warmingUp,
       liveVenue: connector,
+      checkpoints,
       ...(liveFile ? { hlClient: new HyperliquidInfoClient({ baseUrl: liveFile.base_url, timeoutMs: 5_000, budget: hlBudget, clock }) } : {}),
     })
     closes('market', () => market.close())

@@ -8,6 +8,7 @@
  * SVC_HL_BASE_URL, SVC_COINGECKO_URL,
  * SVC_COINGECKO_KEY (and SVC_COINGECKO_KEY_HEADER to override the demo/pro header choice).
  */
+import type { CheckpointSettings } from '../pipeline/state/StateStore.ts'
 import { CoinGeckoClient } from '../ingest/coingecko/CoinGeckoClient.ts'
 import { HyperliquidInfoClient } from '../ingest/hyperliquid/HyperliquidInfoClient.ts'
 import { validateOptions } from '../common/validation.ts'
@@ -118,6 +119,8 @@ export async function openMarketServices(opts: {
   liveVenue?: LiveVenue | null
   /** The Hyperliquid REST client the live universe reads through (sharing the process's REST weight budget). */
   hlClient?: HyperliquidInfoClient
+  /** State snapshots of the market state (issue 31): a restart reads only the ticks after them. */
+  checkpoints?: CheckpointSettings | null
 }): Promise<MarketWiring> {
   const o = validateOptions<MarketWiringOptions>('openMarketServices options', OPTIONS_SCHEMA, opts.options)
   const clock = opts.clock ?? systemClock
@@ -125,7 +128,7 @@ export async function openMarketServices(opts: {
   const live = o.universe === 'hyperliquid'
   // Live (the venue, or the simulated venue in the present): freshness against the wall clock, so a stalled stream
   // shows as stale; a dated tape: against its event time.
-  const state = await MarketState.start({ log: opts.log, topic: opts.ticksTopic, ...(live || opts.wallFreshness ? { clock } : {}) })
+  const state = await MarketState.start({ log: opts.log, topic: opts.ticksTopic, checkpoints: opts.checkpoints ?? null, ...(live || opts.wallFreshness ? { clock } : {}) })
 
   // The event log: probed every 2 s with a bounded wait, down at once on a failure or a crashed consumer (see
   // EventLogHealth for why it is not a call-tracked entry).

@@ -10,8 +10,13 @@
  *
  * Spec (Response envelope): "A degraded snapshot is still served with its degraded freshness stated."
  *
- * The state lives in memory and is rebuilt at each start by reading the topic from the beginning; the group never
- * commits (a committed offset would skip the history the 24 h volume and liquidation hours need).
+ * The state lives in memory. Without `checkpoints` it is rebuilt at each start by reading the topic from the beginning
+ * (the group never commits: a committed offset alone would skip the history the 24 h volume and liquidation hours
+ * need). With `checkpoints` (issue 31) it is a checkpointed processor: the whole state, bar windows and liquidation
+ * hours included, is a StateStore (`<groupId>`, MARKET_STATE_SCHEMA) written every interval and at close with the
+ * positions it reflects (a batch folds in synchronously, so any instant between batches is consistent), positions
+ * committed after it; a start loads it and reads only the ticks after it. The restored state is the rebuilt one, so the
+ * service's warm-up ("no old prices" until caught up) behaves the same: it waits for the tail either way.
  */
 import { childLogger } from '../common/logger.ts'
 import { isoMs, tickTime, type Provenance, type Tick, type UniverseTick } from '../ingest/Tick.ts'
@@ -20,6 +25,10 @@ import { stalenessBudgetMs, type FeatureInput } from './features/stalenessBudget
 import type { EventLog, LogConsumer } from './log/EventLog.ts'
 import { decodeTickRecord } from './TickEnvelope.ts'
 import { HOUR_MS, DAY_MS } from '../common/time.ts'
+import { Checkpointer } from './state/Checkpointer.ts'
+import { decodeNumbers, encodeNumbers } from './state/jsonNumbers.ts'
+import { restoreState } from './state/restoreState.ts'
+import type { CheckpointSettings, StateStore } from './state/StateStore.ts'
 
 const log = childLogger('market-state')
 
@@ -130,7 +139,12 @@ export interface MarketStateOptions {
   clock?: { now(): number }
   /** Wall clock for health bookkeeping (default Date.now). */
   wallClock?: { now(): number }
+  /** State snapshots: restore from the newest and read only the tail (absent: rebuild from the beginning). */
+  checkpoints?: CheckpointSettings | null
 }
+
+/** The market state's snapshot schema: bump when AssetState or the header row changes shape or meaning. */
+export const MARKET_STATE_SCHEMA = 1
 
 interface BarWindow {
   key: string
@@ -179,6 +193,8 @@ export class MarketState {
   #waiters: Array<() => void> = []
   /** Set by close(): a caughtUp() waiter gives up instead of polling a consumer that has stopped. */
   #closed = false
+  #checkpointer: Checkpointer | null = null
+  #restored: boolean | null = null
 
   /** A state fed by hand (no consumer); `start()` is the stream processor. */
   constructor(options: { clock?: { now(): number }; wallClock?: { now(): number } } = {}) {
@@ -189,11 +205,36 @@ export class MarketState {
   /** Starts consuming the ticks topic from the beginning; resolves once the consumer is positioned. */
   static async start(options: MarketStateOptions): Promise<MarketState> {
     const state = new MarketState(options)
+    const groupId = options.groupId ?? 'svc.market-state'
+    const store = state.stateStore(groupId)
+    const checkpoints = options.checkpoints ?? null
+    let startAt: { topic: string; partition: number; next: number }[] | undefined
+    if (checkpoints) {
+      const restored = await restoreState({ log: options.log, snapshots: checkpoints.snapshots, store, topics: [options.topic], logger: log })
+      startAt = restored.from
+      state.#restored = restored.restored
+      for (const p of startAt) state.#positions[p.partition] = p.next
+    }
     const consumer = await options.log.createConsumer({
-      groupId: options.groupId ?? 'svc.market-state',
+      groupId,
       topics: [options.topic],
       fromBeginning: true,
+      ...(startAt ? { startAt } : {}),
     })
+    if (checkpoints) {
+      state.#checkpointer = new Checkpointer({
+        snapshots: checkpoints.snapshots,
+        store,
+        everyMs: checkpoints.everyMs,
+        // Batches fold in synchronously: between two of them the state reflects exactly the positions read so far.
+        capture: () => state.#positions.map((next, partition) => ({ topic: options.topic, partition, next: next ?? 0 })),
+        commit: async (positions) => {
+          for (const p of positions) await consumer.commit(p.topic, p.partition, p.next)
+        },
+        logger: log,
+      })
+      state.#checkpointer.start()
+    }
     state.#consumer = consumer
     state.#log = options.log
     state.#topic = options.topic
@@ -402,6 +443,11 @@ export class MarketState {
     return { from, to, count, total_usd: longs + shorts, longs_usd: longs, shorts_usd: shorts, newest, sources: [...sources].sort() }
   }
 
+  /** With checkpoints: whether this start loaded a snapshot (else it rebuilt from the log); null without. */
+  get restoredFromSnapshot(): boolean | null {
+    return this.#restored
+  }
+
   /** Ticks folded in so far: it changes whenever anything a read could return may have changed. */
   get consumedCount(): number {
     return this.#consumed
@@ -460,7 +506,54 @@ export class MarketState {
     const c = this.#consumer
     this.#consumer = null
     if (c) await c.stop()
+    // After the consumer stopped: the final snapshot reflects every batch it folded in (and commits its positions).
+    await this.#checkpointer?.stop({ final: true })
     this.#wake()
+  }
+
+  /**
+   * The state as a StateStore: a header row (event time, counts, the universe) then one row per asset, sorted. A bar
+   * window is written from its head (the compaction of its arrays is layout, not state), liquidation hours sorted.
+   * Counts are state too: consumedCount keys the read caches.
+   */
+  stateStore(name: string): StateStore {
+    return {
+      name,
+      schema: MARKET_STATE_SCHEMA,
+      rows: () => this.#rows(),
+      load: (rows) => this.#load(rows),
+    }
+  }
+
+  *#rows(): Iterable<unknown> {
+    yield encodeNumbers({ eventTime: this.#eventTime, consumed: this.#consumed, rejected: this.#rejected, universe: this.#universe })
+    for (const asset of [...this.#assets.keys()].sort()) {
+      const { barWindow: w, liqHours, ...rest } = this.#assets.get(asset)!
+      const barWindow = w && { ...w, times: w.times.slice(w.head), notionals: w.notionals.slice(w.head), head: 0 }
+      yield encodeNumbers({ ...rest, barWindow, liqHours: [...liqHours].sort((a, b) => a[0] - b[0]) })
+    }
+  }
+
+  #load(rows: readonly unknown[]): void {
+    const [head, ...assetRows] = rows.map((r) => decodeNumbers(r) as Record<string, unknown>)
+    if (!head || typeof head !== 'object' || typeof head.consumed !== 'number' || typeof head.rejected !== 'number') throw new Error('market state: the header row is malformed')
+    const assets = new Map<string, AssetState>()
+    for (const row of assetRows) {
+      if (!row || typeof row.asset !== 'string' || !Array.isArray(row.liqHours) || !Array.isArray(row.liquidations) || typeof row.liqKept !== 'number') {
+        throw new Error('market state: an asset row is malformed')
+      }
+      const w = row.barWindow as BarWindow | null
+      if (w !== null && (typeof w !== 'object' || !Array.isArray(w.times) || !Array.isArray(w.notionals) || w.times.length !== w.notionals.length)) {
+        throw new Error(`market state: ${row.asset}'s bar window is malformed`)
+      }
+      assets.set(row.asset, { ...(row as unknown as AssetState), barWindow: w, liqHours: new Map(row.liqHours as Array<[number, number]>) })
+    }
+    this.#assets.clear()
+    for (const [k, v] of assets) this.#assets.set(k, v)
+    this.#eventTime = (head.eventTime as number | null) ?? null
+    this.#consumed = head.consumed
+    this.#rejected = head.rejected
+    this.#universe = (head.universe as Observed<UniverseTick> | null) ?? null
   }
 }
 
