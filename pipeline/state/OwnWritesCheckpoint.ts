@@ -62,6 +62,12 @@ export interface OwnWritesCheckpointOptions {
   /** Absent or null: no snapshots (the state is rebuilt from the log at every start, as before issue 31). */
   checkpoints?: CheckpointSettings | null
   logger: Logger
+  /**
+   * False while the state holds effects the log does not (yet) have and no restart could re-derive from its tail: a
+   * processor that also folds events from outside its journals (the Arena: a call event folded, its awards staged and
+   * not yet written). A snapshot is then skipped (retried at the next interval), as after a failed own write.
+   */
+  consistent?: () => boolean
 }
 
 export class OwnWritesCheckpoint {
@@ -83,7 +89,7 @@ export class OwnWritesCheckpoint {
           store: o.store,
           everyMs: checkpoints.everyMs,
           prepare: () => this.settle(),
-          capture: () => (this.failedWrite ? null : this.positions),
+          capture: () => (this.failedWrite || (o.consistent && !o.consistent()) ? null : this.positions),
           logger: o.logger,
         })
       : null
