@@ -4,11 +4,14 @@
  * arena.notifications, arena.settings) and reacts to the duel's call events (product/duel CallEvents), never to the
  * duel's internals and never to billing data.
  *
- * Start: every journal is read from the beginning into the projection, then the call channels are subscribed with
- * replay (the duel rebuilds them from its own journal), so the statistics are folded again and every award the
- * events imply is recomputed; an award whose deterministic id is already in the journal is not written again. A
+ * Start: the projection is restored from its state snapshot and the journals' tails after it (or, with no usable
+ * snapshot, every journal is read from the beginning: pipeline/state/OwnWritesCheckpoint.ts), then the call channels
+ * are subscribed with replay (the duel rebuilds them from its own journal). The projection knows every call it folded
+ * (by call id, in the snapshot too), so a replayed event already folded is skipped; the others are folded and every
+ * award they imply is computed; an award whose deterministic id is already in the journal is not written again. A
  * restart therefore changes no XP, rank, board, streak or notification, and an event that arrived while the service
- * was down is awarded now.
+ * was down is awarded now. A snapshot is taken only while no award is staged or queued (consistent): a folded event's
+ * awards are then in the state, so skipping it at the next start loses none.
  *
  * Writes: the awards one event implies (XP, quest completions, badges, notifications) are appended as one atomic unit
  * (UnitOfWork on the one event log), in event order through one queue; ids are reserved when an event is folded, so
@@ -25,6 +28,9 @@ import { Journal } from '../../pipeline/journal/Journal.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
 import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
+import { OwnWritesCheckpoint, tailOf } from '../../pipeline/state/OwnWritesCheckpoint.ts'
+import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
+import type { Logger } from 'pino'
 import { RetryPolicy } from '../../pipeline/work/RetryPolicy.ts'
 import { ARENA_SETTINGS, type ArenaSettingRow } from '../../pipeline/records/arenaSettingRecord.ts'
 import { EXPERIENCE, type ExperienceRow } from '../../pipeline/records/experienceRecord.ts'
@@ -56,6 +62,9 @@ export interface ArenaOptions {
   /** The duel's events; absent: none yet (attach() later). */
   events?: CallEvents | null
   partitions?: number
+  /** State snapshots (issue 31); absent or null: the projection is rebuilt from the journals at every start. */
+  checkpoints?: CheckpointSettings | null
+  logger?: Logger
 }
 
 /** What one event awards, written as one unit. */
@@ -77,6 +86,7 @@ export class Arena {
   private readonly staged = new Set<string>()
   private readonly subscriptions: Subscription[] = []
   private closed = false
+  checkpoints: OwnWritesCheckpoint | null = null
 
   private constructor(
     private readonly clock: Clock,
@@ -94,10 +104,14 @@ export class Arena {
     ])
     const arena = new Arena(options.clock, experience, notes, settings)
     // Notifications before settings: a read mark applies to the notifications it names.
-    const [xs, ns, ss] = await Promise.all([experience.readAll(), notes.readAll(), settings.readAll()])
-    for (const r of xs) arena.projection.applyExperience(r)
-    for (const r of ns) arena.projection.applyNotification(r)
-    for (const r of ss) arena.projection.applySetting(r)
+    const p = arena.projection
+    arena.checkpoints = await OwnWritesCheckpoint.open({
+      store: p,
+      sources: [tailOf(experience, (r) => p.applyExperience(r)), tailOf(notes, (r) => p.applyNotification(r)), tailOf(settings, (r) => p.applySetting(r))],
+      checkpoints: options.checkpoints ?? null,
+      logger: options.logger ?? log,
+      consistent: () => arena.staged.size === 0 && arena.queued === 0,
+    })
     if (options.events) arena.attach(options.events)
     // A crash between an XP record and its rank_up notification: write the missing ones now.
     for (const s of arena.projection.payers.values()) arena.checkRankUp(s, arena.clock.now())
@@ -117,7 +131,8 @@ export class Arena {
   attach(events: CallEvents): void {
     this.subscriptions.push(events.locked.subscribe('arena', (e) => this.onLocked(e)))
     let replayed: CallGraded[] | null = []
-    this.subscriptions.push(events.graded.subscribe('arena', (e) => (replayed === null ? this.onGraded(e) : void replayed.push(e))))
+    // A restored projection skips what it folded before sorting: a million replayed grades, a handful new.
+    this.subscriptions.push(events.graded.subscribe('arena', (e) => (replayed === null ? this.onGraded(e) : this.projection.hasGraded(e.call_id) ? undefined : void replayed.push(e))))
     const inResolutionOrder = replayed.sort(byResolution)
     replayed = null
     for (const e of inResolutionOrder) this.onGraded(e)
@@ -259,8 +274,12 @@ export class Arena {
     const unit = new UnitOfWork()
     if (awards.experience.length > 0) unit.add(this.experience, awards.experience)
     if (awards.notifications.length > 0) unit.add(this.notes, awards.notifications)
-    await unit.commit()
-    this.applyAwards(awards)
+    await this.track(unit.commit().then(() => this.applyAwards(awards)))
+  }
+
+  /** An own write, in flight for the snapshots until its effect is applied. */
+  private track<T>(write: Promise<T>): Promise<T> {
+    return this.checkpoints ? this.checkpoints.track(write) : write
   }
 
   private applyAwards(awards: Awards): void {
@@ -381,6 +400,7 @@ export class Arena {
     s.askCount++
     s.xpStaged += row.xp
     this.staged.add(id)
+    const flight = this.checkpoints?.begin()
     unit.add(this.experience, [row], {
       applied: () => {
         this.staged.delete(id)
@@ -389,11 +409,13 @@ export class Arena {
         s.askCount--
         this.projection.applyExperience(row)
         this.checkRankUp(s, now)
+        flight?.applied()
       },
-      aborted: () => {
+      aborted: (err) => {
         this.staged.delete(id)
         s.xpStaged -= row.xp
         if (s.askDay === day) s.askCount--
+        flight?.aborted(err)
       },
     })
   }
@@ -466,8 +488,7 @@ export class Arena {
       id: `as_${randomUUID()}`, payer: payer.toLowerCase(), kind: row.kind, value: row.value ?? null, preferences: row.preferences ?? null,
       ids: row.ids ?? null, through: row.through ?? null, created_at: new Date(this.clock.now()).toISOString(),
     }
-    await this.settings.append([full])
-    this.projection.applySetting(full)
+    await this.track(this.settings.append([full]).then(() => this.projection.applySetting(full)))
   }
 
   async optIn(payer: string, optIn: boolean) {
@@ -503,6 +524,8 @@ export class Arena {
     for (const s of this.subscriptions) s.unsubscribe()
     // Awards still queued are not lost: they are recomputed from the replayed events at the next start.
     await this.writer
+    // The final snapshot (skipped when awards are left unwritten: their events are folded again from the last one).
+    await this.checkpoints?.close()
     await Promise.all([this.experience.close(), this.notes.close(), this.settings.close()])
   }
 }

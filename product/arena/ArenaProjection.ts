@@ -19,6 +19,8 @@ import { ASK_XP_DAILY_CAP, LEVELS, RANKS, rankIndexOf, rankOf } from './levels.t
 import { isoWeekByKey, isoWeekOf, type Period } from './periods.ts'
 import { QUESTS, emptyCounters, measure, questPeriod } from './quests.ts'
 import { flagAt, PayerState, type SeasonStats } from './PayerState.ts'
+import type { StateStore } from '../../pipeline/state/StateStore.ts'
+import type { PeriodCounters } from './quests.ts'
 
 export type BoardSort = 'xp' | 'accuracy' | 'streak'
 export type BoardTrack = 'human' | 'agent'
@@ -69,7 +71,13 @@ export interface SeasonRow {
 const iso = (ms: number) => new Date(ms).toISOString()
 const lower = (payer: string) => payer.toLowerCase()
 
-export class ArenaProjection {
+/** Ids per row of the id lists in a snapshot (a million calls: a hundred rows, not one line of 40 MB). */
+const IDS_PER_ROW = 10_000
+
+export class ArenaProjection implements StateStore {
+  /** The Arena's state store (issue 31; Arena.ts tells when a snapshot of it is consistent). */
+  readonly name = 'arena.projection'
+  readonly schema = 1
   readonly payers = new Map<string, PayerState>()
   /** Experience ids held (the first record per id counts; a later duplicate is ignored). */
   private readonly experienceIds = new Set<string>()
@@ -79,6 +87,8 @@ export class ArenaProjection {
   private readonly lockedCalls = new Set<string>()
   private readonly gradedCalls = new Set<string>()
   private readonly byPublicId = new Map<string, string>()
+  /** Setting record ids applied: a setting re-read in a restored state's tail is not applied twice (opt-in history). */
+  private readonly settingIds = new Set<string>()
   /** Bumped by every change a board could show; board caches are keyed by it. */
   private version = 0
   private readonly boards = new Map<string, { version: number; rows: BoardRow[]; byLimit: Map<number, BoardAnswer> }>()
@@ -108,6 +118,74 @@ export class ArenaProjection {
 
   hasNotification(key: string): boolean {
     return this.notificationKeys.has(key)
+  }
+
+  /** Whether a graded (or void) call is folded: a restored state skips the duel's replay of it before sorting. */
+  hasGraded(callId: string): boolean {
+    return this.gradedCalls.has(callId)
+  }
+
+  // ---- the state store (pipeline/state/StateStore.ts) ---------------------------------------------------------------
+
+  /**
+   * The state as rows: the award counts, one row per payer (in payer order; lists in the order they are kept, maps in
+   * key order), then the experience ids and the locked call ids, sorted, in rows of IDS_PER_ROW. What is derivable is
+   * left out and rebuilt by load: graded call ids (the payers' graded lists), notification keys (their feeds), public
+   * ids; and so are the memo bits (badgesHeld, questsHeld: re-learned by a look-up) and staged XP (a snapshot is taken
+   * only with nothing staged).
+   */
+  *rows(): Iterable<unknown> {
+    yield { t: 'kinds', kinds: Object.keys(this.awardsByKind).sort().map((k) => [k, this.awardsByKind[k]]) }
+    for (const key of [...this.payers.keys()].sort()) {
+      const s = this.payers.get(key)!
+      yield {
+        t: 'payer', payer: s.payer, xp: s.xp, badges: s.badges, completions: s.completions.map((c) => [c.quest, c.period_key, c.xp, c.completed_at]),
+        calls: s.calls, graded: s.graded, correct: s.correct, voided: s.voided, beat_house: s.beatHouse, markets: s.markets,
+        graded_list: s.gradedList.map((g) => [g.call_id, g.at, g.correct]), streak: s.streak, longest: s.longest,
+        counters: [...s.counters.keys()].sort().map((k) => { const c = s.counters.get(k)!; return [k, c.calls_locked, c.correct_calls, c.markets] }),
+        seasons: [...s.seasons.keys()].sort().map((k) => { const x = s.seasons.get(k)!; return [k, x.xp, x.calls, x.graded, x.correct] }),
+        opt_in: s.optIn.map((f) => [f.at, f.value]), agent: s.agent.map((f) => [f.at, f.value]),
+        preferences: Object.keys(s.preferences).sort().map((k) => [k, s.preferences[k]]),
+        notifications: s.notifications.map((n) => ({ key: n.key, payer: n.payer, id: n.id, kind: n.kind, ref: n.ref, payload: n.payload, created_at: n.created_at })),
+        read_at: [...s.readAt.keys()].sort((a, b) => a - b).map((id) => [id, s.readAt.get(id)]),
+        seq: s.seq, rank_notified: s.rankNotified, ask_day: s.askDay, ask_count: s.askCount,
+      }
+    }
+    for (const [t, set] of [['experience_ids', this.experienceIds], ['locked_calls', this.lockedCalls], ['setting_ids', this.settingIds]] as const) {
+      const ids = [...set].sort()
+      for (let i = 0; i < ids.length; i += IDS_PER_ROW) yield { t, ids: ids.slice(i, i + IDS_PER_ROW) }
+    }
+  }
+
+  /** Replaces the (empty) state with a snapshot's rows; every row is checked before anything changes. */
+  load(rows: readonly unknown[]): void {
+    if (this.payers.size > 0 || this.experienceIds.size > 0) throw new Error('the Arena projection already holds state')
+    const payers: PayerState[] = []
+    const ids: Record<'experience_ids' | 'locked_calls' | 'setting_ids', string[][]> = { experience_ids: [], locked_calls: [], setting_ids: [] }
+    let kinds: Array<[string, number]> | null = null
+    rows.forEach((raw, i) => {
+      try {
+        const r = raw as Record<string, any>
+        if (r?.t === 'kinds') kinds = pairs(r.kinds, isNum)
+        else if (r?.t === 'payer') payers.push(payerOf(r))
+        else if (r?.t === 'experience_ids' || r?.t === 'locked_calls' || r?.t === 'setting_ids') ids[r.t as keyof typeof ids].push(strings(r.ids))
+        else throw new Error(`unknown row kind ${JSON.stringify(r?.t)}`)
+      } catch (err) {
+        throw new Error(`row ${i}: ${(err as Error).message}`)
+      }
+    })
+    if (kinds === null) throw new Error('no award counts row')
+    for (const [k, n] of kinds as Array<[string, number]>) this.awardsByKind[k] = n
+    for (const s of payers) {
+      this.payers.set(s.payer, s)
+      this.byPublicId.set(publicIdOf(s.payer), s.payer)
+      for (const g of s.gradedList) this.gradedCalls.add(g.call_id)
+      for (const n of s.notifications) this.notificationKeys.add(n.key)
+    }
+    for (const chunk of ids.experience_ids) for (const id of chunk) this.experienceIds.add(id)
+    for (const chunk of ids.locked_calls) for (const id of chunk) this.lockedCalls.add(id)
+    for (const chunk of ids.setting_ids) for (const id of chunk) this.settingIds.add(id)
+    this.version++
   }
 
   // ---- folds ------------------------------------------------------------------------------------------------------
@@ -152,6 +230,8 @@ export class ArenaProjection {
   }
 
   applySetting(row: ArenaSettingRow): void {
+    if (this.settingIds.has(row.id)) return
+    this.settingIds.add(row.id)
     const s = this.payer(row.payer)
     const at = Date.parse(row.created_at)
     if (row.kind === 'opt_in') s.optIn.push({ at, value: row.value === true })
@@ -488,6 +568,89 @@ export class ArenaProjection {
   get size(): number {
     return this.payers.size
   }
+}
+
+// ---- snapshot rows (load checks every field before the state changes) -------------------------------------------------
+
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
+const isStr = (v: unknown): v is string => typeof v === 'string'
+const isBool = (v: unknown): v is boolean => typeof v === 'boolean'
+
+function need<T>(v: unknown, ok: (v: unknown) => v is T, what: string): T {
+  if (!ok(v)) throw new Error(`${what}: ${JSON.stringify(v)?.slice(0, 80)}`)
+  return v
+}
+
+function list(v: unknown, what = 'a list'): unknown[] {
+  if (!Array.isArray(v)) throw new Error(`not ${what}`)
+  return v
+}
+
+function strings(v: unknown): string[] {
+  return list(v).map((x) => need(x, isStr, 'not a string'))
+}
+
+function pairs<T>(v: unknown, ok: (v: unknown) => v is T): Array<[string, T]> {
+  return list(v).map((p) => {
+    const [k, x] = list(p, 'a pair')
+    return [need(k, isStr, 'not a key'), need(x, ok, 'not a value')]
+  })
+}
+
+function payerOf(r: Record<string, any>): PayerState {
+  const s = new PayerState(need(r.payer, isStr, 'payer'))
+  s.xp = need(r.xp, isNum, 'xp')
+  s.badges = strings(r.badges)
+  s.completions = list(r.completions).map((c) => {
+    const [quest, period_key, xp, completed_at] = list(c)
+    return { quest: need(quest, isStr, 'quest'), period_key: need(period_key, isStr, 'period'), xp: need(xp, isNum, 'xp'), completed_at: need(completed_at, isStr, 'completed_at') }
+  })
+  s.calls = need(r.calls, isNum, 'calls')
+  s.graded = need(r.graded, isNum, 'graded')
+  s.correct = need(r.correct, isNum, 'correct')
+  s.voided = need(r.voided, isNum, 'voided')
+  s.beatHouse = need(r.beat_house, isNum, 'beat_house')
+  s.markets = strings(r.markets)
+  s.gradedList = list(r.graded_list).map((g) => {
+    const [call_id, at, correct] = list(g)
+    if (correct !== null && !isBool(correct)) throw new Error('graded correct')
+    return { call_id: need(call_id, isStr, 'call_id'), at: need(at, isNum, 'at'), correct: correct as boolean | null }
+  })
+  s.streak = need(r.streak, isNum, 'streak')
+  s.longest = need(r.longest, isNum, 'longest')
+  for (const c of list(r.counters)) {
+    const [k, calls_locked, correct_calls, markets] = list(c)
+    const counters: PeriodCounters = { calls_locked: need(calls_locked, isNum, 'calls_locked'), correct_calls: need(correct_calls, isNum, 'correct_calls'), markets: strings(markets), questsHeld: 0 }
+    s.counters.set(need(k, isStr, 'period'), counters)
+  }
+  for (const x of list(r.seasons)) {
+    const [k, xp, calls, graded, correct] = list(x)
+    s.seasons.set(need(k, isStr, 'season'), { xp: need(xp, isNum, 'xp'), calls: need(calls, isNum, 'calls'), graded: need(graded, isNum, 'graded'), correct: need(correct, isNum, 'correct') })
+  }
+  const flags = (v: unknown) => list(v).map((f) => {
+    const [at, value] = list(f)
+    return { at: need(at, isNum, 'at'), value: need(value, isBool, 'flag') }
+  })
+  s.optIn = flags(r.opt_in)
+  s.agent = flags(r.agent)
+  for (const [k, v] of pairs(r.preferences, isBool)) s.preferences[k] = v
+  s.notifications = list(r.notifications).map((raw) => {
+    const n = raw as Record<string, unknown>
+    if (typeof n.payload !== 'object' || n.payload === null) throw new Error('notification payload')
+    return {
+      key: need(n.key, isStr, 'key'), payer: n.payer === s.payer ? s.payer : need(n.payer, isStr, 'payer'), id: need(n.id, isNum, 'id'), kind: KIND_NAMES.get(need(n.kind, isStr, 'kind')) ?? (n.kind as string),
+      ref: need(n.ref, isStr, 'ref'), payload: n.payload as Record<string, unknown>, created_at: need(n.created_at, isStr, 'created_at'),
+    }
+  })
+  for (const x of list(r.read_at)) {
+    const [id, at] = list(x)
+    s.readAt.set(need(id, isNum, 'id'), need(at, isStr, 'read at'))
+  }
+  s.seq = need(r.seq, isNum, 'seq')
+  s.rankNotified = need(r.rank_notified, isNum, 'rank_notified')
+  s.askDay = need(r.ask_day, isStr, 'ask_day')
+  s.askCount = need(r.ask_count, isNum, 'ask_count')
+  return s
 }
 
 function splitQuestRef(ref: string): [string, string] {
