@@ -19,6 +19,7 @@ import { Channel } from '../engine/LedgerBus.ts'
 import { EngineServices } from '../engine/EngineServices.ts'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
 import { Arena } from '../product/arena/Arena.ts'
+import { StateSnapshots } from '../pipeline/state/StateSnapshots.ts'
 import { publicIdOf } from '../product/arena/handles.ts'
 import type { CallEvents, CallGraded, CallLocked } from '../product/duel/index.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
@@ -80,6 +81,8 @@ export interface ArenaBenchResult {
   calls: number
   firstBuildMs: number
   restartMs: number
+  /** The same restart without a state snapshot (the full rebuild). */
+  rebuildMs: number
   /** Each route's median over adjacent (decision read, route) pairs. */
   reads: Array<{ name: string; baseReqPerSec: number; reqPerSec: number; p99Ms: number; ratio: number }>
 }
@@ -100,8 +103,10 @@ export async function benchArena(opts: { payers?: number; calls?: number; durati
   try {
     const pop = population(payers, calls)
     log = await EmbeddedLog.open(join(dir, 'arena'))
+    // State snapshots (issue 31): the first build's close writes the projection's; the restart restores it.
+    const checkpoints = { snapshots: await StateSnapshots.open(join(dir, 'state')), everyMs: 0 }
     let t = performance.now()
-    arena = await Arena.open({ log, clock, events: pop.events })
+    arena = await Arena.open({ log, clock, events: pop.events, checkpoints })
     // A quarter of the payers are on the boards, a fifth of those on the agent track.
     await optInSome(arena, payers)
     await arena.idle()
@@ -117,8 +122,18 @@ export async function benchArena(opts: { payers?: number; calls?: number; durati
     t = performance.now()
     arena = await Arena.open({ log, clock, events: pop.events })
     await arena.idle()
+    const rebuildMs = performance.now() - t
+    print(`restart without a snapshot (read the journals back, fold the replayed events, write nothing): ${(rebuildMs / 1000).toFixed(1)} s  (${memory()})`)
+    await arena.close()
+    await log.close()
+    arena = null
+    log = null
+    log = await EmbeddedLog.open(join(dir, 'arena'))
+    t = performance.now()
+    arena = await Arena.open({ log, clock, events: pop.events, checkpoints })
+    await arena.idle()
     const restartMs = performance.now() - t
-    print(`restart (read the journals back, fold the replayed events, write nothing): ${(restartMs / 1000).toFixed(1)} s  (${memory()})`)
+    print(`restart (load the projection's snapshot, read the journals' empty tails, skip the replayed events): ${(restartMs / 1000).toFixed(1)} s  (${memory()})`)
 
     const started = await startEngine(join(dir, 'engine'))
     engineLog = started.log
@@ -167,7 +182,7 @@ export async function benchArena(opts: { payers?: number; calls?: number; durati
           `  beside the decision read ${Math.round(r.baseReqPerSec).toLocaleString('en-US')} req/s → ratio ${r.ratio.toFixed(2)} (median of ${pairs} pairs: ${spread})`,
       )
     }
-    return { payers, calls, firstBuildMs, restartMs, reads }
+    return { payers, calls, firstBuildMs, restartMs, rebuildMs, reads }
   } finally {
     await server?.close()
     await arena?.close()

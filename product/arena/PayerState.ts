@@ -1,6 +1,6 @@
 /**
  * Everything the Arena knows about one payer, folded from its journals and the call events (ArenaProjection owns the
- * folding; this is the state and the small derivations of it). Nothing here is stored: a restart rebuilds it.
+ * folding; this is the state and the small derivations of it). Stored in the projection's state snapshot (issue 31).
  */
 import type { NotificationRow } from '../../pipeline/records/notificationRecord.ts'
 import type { PeriodCounters } from './quests.ts'
