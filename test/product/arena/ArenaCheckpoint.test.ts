@@ -118,7 +118,10 @@ t.test('snapshot at random cuts + tail + replayed call events == full rebuild; n
       // A new payer's first lock (a badge, a quest step, notifications) and a snapshot asked for at once: the call is
       // folded and its awards queued, not durable, so none is taken (a restart from it would skip the call for good).
       w.events.lock(`0x${'f'.repeat(39)}${c}`, (w.clock.t += 1000), { asset: 'ETH' })
-      t.equal(await arena.checkpoints!.checkpoint(), null, `cut ${cut}: no snapshot while awards are queued`)
+      // (Embedded only: on Kafka the end-offset read before the capture outlasts the award write, so the snapshot may
+      // be taken, rightly, with the awards durable.)
+      const early = await arena.checkpoints!.checkpoint()
+      if (kind === 'embedded') t.equal(early, null, `cut ${cut}: no snapshot while awards are queued`)
       await arena.idle()
       t.ok(await arena.checkpoints!.checkpoint(), `cut ${cut}: a snapshot is written once the awards are`)
       await keepSnapshot(live, kept[c]!, STORE)
