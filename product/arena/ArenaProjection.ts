@@ -146,7 +146,12 @@ export class ArenaProjection implements StateStore {
         seasons: [...s.seasons.keys()].sort().map((k) => { const x = s.seasons.get(k)!; return [k, x.xp, x.calls, x.graded, x.correct] }),
         opt_in: s.optIn.map((f) => [f.at, f.value]), agent: s.agent.map((f) => [f.at, f.value]),
         preferences: Object.keys(s.preferences).sort().map((k) => [k, s.preferences[k]]),
-        notifications: s.notifications.map((n) => ({ key: n.key, payer: n.payer, id: n.id, kind: n.kind, ref: n.ref, payload: n.payload, created_at: n.created_at })),
+        // The feed is most of the bytes: a tuple, the key and payer only where they are not the ones derived.
+        notifications: s.notifications.map((n) => {
+          const row: unknown[] = [n.id, n.kind, n.ref, n.payload, n.created_at]
+          if (n.key !== `${n.kind}|${n.ref}|${s.payer}` || n.payer !== s.payer) row.push(n.key, n.payer)
+          return row
+        }),
         read_at: [...s.readAt.keys()].sort((a, b) => a - b).map((id) => [id, s.readAt.get(id)]),
         seq: s.seq, rank_notified: s.rankNotified, ask_day: s.askDay, ask_count: s.askCount,
       }
@@ -635,11 +640,13 @@ function payerOf(r: Record<string, any>): PayerState {
   s.agent = flags(r.agent)
   for (const [k, v] of pairs(r.preferences, isBool)) s.preferences[k] = v
   s.notifications = list(r.notifications).map((raw) => {
-    const n = raw as Record<string, unknown>
-    if (typeof n.payload !== 'object' || n.payload === null) throw new Error('notification payload')
+    const [id, kind, ref, payload, created_at, key, payer] = list(raw, 'a notification')
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new Error('notification payload')
+    const k = need(kind, isStr, 'kind')
+    const f = need(ref, isStr, 'ref')
     return {
-      key: need(n.key, isStr, 'key'), payer: n.payer === s.payer ? s.payer : need(n.payer, isStr, 'payer'), id: need(n.id, isNum, 'id'), kind: KIND_NAMES.get(need(n.kind, isStr, 'kind')) ?? (n.kind as string),
-      ref: need(n.ref, isStr, 'ref'), payload: n.payload as Record<string, unknown>, created_at: need(n.created_at, isStr, 'created_at'),
+      key: key === undefined ? `${k}|${f}|${s.payer}` : need(key, isStr, 'key'), payer: payer === undefined ? s.payer : need(payer, isStr, 'payer'),
+      id: need(id, isNum, 'id'), kind: KIND_NAMES.get(k) ?? k, ref: f, payload: payload as Record<string, unknown>, created_at: need(created_at, isStr, 'created_at'),
     }
   })
   for (const x of list(r.read_at)) {
