@@ -243,7 +243,9 @@ export class Journal<S extends TObject> {
     const consumer = await this.log.createConsumer({ groupId, topics: [this.topic], fromBeginning: true, ...(startAt ? { startAt } : {}) })
     this.followers.add(consumer)
     let failed: Error | undefined
-    consumer
+    // run() resolves once the consumer is positioned (delivery then goes on in the background): a follower returned on
+    // an empty topic is already reading, and its consumer already reports its positions (lag).
+    const positioned = consumer
       .run(async (batch) => {
         for (const r of batch.records) {
           if (skipOwn && this.takeEcho(r.key, r.value)) {
@@ -278,6 +280,7 @@ export class Journal<S extends TObject> {
         await consumer.stop()
       },
     }
+    await positioned
     const deadline = Date.now() + (options.catchUpTimeoutMs ?? 120_000)
     while (ends.some((end, p) => end > 0 && (reached[p] ?? 0) < end)) {
       if (failed) {
