@@ -14,7 +14,6 @@
  */
 import t from 'tap'
 import pino from 'pino'
-import { createHash } from 'node:crypto'
 import { copyFile, readFile, writeFile } from 'node:fs/promises'
 import { tickKey, tickTime, type Tick } from '../../ingest/Tick.ts'
 import { EngineRunner } from '../../engine/EngineRunner.ts'
@@ -24,6 +23,7 @@ import { StateSnapshots } from '../../pipeline/state/StateSnapshots.ts'
 import { stateDigest } from '../../pipeline/state/StateStore.ts'
 import { encodeTickEnvelope } from '../../pipeline/TickEnvelope.ts'
 import { topicNames, topicSpecs, type TopicNames } from '../../pipeline/topics.ts'
+import { resealed } from '../helpers/checkpoint.ts'
 import { forEachLog, readAll } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 import { solTicksBetween } from '../helpers/engine.ts'
@@ -155,17 +155,11 @@ t.test('snapshot at random cuts + tail == full rebuild, same ledger; bad snapsho
     await runner.close()
 
     // Bad snapshots: one line saying why, then the full rebuild, the same state and no new ledger row.
-    const reseal = (body: string) => {
-      const lines = body.trimEnd().split('\n')
-      lines.pop()
-      const content = lines.map((l) => l + '\n').join('')
-      return content + JSON.stringify({ rows: lines.length - 1, sha256: createHash('sha256').update(content).digest('hex') }) + '\n'
-    }
     const variants: Array<[string, string]> = [
       ['corrupt', good.replace('"serving":true', '"serving":false')],
-      ['old_schema', reseal(good.replace('"schema":1', '"schema":0'))],
-      ['ahead_of_log', reseal(good.replace(/"next":(\d+)/, (_, n) => `"next":${Number(n) + 100000}`))],
-      ['load_failed', reseal(good.replace('["resolution",', '["resolutio",'))],
+      ['old_schema', resealed(good.replace('"schema":1', '"schema":0'))],
+      ['ahead_of_log', resealed(good.replace(/"next":(\d+)/, (_, n) => `"next":${Number(n) + 100000}`))],
+      ['load_failed', resealed(good.replace('["resolution",', '["resolutio",'))],
     ]
     for (const [reason, body] of variants) {
       await writeFile(path, body)

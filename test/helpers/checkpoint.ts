@@ -46,6 +46,14 @@ export function seeded(seed: number): () => number {
 
 export type SnapshotFallback = 'corrupt' | 'old_schema' | 'ahead_of_log'
 
+/** A snapshot file whose header or rows were edited, sealed again (new trailer: row count and content hash). */
+export function resealed(body: string): string {
+  const lines = body.trimEnd().split('\n')
+  lines.pop()
+  const content = lines.map((l) => l + '\n').join('')
+  return content + JSON.stringify({ rows: lines.length - 1, sha256: createHash('sha256').update(content).digest('hex') }) + '\n'
+}
+
 /** The snapshot file `good` spoiled as `reason`: edits not meant as corruption are re-sealed (the hash covers all). */
 export function spoiled(good: string, reason: SnapshotFallback): string {
   const lines = good.trimEnd().split('\n')
@@ -59,8 +67,7 @@ export function spoiled(good: string, reason: SnapshotFallback): string {
   if (reason === 'old_schema') header.schema -= 1
   else header.positions[0]!.next += 100_000
   lines[0] = JSON.stringify(header)
-  const content = lines.map((l) => l + '\n').join('')
-  return content + JSON.stringify({ rows: lines.length - 1, sha256: createHash('sha256').update(content).digest('hex') }) + '\n'
+  return resealed(lines.join('\n') + '\n{}\n')
 }
 
 /** Runs the acceptance; resolves with the snapshot folder it used (the last snapshot is a good one). */

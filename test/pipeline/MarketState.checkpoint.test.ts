@@ -5,7 +5,6 @@
  */
 import t from 'tap'
 import { readFile, writeFile } from 'node:fs/promises'
-import { createHash } from 'node:crypto'
 import { SyntheticMarket } from '../../ingest/SyntheticMarket.ts'
 import { tickKey, tickTime, type Tick } from '../../ingest/Tick.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
@@ -13,6 +12,7 @@ import { MarketState } from '../../pipeline/MarketState.ts'
 import { StateSnapshots } from '../../pipeline/state/StateSnapshots.ts'
 import { stateDigest } from '../../pipeline/state/StateStore.ts'
 import { encodeTick } from '../../pipeline/TickEnvelope.ts'
+import { resealed } from '../helpers/checkpoint.ts'
 import { forEachLog } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
@@ -63,17 +63,11 @@ t.test('snapshot at random cuts + the tail == a full rebuild; bad snapshots rebu
 
     const path = snapshots.pathOf('svc.market-state')
     const good = await readFile(path, 'utf8')
-    const reseal = (body: string) => {
-      const lines = body.trimEnd().split('\n')
-      lines.pop()
-      const content = lines.map((l) => l + '\n').join('')
-      return content + JSON.stringify({ rows: lines.length - 1, sha256: createHash('sha256').update(content).digest('hex') }) + '\n'
-    }
     const variants: Array<[string, string]> = [
       ['corrupt', good.replace('"consumed":', '"consumef":')],
-      ['old_schema', reseal(good.replace('"schema":1', '"schema":0'))],
-      ['ahead_of_log', reseal(good.replace(/"next":(\d+)/, (_, n) => `"next":${Number(n) + 10_000_000}`))],
-      ['load_failed', reseal(good.replace('"consumed":', '"consumef":'))],
+      ['old_schema', resealed(good.replace('"schema":1', '"schema":0'))],
+      ['ahead_of_log', resealed(good.replace(/"next":(\d+)/, (_, n) => `"next":${Number(n) + 10_000_000}`))],
+      ['load_failed', resealed(good.replace('"consumed":', '"consumef":'))],
     ]
     for (const [reason, body] of variants) {
       await writeFile(path, body)
