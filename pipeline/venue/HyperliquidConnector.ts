@@ -547,7 +547,15 @@ export class HyperliquidConnector {
       if (!this.#hold(tick)) continue
       this.#remember(candle)
       due.ahead.add(close)
+      // A bar fetched over REST repairs the episode around it (a new 'stream' episode when none holds it). A bar the
+      // stream delivered inside an open episode's span counts too: the episode closes once every expected bar of its
+      // span is in the log, whichever way it came (a bar late on the stream for one coin while the other coins' bars
+      // arrived live made bars_repaired < bars_expected on a closed episode, depending on timing).
       if (provider === 'hyperliquid-info') this.#episodeFor(close, 'stream').barsRepaired++
+      else {
+        const holding = this.#episodeHolding(close)
+        if (holding) holding.barsRepaired++
+      }
       this.#advance(due)
     }
   }
