@@ -15,6 +15,7 @@ import { promisify } from 'node:util'
 import { Catalog, withCatalog, type JsonRow } from '../../sql/Catalog.ts'
 import { FUNDING_DEAD_BAND_PER_HOUR, NEUTRAL_FUNDING_PER_HOUR } from '../../pipeline/features/funding.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { executeNotebook as runNotebook } from '../helpers/jupyter.ts'
 
 const run = promisify(execFile)
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -56,12 +57,7 @@ async function probePython(): Promise<{ ok: true; duckdb: string } | { ok: false
 }
 
 async function executeNotebook(dataDir: string, outDir: string): Promise<Notebook> {
-  await run(
-    PYTHON,
-    ['-m', 'jupyter', 'nbconvert', '--to', 'notebook', '--execute', '--ExecutePreprocessor.timeout=120', '--output-dir', outDir, '--output', 'out', NOTEBOOK],
-    { cwd: ROOT, env: { ...process.env, SVC_DATA_DIR: dataDir } },
-  )
-  return JSON.parse(await readFile(join(outDir, 'out.ipynb'), 'utf8')) as Notebook
+  return runNotebook<Notebook>({ python: PYTHON, notebook: NOTEBOOK, cwd: ROOT, outDir, env: { ...process.env, SVC_DATA_DIR: dataDir } })
 }
 
 function cell(nb: Notebook, id: string): NotebookCell {

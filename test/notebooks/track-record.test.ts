@@ -22,6 +22,7 @@ import { MeasuredRecord } from '../../record/MeasuredRecord.ts'
 import { RecordDb } from '../../record/RecordDb.ts'
 import { RecordJob } from '../../record/RecordJob.ts'
 import { withServer } from '../helpers/serving/server.ts'
+import { executeNotebook as runNotebook } from '../helpers/jupyter.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
 const run = promisify(execFile)
@@ -64,15 +65,10 @@ async function probePython(): Promise<{ ok: true } | { ok: false; reason: string
 }
 
 async function executeNotebook(env: { dataDir: string; baseUrl: string }, outDir: string, allowErrors = false): Promise<Notebook> {
-  await run(
-    PYTHON,
-    [
-      '-m', 'jupyter', 'nbconvert', '--to', 'notebook', '--execute', '--ExecutePreprocessor.timeout=120',
-      ...(allowErrors ? ['--allow-errors'] : []), '--output-dir', outDir, '--output', 'out', NOTEBOOK,
-    ],
-    { cwd: ROOT, env: { ...process.env, SVC_DATA_DIR: env.dataDir, SVC_BASE_URL: env.baseUrl } },
-  )
-  return JSON.parse(await readFile(join(outDir, 'out.ipynb'), 'utf8')) as Notebook
+  return runNotebook<Notebook>({
+    python: PYTHON, notebook: NOTEBOOK, cwd: ROOT, outDir, allowErrors,
+    env: { ...process.env, SVC_DATA_DIR: env.dataDir, SVC_BASE_URL: env.baseUrl },
+  })
 }
 
 function printed(nb: Notebook, id: string): string {
