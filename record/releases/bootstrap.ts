@@ -18,15 +18,14 @@
 import { readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { childLogger } from '../../common/logger.ts'
-import { readTape } from '../../ingest/TapeReader.ts'
 import { TapeWriter } from '../../ingest/TapeWriter.ts'
 import { mkdirData } from '../../pipeline/log/dataModes.ts'
 import { isoMs, tickTime } from '../../ingest/Tick.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
 import { readTopicToEnd } from '../../pipeline/log/readTopicToEnd.ts'
 import { decodeTickRecord } from '../../pipeline/TickEnvelope.ts'
-import { DATASETS_DIR, defineDataset, withRememberedLabels, type ProgressFn } from './dataset.ts'
-import { buildRelease, runEvaluation } from './ReleaseJobs.ts'
+import { DATASETS_DIR, type ProgressFn } from './dataset.ts'
+import { runBootstrapJob, type BootstrapJob } from './BootstrapWorker.ts'
 import type { ReleaseStore } from './ReleaseStore.ts'
 import { GATES } from './evaluate.ts'
 import type { ReleaseMethod } from './body.ts'
@@ -47,7 +46,7 @@ export interface BootstrapOptions {
   cut: number
   now?: () => number
   onProgress?: ProgressFn
-  /** Stops the job between its steps and while it reads the log (the service is stopping). */
+  /** Stops the job: while it reads the log, and the build/evaluation worker at once (the service is stopping). */
   signal?: AbortSignal
 }
 
@@ -100,39 +99,34 @@ export async function trainingTapes(eventLog: EventLog, ticksTopic: string, cut:
   return (await readdir(dir)).filter((f) => f.endsWith('.ndjson.gz')).sort().map((f) => join(dir, f))
 }
 
-/** Runs whatever of build → evaluate → activate the bootstrap release still needs (its tapes labelled once for both). */
-export function bootstrapRelease(o: BootstrapOptions): Promise<BootstrapOutcome> {
-  return withRememberedLabels(() => bootstrapSteps(o))
-}
-
-async function bootstrapSteps(o: BootstrapOptions): Promise<BootstrapOutcome> {
+/**
+ * Runs whatever of build → evaluate → activate the bootstrap release still needs. The tapes are written here (they
+ * read the service's log); the build and the evaluation run on a worker thread (BootstrapWorker.ts: they label and fit
+ * for minutes, and the service keeps answering meanwhile), labelling the tapes once for both.
+ */
+export async function bootstrapRelease(o: BootstrapOptions): Promise<BootstrapOutcome> {
   const { store } = o
   const now = o.now ?? Date.now
   const active = await store.activeRelease()
   if (active) return { status: 'skipped', reason: `release ${active.version} is active`, active: active.version }
   let detail = await store.detail(BOOTSTRAP_VERSION)
   if (detail?.activated_at) return { status: 'skipped', reason: `${BOOTSTRAP_VERSION} was activated before and is no longer active`, active: null }
+  let build: BootstrapJob['build'] = null
   if (!detail) {
     const dir = join(store.dataDir, DATASETS_DIR, `bootstrap-${isoMs(o.cut).replace(/[:.]/g, '')}`)
     log.info({ cut: isoMs(o.cut) }, 'bootstrap release: writing the training window as tapes')
     const tapes = await trainingTapes(o.log, o.ticksTopic, o.cut, dir, o.onProgress, o.signal)
     o.signal?.throwIfAborted()
     if (tapes.length === 0) return { status: 'skipped', reason: 'the log holds no tick before the training cut', active: null }
-    const first = await firstTickTime(tapes)
-    const holdoutStart = o.cut - Math.floor((o.cut - first) * BOOTSTRAP_HOLDOUT_SHARE)
-    const manifest = await defineDataset(store.dataDir, { tapes, window_start: isoMs(first), window_end: isoMs(holdoutStart), holdout_end: isoMs(o.cut) })
-    log.info({ version: BOOTSTRAP_VERSION, dataset: manifest.dataset_hash, fit: [manifest.window_start, manifest.window_end], holdout: [manifest.window_end, manifest.holdout_end] }, 'bootstrap release: build')
-    await buildRelease(store, { version: BOOTSTRAP_VERSION, parent: null, method: BOOTSTRAP_METHOD, dataset: { hash: manifest.dataset_hash }, now, ...(o.onProgress ? { onProgress: o.onProgress } : {}) })
+    build = { tapes, cut: o.cut, holdoutShare: BOOTSTRAP_HOLDOUT_SHARE, method: BOOTSTRAP_METHOD }
+  }
+  if (build || !detail?.gate_verdicts) {
+    await runBootstrapJob({ dataDir: store.dataDir, version: BOOTSTRAP_VERSION, build, evaluate: true }, { now, signal: o.signal, ...(o.onProgress ? { onProgress: o.onProgress } : {}) })
     detail = (await store.detail(BOOTSTRAP_VERSION))!
   }
   o.signal?.throwIfAborted()
-  if (!detail.gate_verdicts) {
-    log.info({ version: BOOTSTRAP_VERSION, incumbent: 'base rate' }, 'bootstrap release: evaluate (four gates on the holdout)')
-    await runEvaluation(store, BOOTSTRAP_VERSION, { now, ...(o.onProgress ? { onProgress: o.onProgress } : {}) })
-    detail = (await store.detail(BOOTSTRAP_VERSION))!
-  }
-  o.signal?.throwIfAborted()
-  const failed = GATES.filter((g) => !detail.gate_verdicts![g].met).map((g) => ({ gate: g, reason: detail.gate_verdicts![g].reason ?? 'not met' }))
+  const verdicts = detail.gate_verdicts!
+  const failed = GATES.filter((g) => !verdicts[g].met).map((g) => ({ gate: g, reason: verdicts[g].reason ?? 'not met' }))
   if (failed.length > 0) {
     log.warn({ version: BOOTSTRAP_VERSION, failed }, 'bootstrap release rejected by its gates: nothing is active; sold market questions refuse no_active_release')
     return { status: 'rejected', version: BOOTSTRAP_VERSION, failed }
@@ -141,15 +135,4 @@ async function bootstrapSteps(o: BootstrapOptions): Promise<BootstrapOutcome> {
   const ev = detail.evaluation
   log.info({ version: BOOTSTRAP_VERSION, delta_brier: ev?.delta_brier, delta_brier_ci: ev?.delta_brier_ci }, 'bootstrap release activated by its gates')
   return { status: 'activated', version: BOOTSTRAP_VERSION, delta_brier: ev?.delta_brier ?? null, delta_brier_ci: ev?.delta_brier_ci ?? null }
-}
-
-async function firstTickTime(tapes: readonly string[]): Promise<number> {
-  let first = Infinity
-  for (const t of tapes) {
-    for await (const e of readTape(t)) {
-      first = Math.min(first, tickTime(e.tick))
-      break
-    }
-  }
-  return first
 }
