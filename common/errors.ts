@@ -118,6 +118,7 @@ export const REASONS = {
   MALFORMED_JSON: { codes: ['VALIDATION'], meaning: 'the body is not valid JSON' },
   NOT_A_CLAIM: { codes: ['VALIDATION'], meaning: 'the decision is a refusal: the house made no claim, so there is no clock to lock a call on; detail.field names the decision id' },
   PAYER_MISMATCH: { codes: ['VALIDATION'], meaning: 'the payer named in the x-svc-payer header and the one in the query or body differ; name one payer' },
+  INVALID_CURSOR: { codes: ['VALIDATION'], meaning: 'the cursor is not one this list or stream issued (malformed, from another list, or from an older format); detail.field names the parameter; start again without it' },
   AMBIGUOUS_PREFIX: { codes: ['VALIDATION'], meaning: 'the decision id prefix matches more than one decision; give more characters' },
   URL_ADDRESS_REFUSED: { codes: ['UNSAFE_URL'], meaning: 'the host is, or resolves to, an address the service never connects to (loopback, private, carrier-grade NAT, unique local, link-local, multicast, unspecified, reserved, IPv4-mapped, cloud metadata); detail.address and detail.address_class name it' },
   URL_SCHEME_REFUSED: { codes: ['UNSAFE_URL'], meaning: 'the URL is not http(s), or not https where https is required (push endpoints); detail.scheme names it' },

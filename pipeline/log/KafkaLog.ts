@@ -302,6 +302,8 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
     const physical = this.physicalTopic(topic)
     return TAIL_RETRY.run(
       async () => {
+        // Never a new connection after close(): it would be a socket nobody disconnects.
+        this.assertOpen()
         try {
           this.tail ??= KafkaTail.connect(this.kafka)
           return await (await this.tail).tails(physical, n)

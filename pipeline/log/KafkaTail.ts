@@ -107,22 +107,37 @@ export class KafkaTail {
     return new KafkaTail(cluster, Batch)
   }
 
-  /** The tail of every partition 0..partitions-1 of a physical topic (index = partition). */
-  async tails(topic: string, partitions: number): Promise<PartitionTail[]> {
+  /** Reads in flight, one at a time (see tails()); disconnect() waits for it. */
+  private queue: Promise<unknown> = Promise.resolve()
+
+  /**
+   * The tail of every partition 0..partitions-1 of a physical topic (index = partition). Calls are served one at a
+   * time: kafkajs opens a broker's connection lazily, and two first requests to one broker in flight together each
+   * open one, orphaning all but the last: a socket that outlives disconnect() and keeps the process alive (CI: a test
+   * file that passed every check never exited; the checkpoint reads the end offsets of several topics at once).
+   */
+  tails(topic: string, partitions: number): Promise<PartitionTail[]> {
+    const next = this.queue.then(() => this.readTails(topic, partitions))
+    this.queue = next.catch(() => undefined)
+    return next
+  }
+
+  private async readTails(topic: string, partitions: number): Promise<PartitionTail[]> {
     await this.cluster.addTargetTopic(topic)
     await this.cluster.refreshMetadataIfNecessary()
     const ids = Array.from({ length: partitions }, (_, p) => ({ partition: p }))
     const stable = await this.cluster.fetchTopicsOffset([{ topic, fromBeginning: false, partitions: ids }])
     const start = await this.cluster.fetchTopicsOffset([{ topic, fromBeginning: true, partitions: ids }])
     const offsetOf = (answer: typeof stable, p: number) => Number(answer[0]?.partitions.find((x) => x.partition === p)?.offset ?? 0)
-    // One partition at a time: kafkajs opens a broker's fetch connection lazily, and concurrent first fetches each
-    // open one, orphaning all but the last (a socket that outlives disconnect() and keeps the process alive).
+    // One partition at a time, for the same reason as one call at a time (tails()).
     const tails: PartitionTail[] = []
     for (const { partition } of ids) tails.push(await this.partitionTail(topic, partition, offsetOf(start, partition), offsetOf(stable, partition)))
     return tails
   }
 
+  /** After the reads in flight: one that connected after the disconnect would leave its socket open. */
   async disconnect(): Promise<void> {
+    await this.queue
     await this.cluster.disconnect()
   }
 
