@@ -21,7 +21,8 @@ import { childLogger } from '../../common/logger.ts'
 import { systemClock, type Clock } from '../../common/Clock.ts'
 import { validateOptions } from '../../common/validation.ts'
 import { HyperliquidError } from './HyperliquidError.ts'
-import { parseActiveAssetCtx, parseBook, parseCandle, parseTrades, type HlActiveAssetCtx, type HlBook, type HlCandle, type HlTrade } from './parseInfo.ts'
+import { bookTopOf, parseActiveAssetCtx, parseBook, parseCandle, parseTrades, type HlActiveAssetCtx, type HlBookTop, type HlCandle, type HlTrade } from './parseInfo.ts'
+import { isBookFrame, scanBookFrame } from './scanBookFrame.ts'
 
 export const HL_DEFAULT_WS_URL = 'wss://api.hyperliquid.xyz/ws'
 export const HL_STREAM_CHANNELS = ['trades', 'l2Book', 'activeAssetCtx', 'candle'] as const
@@ -39,7 +40,8 @@ interface MessageBase {
 
 export type HlStreamMessage =
   | (MessageBase & { channel: 'trades'; data: HlTrade[] })
-  | (MessageBase & { channel: 'l2Book'; data: HlBook })
+  /** A book's top and depths (all the connector keeps of it); null when a side is empty (no top). */
+  | (MessageBase & { channel: 'l2Book'; data: HlBookTop | null })
   | (MessageBase & { channel: 'activeAssetCtx'; data: HlActiveAssetCtx })
   | (MessageBase & { channel: 'candle'; data: HlCandle })
 
@@ -338,6 +340,15 @@ export class HyperliquidStream extends EventEmitter {
     this.stats.frames++
     const receivedAt = this.#clock.now()
     const text = data.toString()
+    // Books (most frames, the largest) read straight from the text when they have the venue's exact shape; anything
+    // else, malformed frames included, goes the general way below (scanBookFrame.ts).
+    if (isBookFrame(text) && this.#channels.has('l2Book')) {
+      const top = scanBookFrame(text)
+      if (top !== null) {
+        this.#deliver({ connection, receivedAt, channel: 'l2Book', data: top })
+        return
+      }
+    }
     let msg: { channel?: unknown; data?: unknown }
     try {
       msg = JSON.parse(text) as typeof msg
@@ -372,7 +383,7 @@ export class HyperliquidStream extends EventEmitter {
           message = { ...base, channel: 'trades', data: parseTrades(msg.data, '/data') }
           break
         case 'l2Book':
-          message = { ...base, channel: 'l2Book', data: parseBook(msg.data, '/data') }
+          message = { ...base, channel: 'l2Book', data: bookTopOf(parseBook(msg.data, '/data')) }
           break
         case 'activeAssetCtx':
           message = { ...base, channel: 'activeAssetCtx', data: parseActiveAssetCtx(msg.data, '/data') }
@@ -386,6 +397,10 @@ export class HyperliquidStream extends EventEmitter {
       this.#reject('bad_field', `${channel}: ${err.message}`)
       return
     }
+    this.#deliver(message)
+  }
+
+  #deliver(message: HlStreamMessage): void {
     this.stats.messages++
     try {
       this.#onMessage(message)

@@ -26,16 +26,18 @@ import {
   type UniverseAsset,
   type UniverseTick,
 } from '../Tick.ts'
-import type {
-  HlActiveAssetCtx,
-  HlAssetCtx,
-  HlBook,
-  HlCandle,
-  HlFundingRow,
-  HlMetaAndAssetCtxs,
-  HlMids,
-  HlPredictedFunding,
-  HlTrade,
+import {
+  bookTopOf,
+  type HlActiveAssetCtx,
+  type HlAssetCtx,
+  type HlBook,
+  type HlBookTop,
+  type HlCandle,
+  type HlFundingRow,
+  type HlMetaAndAssetCtxs,
+  type HlMids,
+  type HlPredictedFunding,
+  type HlTrade,
 } from './parseInfo.ts'
 import { HOUR_MS } from '../../common/time.ts'
 
@@ -157,37 +159,30 @@ export function allMidsToTicks(mids: HlMids, ctx: HlTickContext, coins: CoinFilt
 }
 
 /**
- * USD notional Σ px·sz of one side's levels. At module level, not a closure inside l2BookToTick: tsx (esbuild
- * keepNames) wraps every closure it creates in a __name() call that defines a property, which cost the book path, the
- * stream's most frequent message, some 3 % of the connector's time (bench/venue.ts profile).
- */
-function depthUsd(levels: HlBook['bids']): number {
-  let s = 0
-  for (let i = 0; i < levels.length; i++) s += levels[i]!.px * levels[i]!.sz
-  return s
-}
-
-/**
  * Best bid/ask with their sizes; depth is the USD notional Σ px·sz over every level the venue sent on that side
  * (20 per side from l2Book, 5 with `fast`). A book with an empty side has no top: null.
  */
 export function l2BookToTick(book: HlBook, ctx: HlTickContext): BookTopTick | null {
-  const asset = hlAsset(book.coin)
-  const bid = book.bids[0]
-  const ask = book.asks[0]
-  if (!asset || !bid || !ask) return null
+  const top = bookTopOf(book)
+  return top ? bookTopToTick(top, ctx) : null
+}
+
+/** A book's top (bookTopOf, or scanBookFrame straight from a stream frame) as a book_top tick; null for a coin not ours. */
+export function bookTopToTick(top: HlBookTop, ctx: HlTickContext): BookTopTick | null {
+  const asset = hlAsset(top.coin)
+  if (!asset) return null
   return {
     v: TICK_SCHEMA_VERSION,
     kind: 'book_top',
     asset,
-    instrument: book.coin,
-    provenance: provenance(book.time, ctx),
-    bid: bid.px,
-    ask: ask.px,
-    bid_size: bid.sz,
-    ask_size: ask.sz,
-    bid_depth_usd: depthUsd(book.bids),
-    ask_depth_usd: depthUsd(book.asks),
+    instrument: top.coin,
+    provenance: provenance(top.time, ctx),
+    bid: top.bidPx,
+    ask: top.askPx,
+    bid_size: top.bidSz,
+    ask_size: top.askSz,
+    bid_depth_usd: top.bidDepthUsd,
+    ask_depth_usd: top.askDepthUsd,
   }
 }
 

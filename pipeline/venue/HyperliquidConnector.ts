@@ -39,6 +39,7 @@ import {
   activeAssetCtxToTicks,
   candlesToBars,
   fundingHistoryToTicks,
+  bookTopToTick,
   l2BookToTick,
   metaAndAssetCtxsToTicks,
   predictedFundingsToTicks,
@@ -669,7 +670,7 @@ export class HyperliquidConnector {
         for (const tick of tradesToTicks(m.data, ctx)) if (this.guard.admit(tick, now)) this.#hold(tick)
         return
       case 'l2Book': {
-        const tick = l2BookToTick(m.data, ctx)
+        const tick = m.data && bookTopToTick(m.data, ctx)
         if (tick && this.guard.admit(tick, now)) this.#hold(tick)
         return
       }

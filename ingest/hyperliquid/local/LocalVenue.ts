@@ -251,6 +251,10 @@ export class LocalVenue {
     })
     const host = o.host ?? '127.0.0.1'
     const http = createServer()
+    // Node closes an idle keep-alive socket after 5 s; a client reusing it at that instant gets ECONNRESET (CI, on a
+    // loaded machine: a test's next request after a pause). A load balancer in front of the real API keeps idle
+    // connections about a minute, so the stand-in does too.
+    http.keepAliveTimeout = 65_000
     const wss = new WebSocketServer({ noServer: true, maxPayload: BODY_LIMIT })
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject)

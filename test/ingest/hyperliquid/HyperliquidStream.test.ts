@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { WebSocketServer } from 'ws'
 import { HyperliquidStream, type HlStreamMessage, type HyperliquidStreamOptions } from '../../../ingest/hyperliquid/HyperliquidStream.ts'
-import { activeAssetCtxToTicks, l2BookToTick, tradesToTicks } from '../../../ingest/hyperliquid/toTicks.ts'
+import { activeAssetCtxToTicks, bookTopToTick, tradesToTicks } from '../../../ingest/hyperliquid/toTicks.ts'
 import { validateTick, type Tick } from '../../../ingest/Tick.ts'
 import { withReplayServer } from '../../helpers/HyperliquidReplayServer.ts'
 import { freePort } from '../../helpers/tmp.ts'
@@ -15,7 +15,7 @@ import { freePort } from '../../helpers/tmp.ts'
 function ticksOf(m: HlStreamMessage): Tick[] {
   const ctx = { receivedAt: m.receivedAt, provider: 'hyperliquid-ws' as const }
   if (m.channel === 'trades') return tradesToTicks(m.data, ctx)
-  if (m.channel === 'l2Book') return [l2BookToTick(m.data, ctx)].filter((x): x is NonNullable<typeof x> => x !== null)
+  if (m.channel === 'l2Book') return [m.data && bookTopToTick(m.data, ctx)].filter((x): x is NonNullable<typeof x> => x !== null)
   if (m.channel === 'activeAssetCtx') return activeAssetCtxToTicks(m.data, ctx)
   return []
 }
