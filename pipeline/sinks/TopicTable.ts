@@ -18,17 +18,18 @@ export const COLUMN_TYPES = ['INTEGER', 'BIGINT', 'DOUBLE', 'VARCHAR', 'JSON', '
 export type ColumnType = (typeof COLUMN_TYPES)[number]
 
 /**
- * What DuckDB writes for each column type, as parquet_schema() reports it (physical type, logical type): the drift
- * test (test/pipeline/sinks/parquetTypes.test.ts) checks every file the service writes against it.
+ * What DuckDB writes for each column type, as parquet_schema() reports it (physical type, converted type, and the
+ * logical type where the converted one does not say it all: a TIMESTAMP_MICROS column is an instant only when
+ * isAdjustedToUTC). The drift test (test/pipeline/sinks/parquetTypes.test.ts) checks every file the service writes.
  */
-export const PARQUET_TYPES: Record<ColumnType, { type: string; logical: RegExp | null }> = {
-  INTEGER: { type: 'INT32', logical: null },
-  BIGINT: { type: 'INT64', logical: null },
-  DOUBLE: { type: 'DOUBLE', logical: null },
-  VARCHAR: { type: 'BYTE_ARRAY', logical: /^StringType\(\)$/ },
-  JSON: { type: 'BYTE_ARRAY', logical: /^JsonType\(\)$/ },
-  TIMESTAMPTZ: { type: 'INT64', logical: /^TimestampType\(isAdjustedToUTC=1, unit=TimeUnit\(MILLIS=<null>, MICROS=MicroSeconds\(\)/ },
-  BOOLEAN: { type: 'BOOLEAN', logical: null },
+export const PARQUET_TYPES: Record<ColumnType, { type: string; converted: string | null; logical?: RegExp }> = {
+  INTEGER: { type: 'INT32', converted: 'INT_32' },
+  BIGINT: { type: 'INT64', converted: 'INT_64' },
+  DOUBLE: { type: 'DOUBLE', converted: null },
+  VARCHAR: { type: 'BYTE_ARRAY', converted: 'UTF8' },
+  JSON: { type: 'BYTE_ARRAY', converted: 'JSON', logical: /^JsonType\(\)$/ },
+  TIMESTAMPTZ: { type: 'INT64', converted: 'TIMESTAMP_MICROS', logical: /^TimestampType\(isAdjustedToUTC=1, unit=TimeUnit\(MILLIS=<null>, MICROS=MicroSeconds\(\)/ },
+  BOOLEAN: { type: 'BOOLEAN', converted: null },
 }
 
 export interface ColumnSpec {

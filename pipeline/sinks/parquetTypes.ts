@@ -35,17 +35,16 @@ export interface StoredColumn {
   file: string
   name: string
   type: string | null
+  converted: string | null
   logical: string | null
 }
 
 /** The ColumnType a stored column carries, or null when it matches none (e.g. a naive TIMESTAMP, JSON as plain text). */
-export function storedColumnType(column: Pick<StoredColumn, 'type' | 'logical'>): ColumnType | null {
-  for (const t of COLUMN_TYPES) {
+export function storedColumnType(column: Pick<StoredColumn, 'type' | 'converted' | 'logical'>): ColumnType | null {
+  return COLUMN_TYPES.find((t) => {
     const want = PARQUET_TYPES[t]
-    if (column.type !== want.type) continue
-    if (want.logical === null ? column.logical === null || /^IntType/.test(column.logical) : want.logical.test(column.logical ?? '')) return t
-  }
-  return null
+    return column.type === want.type && column.converted === want.converted && (!want.logical || want.logical.test(column.logical ?? ''))
+  }) ?? null
 }
 
 /** The stored columns of every *.parquet under `root` (none when the directory is absent or empty). */
@@ -53,8 +52,9 @@ export async function storedColumns(conn: DuckDBConnection, root: string): Promi
   const pattern = sqlString(join(root, '**', '*.parquet'))
   const files = (await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM glob(${pattern})`)).getRowObjectsJson()
   if (Number(files[0]?.n ?? 0) === 0) return []
-  const rows = (await conn.runAndReadAll(`SELECT file_name, name, type, logical_type FROM parquet_schema(${pattern}) WHERE num_children IS NULL`)).getRowObjectsJson()
-  return rows.map((r) => ({ file: String(r.file_name), name: String(r.name), type: r.type === null ? null : String(r.type), logical: r.logical_type === null ? null : String(r.logical_type) }))
+  const rows = (await conn.runAndReadAll(`SELECT file_name, name, type, converted_type, logical_type FROM parquet_schema(${pattern}) WHERE num_children IS NULL`)).getRowObjectsJson()
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v))
+  return rows.map((r) => ({ file: String(r.file_name), name: String(r.name), type: text(r.type), converted: text(r.converted_type), logical: text(r.logical_type) }))
 }
 
 /** A stored column needs the rewrite when its schema says TIMESTAMPTZ or JSON and the file says otherwise. */
