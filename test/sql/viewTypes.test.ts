@@ -15,13 +15,13 @@ t.test('no catalog view has a naive TIMESTAMP or a HUGEINT column', async (t) =>
   t.ok(cols.length > 300, `${cols.length} view columns checked`)
   t.same(cols.filter((c) => ['TIMESTAMP', 'HUGEINT'].includes(String(c.data_type))).map((c) => `${c.table_name}.${c.column_name} ${c.data_type}`), [], 'none naive, none HUGEINT')
   const typeOf = (view: string, column: string) => cols.find((c) => c.table_name === view && c.column_name === column)?.data_type
-  for (const [view, column] of [['record_runs', 'taken_at'], ['priors', 'window_start'], ['decisions', 'created_at'], ['ticks', 'ts'], ['billing_draws', 'reversed_at']]) {
+  for (const [view, column] of [['record_runs', 'taken_at'], ['priors', 'window_start'], ['decisions', 'created_at'], ['ticks', 'ts'], ['billing_draws', 'reversed_at']] as const) {
     t.equal(typeOf(view, column), 'TIMESTAMP WITH TIME ZONE', `${view}.${column} is TIMESTAMPTZ`)
   }
-  for (const [view, column] of [['calibration', 'n'], ['calibration', 'question_n'], ['priors', 'n'], ['label_histogram', 'n'], ['billing_lots', 'remaining'], ['hourly_ohlc', 'bars']]) {
+  for (const [view, column] of [['calibration', 'n'], ['calibration', 'question_n'], ['priors', 'n'], ['label_histogram', 'n'], ['billing_lots', 'remaining'], ['hourly_ohlc', 'bars']] as const) {
     t.equal(typeOf(view, column), 'BIGINT', `${view}.${column} is BIGINT`)
   }
-  for (const [view, column] of [['ticks', 'payload'], ['decisions', 'conditions'], ['release_rows', 'body'], ['ladder_crossings', 'measured']]) {
+  for (const [view, column] of [['ticks', 'payload'], ['decisions', 'conditions'], ['release_rows', 'body'], ['ladder_crossings', 'measured']] as const) {
     t.equal(typeOf(view, column), 'JSON', `${view}.${column} is JSON`)
   }
 })
