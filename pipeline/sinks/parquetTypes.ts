@@ -9,8 +9,9 @@
  * values were always written from UTC epoch milliseconds, so each is rewritten as that UTC instant
  * (timezone('UTC', ·)), JSON text as JSON (verbatim: DuckDB keeps the text). The rewrite seals each file the usual way
  * (temp name, fsync, rename over the old name), keeps its columns, rows and order, and runs once per data dir: a marker
- * file records that every file has its types, so later opens skip the scan. A file that cannot be rewritten (e.g. text
- * in a JSON column that is not JSON) is left as it was and logged; the scan runs again at the next open.
+ * file records that every file has its types, so later opens skip the scan. A file that cannot be rewritten (text in
+ * a JSON column that is not JSON, which the views' JSON cast refused before too) is left as it was and logged; the
+ * scan runs again at the next open.
  */
 import { stat, writeFile, chmod } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -98,7 +99,7 @@ export async function retypeOldParquet(dataDir: string, roots: readonly TypedRoo
           rewritten++
         } catch (err) {
           failed++
-          log.warn({ file, err: (err as Error).message }, 'could not rewrite an old file with TIMESTAMPTZ/JSON types; it is read as it is')
+          log.warn({ file, err: (err as Error).message }, 'could not rewrite an old file with TIMESTAMPTZ/JSON types; left as it was')
         }
       }
     }
