@@ -17,7 +17,7 @@ import { DuckDBInstance } from '@duckdb/node-api'
 import { copyToSealedParquet, sqlString } from '../pipeline/sinks/parquetFile.ts'
 import { groupDir, sealedFileName, tableRoot } from '../pipeline/sinks/parquetLayout.ts'
 import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
-import { fileColumns } from '../pipeline/sinks/TopicTable.ts'
+import { fileColumns, type ColumnSpec } from '../pipeline/sinks/TopicTable.ts'
 import { DAY_MS } from '../common/time.ts'
 import { CANONICAL_ASSETS } from '../common/schema.ts'
 
@@ -44,9 +44,13 @@ function columnsOf(dir: string) {
   return fileColumns(table)
 }
 
-/** A SELECT listing every column of the sink table in order: the given expressions, NULL for the rest. */
+/**
+ * A SELECT listing every column of the sink table in order: the given expressions, NULL for the rest. Instant
+ * expressions are naive UTC (TIMESTAMP '…' + …), made TIMESTAMPTZ as UTC whatever the session's TimeZone.
+ */
 export function selectAll(dir: string, exprs: Record<string, string>, from: string): string {
-  const cols = columnsOf(dir).map((c) => `(${exprs[c.name] ?? 'NULL'})::${c.type} AS "${c.name}"`)
+  const cast = (c: ColumnSpec, e: string) => (c.type === 'TIMESTAMPTZ' ? `timezone('UTC', (${e})::TIMESTAMP)` : `(${e})::${c.type}`)
+  const cols = columnsOf(dir).map((c) => `${cast(c, exprs[c.name] ?? 'NULL')} AS "${c.name}"`)
   return `SELECT ${cols.join(', ')} FROM ${from}`
 }
 
@@ -100,7 +104,7 @@ export async function writeSyntheticLedger(dataDir: string, o: SyntheticLedgerOp
           decision: `CASE WHEN ${refused} THEN 'insufficient_confidence' ELSE 'claim' END`, action: `CASE WHEN ${refused} THEN 'refuse' ELSE 'ask' END`,
           input_hash: `sha256(i::VARCHAR)`, policy_version: `'policy-synthetic'`, jev_version: `'jev-synthetic'`, record_version: '1',
         }, rows)
-        await copyToSealedParquet(conn, select, join(groupDir(tableRoot(dataDir, 'decisions'), date, asset), name))
+        await copyToSealedParquet(conn, select, join(groupDir(tableRoot(dataDir, 'decisions'), date, asset), name), columnsOf('decisions'))
         files++
       }
       if (o.only !== 'decisions') {
@@ -109,7 +113,7 @@ export async function writeSyntheticLedger(dataDir: string, o: SyntheticLedgerOp
           realized_choice: dist ? `CASE WHEN ${isDist} AND i % 50 <> 7 THEN ${realized} END` : 'NULL',
           resolved_at: `created + INTERVAL 4 HOUR`, horizon_end: `created + INTERVAL 4 HOUR`, record_version: '1',
         }, rows)
-        await copyToSealedParquet(conn, select, join(groupDir(tableRoot(dataDir, 'outcomes'), date, asset), name))
+        await copyToSealedParquet(conn, select, join(groupDir(tableRoot(dataDir, 'outcomes'), date, asset), name), columnsOf('outcomes'))
         files++
       }
     }

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { jsonSafeConverter, renderSql, sqlFiles, SQL_DIR, writeSchemaAnchors, type JsonRow } from '../sql/Catalog.ts'
 import { copyToSealedParquet } from '../pipeline/sinks/parquetFile.ts'
+import type { RecordTable } from '../sql/recordTables.ts'
 import { RecordError } from './RecordError.ts'
 
 export type SqlParams = Record<string, string | number | boolean | null>
@@ -76,11 +77,14 @@ export class RecordDb {
     return this.serial(() => fn(this.conn))
   }
 
-  /** COPY (select) to a sealed Parquet file (temp name, fsync, rename, fsync dir): readers see all of it or none. */
-  seal(select: string, finalPath: string): Promise<void> {
+  /**
+   * COPY (select) to a sealed Parquet file (temp name, fsync, rename, fsync dir): readers see all of it or none. The
+   * file is typed by `table`'s columns (sql/recordTables.ts), its one schema, whatever types the select produces.
+   */
+  seal(select: string, finalPath: string, table: RecordTable): Promise<void> {
     return this.serial(async () => {
       try {
-        await copyToSealedParquet(this.conn, select, finalPath)
+        await copyToSealedParquet(this.conn, select, finalPath, table.columns)
       } catch (err) {
         throw new RecordError('RECORD_SQL', `sealing ${finalPath}: ${(err as Error).message}`, { cause: err })
       }

@@ -457,16 +457,16 @@ export class RecordJob {
     const unresolvable = newBands.reduce((s, r) => s + num(r.n_unresolvable), 0)
 
     // Write the run: increments, labels, the files it consumed, then (below) the snapshot, and record_runs last.
-    await db.seal('SELECT * FROM record_new_increments', this.path(CALIBRATION_INCREMENTS, runId))
+    await db.seal('SELECT * FROM record_new_increments', this.path(CALIBRATION_INCREMENTS, runId), CALIBRATION_INCREMENTS)
     await db.run(`CREATE OR REPLACE TEMP TABLE record_new_class_increments AS ${classIncrements}`)
     const newClassBands = await db.query('SELECT * FROM record_new_class_increments')
-    await db.seal('SELECT * FROM record_new_class_increments', this.path(CLASS_INCREMENTS, runId))
-    await db.seal(labels, this.path(LABEL_INCREMENTS, runId))
+    await db.seal('SELECT * FROM record_new_class_increments', this.path(CLASS_INCREMENTS, runId), CLASS_INCREMENTS)
+    await db.seal(labels, this.path(LABEL_INCREMENTS, runId), LABEL_INCREMENTS)
     const consumed = [
       ...decisionFiles.map((f) => `('decisions', ${sqlString(f.rel)})`),
       ...outcomeFiles.map((f) => `('outcomes', ${sqlString(f.rel)})`),
     ]
-    await db.seal(`SELECT ${runId}::BIGINT AS run_id, source, file FROM (VALUES ${consumed.join(', ')}) AS t(source, file)`, this.path(RECORD_FILES, runId))
+    await db.seal(`SELECT ${runId}::BIGINT AS run_id, source, file FROM (VALUES ${consumed.join(', ')}) AS t(source, file)`, this.path(RECORD_FILES, runId), RECORD_FILES)
 
     lap('aggregate_and_write')
     // Running totals after this run (committed below).
@@ -490,7 +490,7 @@ export class RecordJob {
     try {
       const takenAt = new Date(this.now()).toISOString()
       const snapshot = await this.buildSnapshot(runId, takenAt)
-      await db.seal(snapshotSelect(snapshot), this.path(INTELLIGENCE_SNAPSHOTS, runId))
+      await db.seal(snapshotSelect(snapshot), this.path(INTELLIGENCE_SNAPSHOTS, runId), INTELLIGENCE_SNAPSHOTS)
       const crossing = nextCrossing({
         crossings: this.crossings,
         realized: snapshot.evidence.n_realized,
@@ -503,12 +503,14 @@ export class RecordJob {
         await db.seal(
           `SELECT ${crossing.rung}::BIGINT AS rung, ${sqlString(crossing.crossed_at)} AS crossed_at, ${sqlString(crossing.effective_at)} AS effective_at, ${sqlString(crossing.measured)} AS measured`,
           this.path(LADDER_CROSSINGS, crossing.rung),
+          LADDER_CROSSINGS,
         )
       }
       await db.seal(
-        `SELECT ${runId}::BIGINT AS run_id, TIMESTAMP '${takenAt.replace('T', ' ').replace('Z', '')}' AS taken_at, ${pairs + unresolvable}::BIGINT AS n_outcomes,
+        `SELECT ${runId}::BIGINT AS run_id, ${sqlString(takenAt)}::TIMESTAMPTZ AS taken_at, ${pairs + unresolvable}::BIGINT AS n_outcomes,
                 ${newDecisions}::BIGINT AS n_decisions, ${newRefused}::BIGINT AS n_refused`,
         this.path(RECORD_RUNS, runId),
+        RECORD_RUNS,
       )
       lap('snapshot_and_commit')
       // Committed.
@@ -619,7 +621,7 @@ function snapshotSelect(s: IntelligenceSnapshot): string {
     ${v(s.evidence.window_end)}::VARCHAR AS window_end, ${v(s.benchmarks.reference_brier)}::DOUBLE AS reference_brier,
     ${v(s.benchmarks.crowd?.brier ?? null)}::DOUBLE AS crowd_brier, ${s.benchmarks.crowd ? i(s.benchmarks.crowd.n) : 'NULL::BIGINT'} AS crowd_n,
     ${v(s.benchmarks.crowd?.house_brier ?? null)}::DOUBLE AS crowd_house_brier,
-    ${v(s.active_release === null ? null : JSON.stringify(s.active_release))}::VARCHAR AS active_release, ${v(s.release_delta)}::DOUBLE AS release_delta,
+    ${v(s.active_release === null ? null : JSON.stringify(s.active_release))}::JSON AS active_release, ${v(s.release_delta)}::DOUBLE AS release_delta,
     ${s.modal_class ? i(s.modal_class.n) : 'NULL::BIGINT'} AS modal_n, ${v(s.modal_class?.brier ?? null)}::DOUBLE AS modal_brier,
     ${v(s.modal_class?.logloss ?? null)}::DOUBLE AS modal_logloss, ${v(s.modal_class?.skill_vs_reference ?? null)}::DOUBLE AS modal_skill_vs_reference,
     ${v(s.modal_class?.ece ?? null)}::DOUBLE AS modal_ece,

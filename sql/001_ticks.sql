@@ -2,8 +2,8 @@
 -- ${DATA_DIR} is the service's data directory; sql/Catalog.ts substitutes it, and sql/README.md shows how to do
 -- it by hand for the duckdb CLI. Views only: the catalog file stores no data.
 --
--- Types: instants are TIMESTAMPTZ (stored as UTC; read with timezone('UTC', ·), so the session's TimeZone changes how
--- they print, never which instant they are), `payload` is JSON.
+-- Types come from the files (one schema: ticksTable.ts): instants are TIMESTAMPTZ (Parquet isAdjustedToUTC, so the
+-- session's TimeZone changes how they print, never which instant they are), `payload` is JSON (the Parquet JSON type).
 --
 -- Storage: ${DATA_DIR}/parquet/venue.ticks/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet.
 -- `date` (UTC day of the event time) and `asset` ('*' for venue-wide records) come from the directory names.
@@ -12,11 +12,11 @@
 
 CREATE OR REPLACE VIEW ticks AS
 SELECT
-  timezone('UTC', ts) AS ts, date, asset, kind, instrument, source, provider, quality, timezone('UTC', received_at) AS received_at,
-  "interval", timezone('UTC', open_time) AS open_time, open, high, low, close, volume, volume_unit,
-  price, rate, interval_hours, premium, timezone('UTC', next_funding_at) AS next_funding_at, oi, oi_unit,
+  ts, date, asset, kind, instrument, source, provider, quality, received_at,
+  "interval", open_time, open, high, low, close, volume, volume_unit,
+  price, rate, interval_hours, premium, next_funding_at, oi, oi_unit,
   bid, ask, bid_size, ask_size, bid_depth_usd, ask_depth_usd,
-  side, size, notional_usd, trade_id, payload::JSON AS payload,
+  side, size, notional_usd, trade_id, payload,
   tape_seq, tape_id, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/venue.ticks/**/*.parquet',

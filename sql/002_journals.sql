@@ -4,7 +4,7 @@
 -- decision_rows: every record of the decisions journal as sealed (parquet/decisions/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW decision_rows AS
 SELECT
-  decision_id, question_id, asset, subject, event, horizon, timezone('UTC', horizon_end) AS horizon_end, timezone('UTC', created_at) AS created_at, conditions::JSON AS conditions, probability, confidence, decision, action, input_hash, state_hash, policy_version, jev_version, choice_id, choice_distribution::JSON AS choice_distribution, payment_id, payment_rail, matched_rules::JSON AS matched_rules, refusal_reason, model_id, fitted_version, release_version, policy_checksum, journal, record_version, date, log_partition, log_offset
+  decision_id, question_id, asset, subject, event, horizon, horizon_end, created_at, conditions, probability, confidence, decision, action, input_hash, state_hash, policy_version, jev_version, choice_id, choice_distribution, payment_id, payment_rail, matched_rules, refusal_reason, model_id, fitted_version, release_version, policy_checksum, journal, record_version, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/decisions/**/*.parquet',
   hive_partitioning = true,
@@ -24,7 +24,7 @@ QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY log_partition, log_
 -- outcome_rows: every record of the outcomes journal as sealed (parquet/outcomes/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW outcome_rows AS
 SELECT
-  decision_id, question_id, asset, subject, outcome, timezone('UTC', resolved_at) AS resolved_at, timezone('UTC', horizon_end) AS horizon_end, statistic, statistic_detail::JSON AS statistic_detail, realized_choice, reason, record_version, date, log_partition, log_offset
+  decision_id, question_id, asset, subject, outcome, resolved_at, horizon_end, statistic, statistic_detail, realized_choice, reason, record_version, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/outcomes/**/*.parquet',
   hive_partitioning = true,
@@ -44,7 +44,7 @@ QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY log_partition, log_
 -- billing_draw_rows: every record of the billing.draws journal as sealed (parquet/billing.draws/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW billing_draw_rows AS
 SELECT
-  id, payer, kind, amount, reason, ref, lot_id, timezone('UTC', created_at) AS created_at, timezone('UTC', expires_at) AS expires_at, date, log_partition, log_offset
+  id, payer, kind, amount, reason, ref, lot_id, created_at, expires_at, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/billing.draws/**/*.parquet',
   hive_partitioning = true,
@@ -57,7 +57,7 @@ WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/bil
 -- call_rows: every record of the duel.calls journal as sealed (parquet/duel.calls/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW call_rows AS
 SELECT
-  call_id, payer, decision_id, question_id, asset, subject, call, call_probability, house_probability, choice_id, timezone('UTC', locked_at) AS locked_at, timezone('UTC', horizon_end) AS horizon_end, payment_id, payment_rail, record_version, date, log_partition, log_offset
+  call_id, payer, decision_id, question_id, asset, subject, call, call_probability, house_probability, choice_id, locked_at, horizon_end, payment_id, payment_rail, record_version, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/duel.calls/**/*.parquet',
   hive_partitioning = true,
@@ -77,7 +77,7 @@ QUALIFY row_number() OVER (PARTITION BY call_id ORDER BY log_partition, log_offs
 -- call_opt_in_rows: every record of the duel.opt_ins journal as sealed (parquet/duel.opt_ins/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW call_opt_in_rows AS
 SELECT
-  id, payer, opt_in, timezone('UTC', recorded_at) AS recorded_at, date, log_partition, log_offset
+  id, payer, opt_in, recorded_at, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/duel.opt_ins/**/*.parquet',
   hive_partitioning = true,
@@ -90,7 +90,7 @@ WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/due
 -- arena_experience_rows: every record of the arena.experience journal as sealed (parquet/arena.experience/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW arena_experience_rows AS
 SELECT
-  id, payer, kind, xp, ref, level, timezone('UTC', created_at) AS created_at, date, log_partition, log_offset
+  id, payer, kind, xp, ref, level, created_at, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/arena.experience/**/*.parquet',
   hive_partitioning = true,
@@ -110,7 +110,7 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY log_partition, log_offset) =
 -- arena_notification_rows: every record of the arena.notifications journal as sealed (parquet/arena.notifications/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW arena_notification_rows AS
 SELECT
-  key, payer, id, kind, ref, payload::JSON AS payload, timezone('UTC', created_at) AS created_at, date, log_partition, log_offset
+  key, payer, id, kind, ref, payload, created_at, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/arena.notifications/**/*.parquet',
   hive_partitioning = true,
@@ -130,7 +130,7 @@ QUALIFY row_number() OVER (PARTITION BY key ORDER BY log_partition, log_offset) 
 -- arena_setting_rows: every record of the arena.settings journal as sealed (parquet/arena.settings/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW arena_setting_rows AS
 SELECT
-  id, payer, kind, value, preferences::JSON AS preferences, ids::JSON AS ids, through, timezone('UTC', created_at) AS created_at, date, log_partition, log_offset
+  id, payer, kind, value, preferences, ids, through, created_at, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/arena.settings/**/*.parquet',
   hive_partitioning = true,
@@ -143,7 +143,7 @@ WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/are
 -- funnel_snapshot_rows: every record of the ops.funnel journal as sealed (parquet/ops.funnel/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW funnel_snapshot_rows AS
 SELECT
-  snapshot_id, timezone('UTC', taken_at) AS taken_at, window_calls, xp_by_kind::JSON AS xp_by_kind, steps::JSON AS steps, activation::JSON AS activation, sources, record_version, date, log_partition, log_offset
+  snapshot_id, taken_at, window_calls, xp_by_kind, steps, activation, sources, record_version, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/ops.funnel/**/*.parquet',
   hive_partitioning = true,
@@ -163,7 +163,7 @@ QUALIFY row_number() OVER (PARTITION BY snapshot_id ORDER BY log_partition, log_
 -- delivery_registration_rows: every record of the delivery.registrations journal as sealed (parquet/delivery.registrations/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW delivery_registration_rows AS
 SELECT
-  id, target_kind, target_id, payer, event, url, spec::JSON AS spec, payment_id, timezone('UTC', recorded_at) AS recorded_at, timezone('UTC', clock_at) AS clock_at, record_version, date, log_partition, log_offset
+  id, target_kind, target_id, payer, event, url, spec, payment_id, recorded_at, clock_at, record_version, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/delivery.registrations/**/*.parquet',
   hive_partitioning = true,
@@ -176,7 +176,7 @@ WHERE filename NOT IN (SELECT file FROM covered_parquet('${DATA_DIR}/parquet/del
 -- delivery_ask_rows: every record of the delivery.asks journal as sealed (parquet/delivery.asks/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW delivery_ask_rows AS
 SELECT
-  decision_id, payer, payment_id, timezone('UTC', recorded_at) AS recorded_at, date, log_partition, log_offset
+  decision_id, payer, payment_id, recorded_at, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/delivery.asks/**/*.parquet',
   hive_partitioning = true,
@@ -196,7 +196,7 @@ QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY log_partition, log_
 -- delivery_attempt_rows: every record of the delivery.attempts journal as sealed (parquet/delivery.attempts/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW delivery_attempt_rows AS
 SELECT
-  id, delivery_id, attempt, target_kind, target_id, payer, channel, decision_id, status, final, http_status, latency_ms, error_class, timezone('UTC', event_at) AS event_at, timezone('UTC', attempted_at) AS attempted_at, record_version, date, log_partition, log_offset
+  id, delivery_id, attempt, target_kind, target_id, payer, channel, decision_id, status, final, http_status, latency_ms, error_class, event_at, attempted_at, record_version, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/delivery.attempts/**/*.parquet',
   hive_partitioning = true,
@@ -216,7 +216,7 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY log_partition, log_offset) =
 -- delivery_contact_rows: every record of the delivery.contacts journal as sealed (parquet/delivery.contacts/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW delivery_contact_rows AS
 SELECT
-  contact_id, contact, contact_kind, consent, source, seat, timezone('UTC', recorded_at) AS recorded_at, date, log_partition, log_offset
+  contact_id, contact, contact_kind, consent, source, seat, recorded_at, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/delivery.contacts/**/*.parquet',
   hive_partitioning = true,
@@ -236,7 +236,7 @@ QUALIFY row_number() OVER (PARTITION BY contact_id ORDER BY log_partition, log_o
 -- venue_gap_rows: every record of the venue.gaps journal as sealed (parquet/venue.gaps/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).
 CREATE OR REPLACE VIEW venue_gap_rows AS
 SELECT
-  gap_id, source, cause, timezone('UTC', span_start) AS span_start, timezone('UTC', span_end) AS span_end, bar_interval, bars_expected, bars_repaired, funding_expected, funding_repaired, missing::JSON AS missing, status, timezone('UTC', recorded_at) AS recorded_at, note, record_version, date, log_partition, log_offset
+  gap_id, source, cause, span_start, span_end, bar_interval, bars_expected, bars_repaired, funding_expected, funding_repaired, missing, status, recorded_at, note, record_version, date, log_partition, log_offset
 FROM read_parquet(
   '${DATA_DIR}/parquet/venue.gaps/**/*.parquet',
   hive_partitioning = true,

@@ -15,7 +15,7 @@ WHERE d.kind IN ('debit', 'credit', 'refund');
 -- Balances per payer and lot as the journal states them (expiry is applied by the reader's clock).
 CREATE OR REPLACE VIEW billing_lots AS
 SELECT c.payer, c.lot_id, c.reason AS source, c.amount AS granted, c.created_at, c.expires_at,
-       c.amount + coalesce((SELECT sum(m.amount) FROM billing_draw_rows m
-                            WHERE m.payer = c.payer AND m.lot_id = c.lot_id AND m.kind IN ('debit', 'refund')), 0) AS remaining
+       (c.amount + coalesce((SELECT sum(m.amount) FROM billing_draw_rows m
+                             WHERE m.payer = c.payer AND m.lot_id = c.lot_id AND m.kind IN ('debit', 'refund')), 0))::BIGINT AS remaining
 FROM billing_draw_rows c
 WHERE c.kind = 'credit';

@@ -2,6 +2,8 @@
 -- (one sealed file per run that found new resolved outcomes; columns in sql/recordTables.ts) and the figures the API
 -- serves, as views a quant can query. Every figure is a SUM over the increments, so these views read a few thousand
 -- rows however long the ledger is. Bands are the calibration report's deciles, '(a,b]' (the first band is [0, 0.1]).
+-- Types: the files carry the tables' one schema (instants TIMESTAMPTZ, JSON typed JSON); counts summed here are cast
+-- back to BIGINT (sum() of BIGINT is HUGEINT, which readers outside DuckDB get as a 128-bit decimal).
 
 CREATE OR REPLACE VIEW record_runs AS
 SELECT * FROM read_parquet('${DATA_DIR}/parquet/record/runs/*.parquet', union_by_name = true);
@@ -37,7 +39,7 @@ SELECT * FROM read_parquet('${DATA_DIR}/parquet/record/ladder_crossings/*.parque
 -- publishes from 30 realized outcomes, a band from 10; below them the band reports its count with published = false.
 CREATE OR REPLACE VIEW calibration AS
 WITH bands AS (
-  SELECT question_id, bucket, sum(n) AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y
+  SELECT question_id, bucket, sum(n)::BIGINT AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y
   FROM calibration_increments WHERE bucket IS NOT NULL
   GROUP BY question_id, bucket
 )
@@ -49,7 +51,7 @@ SELECT
   n,
   sum_p / n AS mean_predicted,
   sum_y / n AS realized_frequency,
-  sum(n) OVER (PARTITION BY question_id) AS question_n,
+  (sum(n) OVER (PARTITION BY question_id))::BIGINT AS question_n,
   (sum(n) OVER (PARTITION BY question_id) >= 30 AND n >= 10) AS published
 FROM bands;
 
@@ -58,14 +60,14 @@ FROM bands;
 -- The calibration view above grades its modal (chosen) class, the secondary view.
 CREATE OR REPLACE VIEW calibration_by_class AS
 WITH bands AS (
-  SELECT question_id, class, bucket, sum(n) AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y
+  SELECT question_id, class, bucket, sum(n)::BIGINT AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y
   FROM class_increments
   GROUP BY question_id, class, bucket
 )
 SELECT
   question_id, class, bucket, bucket / 10 AS lo, (bucket + 1) / 10 AS hi, n,
   sum_p / n AS mean_predicted, sum_y / n AS realized_frequency,
-  sum(n) OVER (PARTITION BY question_id, class) AS question_n,
+  (sum(n) OVER (PARTITION BY question_id, class))::BIGINT AS question_n,
   (sum(n) OVER (PARTITION BY question_id, class) >= 30 AND n >= 10) AS published
 FROM bands;
 
@@ -73,7 +75,7 @@ FROM bands;
 -- decision, averaged over its realized decisions (n: the largest class count; every class counts every decision).
 CREATE OR REPLACE VIEW distribution_brier AS
 WITH c AS (
-  SELECT question_id, class, sum(n) AS n, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll FROM class_increments GROUP BY ALL
+  SELECT question_id, class, sum(n)::BIGINT AS n, sum(sum_sq) AS sum_sq, sum(sum_ll) AS sum_ll FROM class_increments GROUP BY ALL
 )
 SELECT question_id, max(n) AS n, sum(sum_sq) / max(n) AS brier, sum(sum_ll) / max(n) AS logloss
 FROM c GROUP BY question_id;
@@ -81,14 +83,14 @@ FROM c GROUP BY question_id;
 -- calibration_by_subject: the same per question and subject (an asset, or a wallet for the account questions).
 CREATE OR REPLACE VIEW calibration_by_subject AS
 WITH bands AS (
-  SELECT question_id, coalesce(subject, asset) AS subject, bucket, sum(n) AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y
+  SELECT question_id, coalesce(subject, asset) AS subject, bucket, sum(n)::BIGINT AS n, sum(sum_p) AS sum_p, sum(sum_y) AS sum_y
   FROM calibration_increments WHERE bucket IS NOT NULL
   GROUP BY ALL
 )
 SELECT
   question_id, subject, bucket, bucket / 10 AS lo, (bucket + 1) / 10 AS hi, n,
   sum_p / n AS mean_predicted, sum_y / n AS realized_frequency,
-  sum(n) OVER (PARTITION BY question_id, subject) AS question_n,
+  (sum(n) OVER (PARTITION BY question_id, subject))::BIGINT AS question_n,
   (sum(n) OVER (PARTITION BY question_id, subject) >= 30 AND n >= 10) AS published
 FROM bands;
 
@@ -96,7 +98,7 @@ FROM bands;
 -- published from 30 realized outcomes. Choice questions (S01) also have label_histogram.
 CREATE OR REPLACE VIEW priors AS
 WITH q AS (
-  SELECT question_id, sum(n) AS n, sum(sum_y) AS successes, min(first_resolved) AS window_start, max(last_resolved) AS window_end
+  SELECT question_id, sum(n)::BIGINT AS n, sum(sum_y) AS successes, min(first_resolved) AS window_start, max(last_resolved) AS window_end
   FROM calibration_increments WHERE bucket IS NOT NULL
   GROUP BY question_id
 ), w AS (
@@ -113,7 +115,7 @@ SELECT
 FROM w;
 
 CREATE OR REPLACE VIEW label_histogram AS
-SELECT question_id, label, sum(n) AS n FROM label_increments GROUP BY ALL;
+SELECT question_id, label, sum(n)::BIGINT AS n FROM label_increments GROUP BY ALL;
 
 -- curve_points: one point per snapshot (spec, Curve), in the order taken.
 CREATE OR REPLACE VIEW curve_points AS

@@ -34,11 +34,13 @@ import {
 import { childLogger } from '../common/logger.ts'
 import { DATA_FILE_MODE, mkdirData } from '../pipeline/log/dataModes.ts'
 import { ensureSchemaAnchor } from '../pipeline/sinks/parquetFile.ts'
-import { PARQUET_ROOT, anchorPath, tableRoot } from '../pipeline/sinks/parquetLayout.ts'
+import { PARQUET_ROOT, REJECTS_ROOT, anchorPath, tableRoot } from '../pipeline/sinks/parquetLayout.ts'
+import { REJECT_COLUMNS } from '../pipeline/sinks/ParquetSink.ts'
+import { retypeOldParquet, type TypedRoot } from '../pipeline/sinks/parquetTypes.ts'
 import { sinkTables } from '../pipeline/sinks/sinkTables.ts'
 import { fileColumns, type TopicTable } from '../pipeline/sinks/TopicTable.ts'
 import { CatalogError } from './CatalogError.ts'
-import { RECORD_TABLES, recordAnchorPath } from './recordTables.ts'
+import { RECORD_TABLES, recordAnchorPath, recordTableRoot } from './recordTables.ts'
 import { RELEASE_TABLES } from './releaseTables.ts'
 
 export const CATALOG_FILE = 'catalog.duckdb'
@@ -205,8 +207,28 @@ export class Catalog {
   }
 }
 
-/** Writes any missing schema anchor (sink tables and the measured record's tables) with a throwaway in-memory DuckDB (never through the catalog file). */
+/**
+ * Every table the service writes as Parquet, with its one schema: the sink tables (and their rejects) and the
+ * measured record's and releases' tables. The files' types are these columns' (pipeline/sinks/TopicTable.ts
+ * PARQUET_TYPES); test/pipeline/sinks/parquetTypes.test.ts checks the files against them.
+ */
+export function typedRoots(dataDir: string, tables: TopicTable[] = sinkTables()): TypedRoot[] {
+  return [
+    ...tables.flatMap((table) => [
+      { root: tableRoot(dataDir, table.dir, PARQUET_ROOT), columns: fileColumns(table) },
+      { root: tableRoot(dataDir, table.dir, REJECTS_ROOT), columns: REJECT_COLUMNS },
+    ]),
+    ...[...RECORD_TABLES, ...RELEASE_TABLES].map((table) => ({ root: recordTableRoot(dataDir, table), columns: table.columns })),
+  ]
+}
+
+/**
+ * Rewrites files written before instants were TIMESTAMPTZ and JSON fields JSON (once per data dir:
+ * pipeline/sinks/parquetTypes.ts), then writes any missing schema anchor (sink tables and the measured record's
+ * tables), each with a throwaway in-memory DuckDB (never through the catalog file).
+ */
 export async function writeSchemaAnchors(dataDir: string, tables: TopicTable[] = sinkTables()): Promise<void> {
+  await retypeOldParquet(dataDir, typedRoots(dataDir, tables))
   const instance = await DuckDBInstance.create(':memory:')
   const conn = await instance.connect()
   try {

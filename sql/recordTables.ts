@@ -38,7 +38,7 @@ export const RECORD_RUNS: RecordTable = {
   prefix: 'run',
   columns: [
     { name: 'run_id', type: 'BIGINT' },
-    { name: 'taken_at', type: 'TIMESTAMP' },
+    { name: 'taken_at', type: 'TIMESTAMPTZ' },
     /** Outcome pairs newly counted (realized and unresolvable claims) and decisions newly counted. */
     { name: 'n_outcomes', type: 'BIGINT' },
     { name: 'n_decisions', type: 'BIGINT' },
@@ -90,8 +90,8 @@ export const CALIBRATION_INCREMENTS: RecordTable = {
     { name: 'n', type: 'BIGINT' },
     { name: 'n_unresolvable', type: 'BIGINT' },
     ...BAND_SUMS,
-    { name: 'first_resolved', type: 'TIMESTAMP' },
-    { name: 'last_resolved', type: 'TIMESTAMP' },
+    { name: 'first_resolved', type: 'TIMESTAMPTZ' },
+    { name: 'last_resolved', type: 'TIMESTAMPTZ' },
   ],
 }
 
@@ -164,7 +164,7 @@ export const INTELLIGENCE_SNAPSHOTS: RecordTable = {
     { name: 'crowd_brier', type: 'DOUBLE' },
     { name: 'crowd_n', type: 'BIGINT' },
     { name: 'crowd_house_brier', type: 'DOUBLE' },
-    { name: 'active_release', type: 'VARCHAR' },
+    { name: 'active_release', type: 'JSON' },
     { name: 'release_delta', type: 'DOUBLE' },
     /** modal_class (secondary; NULL on index 1.0.0 snapshots, which have none): every claim graded as one binary event. */
     { name: 'modal_n', type: 'BIGINT' },
@@ -190,7 +190,7 @@ export const LADDER_CROSSINGS: RecordTable = {
     { name: 'crossed_at', type: 'VARCHAR' },
     { name: 'effective_at', type: 'VARCHAR' },
     /** The measured gate values at the crossing, as canonical JSON. */
-    { name: 'measured', type: 'VARCHAR' },
+    { name: 'measured', type: 'JSON' },
   ],
 }
 

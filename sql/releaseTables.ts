@@ -27,7 +27,7 @@ export const RELEASE_ROWS: ReleaseTable = {
     { name: 'window_start', type: 'VARCHAR' },
     { name: 'window_end', type: 'VARCHAR' },
     { name: 'n_realized', type: 'BIGINT' },
-    { name: 'body', type: 'VARCHAR' },
+    { name: 'body', type: 'JSON' },
   ],
 }
 
@@ -43,11 +43,11 @@ export const RELEASE_GATE_ROWS: ReleaseTable = {
     { name: 'gate', type: 'VARCHAR' },
     { name: 'met', type: 'BOOLEAN' },
     /** The gate's measured figures, canonical JSON. */
-    { name: 'measured', type: 'VARCHAR' },
+    { name: 'measured', type: 'JSON' },
     { name: 'reason', type: 'VARCHAR' },
     { name: 'measured_at', type: 'VARCHAR' },
     { name: 'evaluation_id', type: 'VARCHAR' },
-    { name: 'evaluation', type: 'VARCHAR' },
+    { name: 'evaluation', type: 'JSON' },
   ],
 }
 

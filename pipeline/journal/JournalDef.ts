@@ -50,8 +50,6 @@ export interface JournalSpec<S extends TObject> {
 /** A column of the journal's table and how a record fills it. */
 interface DerivedColumn<T> extends ColumnSpec {
   cell(record: T): CellValue
-  /** An object or array stored as canonical JSON text: the views type it JSON. */
-  json?: boolean
 }
 
 type SchemaLike = TSchema & { type?: string | string[]; anyOf?: SchemaLike[]; format?: string; const?: unknown }
@@ -65,36 +63,20 @@ function nonNull(s: SchemaLike): SchemaLike {
   return s
 }
 
-/** DuckDB type of a record field: instants are TIMESTAMP; objects and arrays are canonical JSON text. */
+/** DuckDB type of a record field: instants are TIMESTAMPTZ; objects and arrays are canonical JSON text, typed JSON. */
 function columnType(s: SchemaLike): ColumnType {
   const b = nonNull(s)
-  if (b.type === 'string' && b.format === 'date-time') return 'TIMESTAMP'
+  if (b.type === 'string' && b.format === 'date-time') return 'TIMESTAMPTZ'
   if (b.type === 'string') return 'VARCHAR'
   if (b.type === 'integer') return 'BIGINT'
   if (b.type === 'number') return 'DOUBLE'
   if (b.type === 'boolean') return 'BOOLEAN'
-  return 'VARCHAR'
-}
-
-/** Whether a field holds an object or array (stored as canonical JSON text). */
-function isJsonValued(s: SchemaLike): boolean {
-  const b = nonNull(s)
-  return !['string', 'integer', 'number', 'boolean'].includes(b.type as string)
-}
-
-/**
- * The view's expression of a stored column: instants as TIMESTAMPTZ read as UTC (timezone('UTC', ·), never a plain
- * cast, which would read the naive value in the session's TimeZone), JSON text as JSON; the rest as stored.
- */
-export function viewColumnSql(column: { name: string; type: string; json?: boolean }): string {
-  if (column.type === 'TIMESTAMP') return `timezone('UTC', ${column.name}) AS ${column.name}`
-  if (column.json) return `${column.name}::JSON AS ${column.name}`
-  return column.name
+  return 'JSON'
 }
 
 function cellOf(type: ColumnType, value: unknown): CellValue {
   if (value === null || value === undefined) return null
-  if (type === 'TIMESTAMP') return new Date(value as string)
+  if (type === 'TIMESTAMPTZ') return new Date(value as string)
   if (typeof value === 'object') return canonicalJson(value)
   return value as CellValue
 }
@@ -178,7 +160,7 @@ export class JournalDef<S extends TObject> {
       `-- ${t.rows}: every record of the ${this.name} journal as sealed (parquet/${t.dir}/date=YYYY-MM-DD/asset=<ASSET>/p<partition>-<first>-<last>.parquet).`,
       `CREATE OR REPLACE VIEW ${t.rows} AS`,
       'SELECT',
-      `  ${[...this.viewColumns().map((name) => { const c = this.derived.find((d) => d.name === name); return c ? viewColumnSql(c) : name }), 'date', 'log_partition', 'log_offset'].join(', ')}`,
+      `  ${[...this.viewColumns(), 'date', 'log_partition', 'log_offset'].join(', ')}`,
       'FROM read_parquet(',
       `  '\${DATA_DIR}/parquet/${t.dir}/**/*.parquet',`,
       '  hive_partitioning = true,',
@@ -253,7 +235,6 @@ export class JournalDef<S extends TObject> {
           out.push({
             name: column,
             type,
-            json: isJsonValued(obj.properties?.[sub] ?? ({} as SchemaLike)),
             cell: (r) => {
               const v = get(r) as Record<string, unknown> | null | undefined
               return cellOf(type, v == null ? null : v[sub])
@@ -263,7 +244,7 @@ export class JournalDef<S extends TObject> {
         continue
       }
       const type = columnType(s)
-      out.push({ name: field, type, json: isJsonValued(s), cell: (r) => cellOf(type, get(r)) })
+      out.push({ name: field, type, cell: (r) => cellOf(type, get(r)) })
     }
     if (version) out.push(version)
     return out

@@ -123,8 +123,12 @@ export class ParquetCompactor {
       throw new SinkError('SINK_LOCKED', `${lockDir} is held by another compactor (a running service compacts on its schedule): ${(err as Error).message}`, { cause: err })
     }
     try {
+      // A run mixing a naive-instant file (written before the types, not yet rewritten: parquetTypes.ts) with typed
+      // ones is unioned by casting the naive column in the session's TimeZone: UTC, which is what those values meant.
       const instance = await DuckDBInstance.create(':memory:')
-      return new ParquetCompactor(resolved, now ?? Date.now, consumed, lock, instance, await instance.connect())
+      const conn = await instance.connect()
+      await conn.run(`SET TimeZone = 'UTC'`)
+      return new ParquetCompactor(resolved, now ?? Date.now, consumed, lock, instance, conn)
     } catch (err) {
       await lock.release()
       throw err

@@ -136,11 +136,11 @@ function resolveOptions(options: ParquetSinkOptions): ResolvedOptions {
 }
 
 /** Where rejected records go: what the log held, and why it could not be mapped. */
-const REJECT_COLUMNS: readonly ColumnSpec[] = [
+export const REJECT_COLUMNS: readonly ColumnSpec[] = [
   ...SINK_COLUMNS,
   { name: 'topic', type: 'VARCHAR' },
   { name: 'log_key', type: 'VARCHAR' },
-  { name: 'log_timestamp', type: 'TIMESTAMP' },
+  { name: 'log_timestamp', type: 'TIMESTAMPTZ' },
   { name: 'value', type: 'VARCHAR' },
   { name: 'error', type: 'VARCHAR' },
 ]
@@ -503,7 +503,7 @@ export class ParquetSink {
       } finally {
         appender.closeSync()
       }
-      await copyToSealedParquet(this.connection, `SELECT * FROM "${group.storage.stage}" ORDER BY log_offset`, path)
+      await copyToSealedParquet(this.connection, `SELECT * FROM "${group.storage.stage}" ORDER BY log_offset`, path, group.storage.columns)
       onDisk = lastOffset
       this.counters.rowsWritten += rows.length
       this.counters.filesSealed++

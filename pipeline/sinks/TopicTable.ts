@@ -8,9 +8,29 @@
  */
 import type { ConsumedRecord } from '../log/EventLog.ts'
 
-/** Column types a TopicTable may declare; each maps one-to-one onto a DuckDB type. */
-export const COLUMN_TYPES = ['INTEGER', 'BIGINT', 'DOUBLE', 'VARCHAR', 'TIMESTAMP', 'BOOLEAN'] as const
+/**
+ * Column types a table may declare; each maps one-to-one onto a DuckDB type and, in the Parquet file, onto one physical
+ * and logical type (PARQUET_TYPES), so readers outside DuckDB (pyarrow, polars) get the same types. Instants are
+ * TIMESTAMPTZ (Parquet TIMESTAMP isAdjustedToUTC=true, arrow timestamp[us, tz=UTC]), never a naive TIMESTAMP; objects
+ * and arrays are JSON (the Parquet JSON logical type), never plain text.
+ */
+export const COLUMN_TYPES = ['INTEGER', 'BIGINT', 'DOUBLE', 'VARCHAR', 'JSON', 'TIMESTAMPTZ', 'BOOLEAN'] as const
 export type ColumnType = (typeof COLUMN_TYPES)[number]
+
+/**
+ * What DuckDB writes for each column type, as parquet_schema() reports it (physical type, converted type, and the
+ * logical type where the converted one does not say it all: a TIMESTAMP_MICROS column is an instant only when
+ * isAdjustedToUTC). The drift test (test/pipeline/sinks/parquetTypes.test.ts) checks every file the service writes.
+ */
+export const PARQUET_TYPES: Record<ColumnType, { type: string; converted: string | null; logical?: RegExp }> = {
+  INTEGER: { type: 'INT32', converted: 'INT_32' },
+  BIGINT: { type: 'INT64', converted: 'INT_64' },
+  DOUBLE: { type: 'DOUBLE', converted: null },
+  VARCHAR: { type: 'BYTE_ARRAY', converted: 'UTF8' },
+  JSON: { type: 'BYTE_ARRAY', converted: 'JSON', logical: /^JsonType\(\)$/ },
+  TIMESTAMPTZ: { type: 'INT64', converted: 'TIMESTAMP_MICROS', logical: /^TimestampType\(isAdjustedToUTC=1, unit=TimeUnit\(MILLIS=<null>, MICROS=MicroSeconds\(\)/ },
+  BOOLEAN: { type: 'BOOLEAN', converted: null },
+}
 
 export interface ColumnSpec {
   name: string
@@ -18,7 +38,7 @@ export interface ColumnSpec {
 }
 
 /**
- * One cell. TIMESTAMP cells are Date (or epoch-ms numbers converted by the sink); BIGINT cells are numbers
+ * One cell. TIMESTAMPTZ cells are Date (or epoch-ms numbers converted by the sink); BIGINT cells are numbers
  * (offsets and sequence numbers stay below 2^53).
  */
 export type CellValue = number | string | boolean | Date | null

@@ -14,15 +14,15 @@ import type { CellValue, ColumnSpec, MappedRecord, TopicTable } from './TopicTab
 export const TICKS_DIR = 'venue.ticks'
 
 export const TICKS_COLUMNS = [
-  { name: 'ts', type: 'TIMESTAMP' },
-  { name: 'received_at', type: 'TIMESTAMP' },
+  { name: 'ts', type: 'TIMESTAMPTZ' },
+  { name: 'received_at', type: 'TIMESTAMPTZ' },
   { name: 'kind', type: 'VARCHAR' },
   { name: 'instrument', type: 'VARCHAR' },
   { name: 'source', type: 'VARCHAR' },
   { name: 'provider', type: 'VARCHAR' },
   { name: 'quality', type: 'VARCHAR' },
   { name: 'interval', type: 'VARCHAR' },
-  { name: 'open_time', type: 'TIMESTAMP' },
+  { name: 'open_time', type: 'TIMESTAMPTZ' },
   { name: 'open', type: 'DOUBLE' },
   { name: 'high', type: 'DOUBLE' },
   { name: 'low', type: 'DOUBLE' },
@@ -33,7 +33,7 @@ export const TICKS_COLUMNS = [
   { name: 'rate', type: 'DOUBLE' },
   { name: 'interval_hours', type: 'DOUBLE' },
   { name: 'premium', type: 'DOUBLE' },
-  { name: 'next_funding_at', type: 'TIMESTAMP' },
+  { name: 'next_funding_at', type: 'TIMESTAMPTZ' },
   { name: 'oi', type: 'DOUBLE' },
   { name: 'oi_unit', type: 'VARCHAR' },
   { name: 'bid', type: 'DOUBLE' },
@@ -46,7 +46,7 @@ export const TICKS_COLUMNS = [
   { name: 'size', type: 'DOUBLE' },
   { name: 'notional_usd', type: 'DOUBLE' },
   { name: 'trade_id', type: 'VARCHAR' },
-  { name: 'payload', type: 'VARCHAR' },
+  { name: 'payload', type: 'JSON' },
   { name: 'tape_seq', type: 'BIGINT' },
   { name: 'tape_id', type: 'VARCHAR' },
 ] as const satisfies readonly ColumnSpec[]
@@ -54,7 +54,7 @@ export const TICKS_COLUMNS = [
 type TicksColumn = (typeof TICKS_COLUMNS)[number]['name']
 
 const COLUMN_INDEX = new Map<string, number>(TICKS_COLUMNS.map((c, i) => [c.name, i]))
-const TIMESTAMP_COLUMNS = new Set<string>(TICKS_COLUMNS.filter((c) => c.type === 'TIMESTAMP').map((c) => c.name))
+const TIMESTAMP_COLUMNS = new Set<string>(TICKS_COLUMNS.filter((c) => c.type === 'TIMESTAMPTZ').map((c) => c.name))
 
 /** Fields every kind carries; mapped explicitly (asset is the partition column). */
 const COMMON_FIELDS = new Set(['v', 'kind', 'asset', 'instrument', 'provenance'])
@@ -96,7 +96,7 @@ function columnIndex(column: TicksColumn): number {
   return i
 }
 
-/** A cell: NULL for null/undefined, a Date for TIMESTAMP columns (ISO text parsed as Date.parse does), else the value. */
+/** A cell: NULL for null/undefined, a Date for TIMESTAMPTZ columns (ISO text parsed as Date.parse does), else the value. */
 function cell(value: unknown, timestamp: boolean): CellValue {
   if (value === null || value === undefined) return null
   return timestamp ? new Date(parseInstant(String(value))) : (value as CellValue)
@@ -113,7 +113,7 @@ const PAYLOAD = columnIndex('payload')
 const TAPE_SEQ = columnIndex('tape_seq')
 const TAPE_ID = columnIndex('tape_id')
 
-/** Per kind: tick field → [column index, is a TIMESTAMP column] (resolved once, not per row). */
+/** Per kind: tick field → [column index, is a TIMESTAMPTZ column] (resolved once, not per row). */
 const FIELD_CELLS = Object.fromEntries(
   Object.entries(FIELD_COLUMNS).map(([kind, fields]) => [
     kind,

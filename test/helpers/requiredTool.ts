@@ -20,3 +20,9 @@ export function pythonModuleMissing(python: string, module: string, hint: string
   const r = spawnSync(python, ['-m', module, '--version'], { encoding: 'utf8' })
   return r.status === 0 ? null : `${module} is not installed for ${python} (${hint})`
 }
+
+/** Null when `python -c 'import <module>'` succeeds for each module (libraries without a command line), else why not. */
+export function pythonImportMissing(python: string, modules: readonly string[], hint: string): string | null {
+  const r = spawnSync(python, ['-c', modules.map((m) => `import ${m}`).join('; ')], { encoding: 'utf8' })
+  return r.status === 0 ? null : `${modules.join(', ')} cannot be imported by ${python} (${hint})`
+}
