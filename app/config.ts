@@ -224,7 +224,7 @@ export const ENV_SCHEMA = Type.Object(
     SVC_RATE_PAYER_BURST: Type.Integer({ minimum: 1, default: 120, description: 'token bucket per proven payer (a bearer session, an x402 payment or a verified sign-in): burst' }),
     SVC_RATE_PAYER_PER_S: Type.Number({ exclusiveMinimum: 0, default: 40, description: 'token bucket per proven payer: refill per second' }),
     LOG_LEVEL: StringEnum(LOG_LEVELS, { default: 'info', description: 'pino log level' }),
-    LOG_FORMAT: StringEnum(['pretty', 'json'], { default: 'pretty', description: 'pretty on a TTY, else JSON lines; `json` forces JSON lines' }),
+    LOG_FORMAT: StringEnum(['pretty', 'json'], { default: 'pretty', description: 'pretty on a TTY (one line per record: time, level, component, message, key=value fields), else JSON lines; `json` forces JSON lines' }),
     SVC_STOP_DEADLINE_MS: Type.Integer({
       minimum: 1000,
       maximum: 3_600_000,
