@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { makeTempDir } from '../helpers/tmp.ts'
+import type { TapTest } from '../helpers/logs.ts'
 
 const exec = promisify(execFile)
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -30,7 +31,7 @@ const hasScript = await exec('script', ['-qec', 'true', '/dev/null']).then(
   () => false,
 )
 
-async function scriptFile(t: Parameters<Parameters<typeof t.test>[1]>[0]): Promise<string> {
+async function scriptFile(t: TapTest): Promise<string> {
   const dir = await makeTempDir(t, 'svc-logger-')
   const file = join(dir, 'log.ts')
   await writeFile(file, SCRIPT)
