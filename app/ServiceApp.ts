@@ -75,7 +75,7 @@ import { HL_VENUE_SOURCE, HyperliquidConnector, type HyperliquidConnectorOptions
 import { VenueLogSink } from '../pipeline/venue/VenueLogSink.ts'
 import { startProgress, type Progress } from '../common/progress.ts'
 import { progressOf } from './config.ts'
-import { DAY_MS } from '../common/time.ts'
+import { DAY_MS, MINUTE_MS } from '../common/time.ts'
 
 const log = childLogger('app')
 
@@ -608,18 +608,34 @@ export class ServiceApp {
       paceFrom = EngineRunner.primedAt(cut, resumedAt)
       say(`svc: warming up: replaying at full speed past the training cut ${new Date(cut).toISOString()} up to ${new Date(paceFrom).toISOString()}${resuming}`)
     }
+    // The warm-up is the longest silent stretch of a first start (issue 33 item 7): a bar on a terminal, progress lines
+    // off one, in minutes of venue history from where this run starts up to where pacing begins.
+    const warmFrom = resumedAt ?? (live ? feed.venue.originMs : feed.firstTime)
+    const warmMinutes = Math.max(0, Math.ceil((paceFrom - warmFrom) / MINUTE_MS))
+    let warmBar: Progress | null = warmMinutes > 0 ? startProgress('svc: warm-up', warmMinutes, 'minutes of history', progressOf(config)) : null
+    const warmDone = () => {
+      warmBar?.update(warmMinutes)
+      warmBar?.stop()
+      warmBar = null
+    }
     const result = await pipeline.replay({
       ...(live ? { source: () => feed.venue.entries(), liveClock: this.clock } : { tape: feed.tape, speed: config.SVC_REPLAY_SPEED }),
       tapeId,
       paceFrom,
       signal,
+      onProgress: ({ eventTime }) => {
+        if (warmBar && eventTime !== null) warmBar.update(Math.min(warmMinutes, Math.max(0, Math.floor((eventTime - warmFrom) / MINUTE_MS))))
+      },
       onPaceStart: ({ produced }) => {
+        warmDone()
         say(live ? `svc: warm-up done (${produced} records); now live in the present at 1x` : `svc: warm-up done (${produced} records); now replaying at speed ${config.SVC_REPLAY_SPEED}`)
         pipeline.startSink()
         warm()
         void sayReady()
       },
     })
+    warmBar?.stop() // aborted, or a tape that ended before paceFrom
+    warmBar = null
     if (!result.aborted) {
       await pipeline.drain() // starts the sink if the replay never paced (speed 0, or a tape ending before paceFrom)
       warm()

@@ -15,7 +15,10 @@ import type { OpenEventLogOptions } from '../pipeline/log/openEventLog.ts'
 import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../pipeline/topics.ts'
 import { LONGEST_FEATURE_WINDOW_MS } from '../pipeline/features/FeatureState.ts'
 
-const Url = (description: string) => Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description }))
+const URL_WORDS = 'an http:// or https:// URL'
+const Url = (description: string) => Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', 'x-expected': URL_WORDS, description }))
+/** Topic and group names: what Kafka accepts. */
+const NAME_WORDS = 'a name of letters, digits, ".", "_" and "-"'
 
 /**
  * Every variable. `default` is what an unset (or empty) variable means; `x-unset` says it in words where the default
@@ -30,15 +33,17 @@ export const ENV_SCHEMA = Type.Object(
     KAFKA_BROKERS: Type.Optional(
       Type.String({
         pattern: '^\\s*[^\\s:,]+:[0-9]{1,5}\\s*(,\\s*[^\\s:,]+:[0-9]{1,5}\\s*)*$',
+        'x-expected': 'host:port, or several separated by commas (broker1:9092,broker2:9092)',
         description: 'comma-separated `host:port` list; required with SVC_LOG=kafka',
       }),
     ),
     KAFKA_CLIENT_ID: Type.String({ minLength: 1, default: 'decision-intelligence-service', description: 'Kafka client id' }),
-    KAFKA_TOPIC_PREFIX: Type.String({ pattern: '^[a-zA-Z0-9._-]*$', maxLength: 100, default: '', description: 'prefix of every topic and consumer group on the broker' }),
+    KAFKA_TOPIC_PREFIX: Type.String({ pattern: '^[a-zA-Z0-9._-]*$', 'x-expected': NAME_WORDS, maxLength: 100, default: '', description: 'prefix of every topic and consumer group on the broker' }),
     KAFKA_REPLICATION_FACTOR: Type.Integer({ minimum: 1, maximum: 32, default: 1, description: 'replication factor of the topics the service creates' }),
     KAFKA_INSTANCE_ID: Type.Optional(
       Type.String({
         pattern: '^[a-zA-Z0-9._-]+$',
+        'x-expected': NAME_WORDS,
         maxLength: 100,
         'x-unset': 'derived from KAFKA_CLIENT_ID and KAFKA_TOPIC_PREFIX',
         description: "this instance's transactional identity: a restart with the same id fences and aborts its predecessor's open unit; give each concurrent instance its own",
@@ -51,13 +56,13 @@ export const ENV_SCHEMA = Type.Object(
       description: "how long the broker waits for a silent consumer before reassigning its partitions (a killed process's successor waits up to this long); at least the broker's group.min.session.timeout.ms",
     }),
     SVC_PARTITIONS: Type.Integer({ minimum: 1, maximum: 1024, default: DEFAULT_PARTITIONS, description: 'partitions per topic the service creates' }),
-    SVC_TOPIC_TICKS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().ticks, description: 'topic of venue ticks' }),
-    SVC_TOPIC_DECISIONS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().decisions, description: 'topic of the decision ledger' }),
-    SVC_TOPIC_OUTCOMES: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().outcomes, description: 'topic of resolved outcomes' }),
-    SVC_TOPIC_DRAWS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().draws, description: 'topic of the credit draws journal' }),
-    SVC_TOPIC_CALLS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().calls, description: 'topic of the locked player calls (the duel)' }),
-    SVC_TOPIC_CALL_OPT_INS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().callOptIns, description: 'topic of the duel boards opt-in records' }),
-    SVC_TOPIC_FUNNEL: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', default: topicNames().funnel, description: "topic of the operator funnel's snapshots" }),
+    SVC_TOPIC_TICKS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', 'x-expected': NAME_WORDS, default: topicNames().ticks, description: 'topic of venue ticks' }),
+    SVC_TOPIC_DECISIONS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', 'x-expected': NAME_WORDS, default: topicNames().decisions, description: 'topic of the decision ledger' }),
+    SVC_TOPIC_OUTCOMES: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', 'x-expected': NAME_WORDS, default: topicNames().outcomes, description: 'topic of resolved outcomes' }),
+    SVC_TOPIC_DRAWS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', 'x-expected': NAME_WORDS, default: topicNames().draws, description: 'topic of the credit draws journal' }),
+    SVC_TOPIC_CALLS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', 'x-expected': NAME_WORDS, default: topicNames().calls, description: 'topic of the locked player calls (the duel)' }),
+    SVC_TOPIC_CALL_OPT_INS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', 'x-expected': NAME_WORDS, default: topicNames().callOptIns, description: 'topic of the duel boards opt-in records' }),
+    SVC_TOPIC_FUNNEL: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', 'x-expected': NAME_WORDS, default: topicNames().funnel, description: "topic of the operator funnel's snapshots" }),
     SVC_VENUE: StringEnum(['simulated', 'hyperliquid'], {
       default: 'simulated',
       description: 'the venue `svc start` ingests: the seeded simulated venue in the present (no network), or live Hyperliquid (REST backfill of SVC_TRAIN_DAYS + 7 days of 1h bars and funding, then the websocket; README "Run on the live venue")',
@@ -116,7 +121,7 @@ export const ENV_SCHEMA = Type.Object(
     }),
     SVC_TRAIN_UNTIL: Type.Optional(Type.String({ format: 'date-time', description: 'an absolute training cut (ISO instant), instead of SVC_TRAIN_DAYS' })),
     SVC_PAY_TO: Type.Optional(
-      Type.String({ pattern: ADDRESS_SOURCE, 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),
+      Type.String({ pattern: ADDRESS_SOURCE, 'x-expected': 'a 0x address of 40 hex digits', 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),
     ),
     SVC_FACILITATOR_URL: Url('x402 facilitator that verifies and settles payments (default: the built-in one)'),
     SVC_ADMIN_KEY: Type.Optional(
@@ -141,6 +146,7 @@ export const ENV_SCHEMA = Type.Object(
     SVC_ANSWER_KEY: Type.Optional(
       Type.String({
         pattern: '^0x[0-9a-fA-F]{64}$',
+        'x-expected': 'a private key: 0x and 64 hex digits',
         'x-unset': 'made once and kept in $SVC_DATA_DIR/answer-keys/keyring.json (rotate: `svc answer-key rotate`)',
         description: 'secp256k1 private key (0x + 64 hex digits) that signs every served decision record (meta.signatures); a different key at the next start retires the previous one (its address and window stay published)',
       }),
@@ -156,15 +162,17 @@ export const ENV_SCHEMA = Type.Object(
     SVC_PUSH_SUBJECT: Type.Optional(
       Type.String({
         pattern: '^(mailto:|https://)\\S+$',
+        'x-expected': 'a mailto: or https:// contact',
         'x-unset': 'push is not configured: /v1/push/config says so and the push channel fails visibly',
         description: 'VAPID contact (mailto: or https:) that turns browser push on',
       }),
     ),
-    SVC_VAPID_PUBLIC_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{86,88}$', 'x-unset': 'made once and kept in $SVC_DATA_DIR/delivery/vapid.json', description: 'VAPID public key (base64url, with SVC_VAPID_PRIVATE_KEY)' })),
-    SVC_VAPID_PRIVATE_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{42,44}$', 'x-unset': 'made once with the public key', description: 'VAPID private key (base64url)' })),
+    SVC_VAPID_PUBLIC_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{86,88}$', 'x-expected': 'a base64url key of 86 to 88 characters', 'x-unset': 'made once and kept in $SVC_DATA_DIR/delivery/vapid.json', description: 'VAPID public key (base64url, with SVC_VAPID_PRIVATE_KEY)' })),
+    SVC_VAPID_PRIVATE_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{42,44}$', 'x-expected': 'a base64url key of 42 to 44 characters', 'x-unset': 'made once with the public key', description: 'VAPID private key (base64url)' })),
     SVC_DELIVERY_ALLOW: Type.Optional(
       Type.String({
         pattern: '^[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*$',
+        'x-expected': 'IP addresses or CIDR ranges separated by commas (127.0.0.0/8,::1)',
         'x-unset': 'none: every loopback, private, link-local and metadata address is refused',
         description: 'TEST ONLY: comma-separated CIDRs the URL guard lets through (local receivers in tests); never set in production',
       }),
@@ -173,7 +181,7 @@ export const ENV_SCHEMA = Type.Object(
     SVC_CONTACTS: StringEnum(['record', 'off'], { default: 'record', description: 'POST /v1/contacts records captures on the event log, or answers 503 CONTACTS_UNWIRED' }),
     SVC_OPS_TOKEN: Type.Optional(Type.String({ minLength: 1, 'x-unset': 'operator routes answer OPS_UNSET', description: 'operator token for `x-svc-ops` routes (grants, reversals, surge, /metrics)' })),
     SVC_BASE_URL: Type.Optional(
-      Type.String({ pattern: '^https?://[^/\\s]+$', 'x-unset': 'http://HOST:PORT', description: 'public base URL in discovery documents and x402 resource URLs' }),
+      Type.String({ pattern: '^https?://[^/\\s]+$', 'x-expected': 'an http:// or https:// origin without a path or trailing slash (https://api.example.com)', 'x-unset': 'http://HOST:PORT', description: 'public base URL in discovery documents and x402 resource URLs' }),
     ),
     SVC_DOCS_URL: Url('human documentation; `/docs` redirects there (else to /openapi.json)'),
     SVC_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 64 * 1024, description: 'request body limit' }),
@@ -186,25 +194,27 @@ export const ENV_SCHEMA = Type.Object(
     ),
     SVC_HL_BASE_URL: Url('Hyperliquid API base URL (default the public API, https://api.hyperliquid.xyz)'),
     SVC_HL_WS_URL: Type.Optional(
-      Type.String({ pattern: '^wss?://[^\\s]+$', 'x-unset': 'wss://api.hyperliquid.xyz/ws', description: 'Hyperliquid websocket URL the live venue connector streams from (SVC_VENUE=hyperliquid)' }),
+      Type.String({ pattern: '^wss?://[^\\s]+$', 'x-expected': 'a ws:// or wss:// URL', 'x-unset': 'wss://api.hyperliquid.xyz/ws', description: 'Hyperliquid websocket URL the live venue connector streams from (SVC_VENUE=hyperliquid)' }),
     ),
     SVC_COINGECKO_URL: Type.Optional(
-      Type.String({ pattern: '^https?://[^\\s]+$', 'x-unset': 'no market-cap source: /v1/marketcap answers PROVIDER_DOWN', description: 'CoinGecko API base URL for the market-cap list' }),
+      Type.String({ pattern: '^https?://[^\\s]+$', 'x-expected': URL_WORDS, 'x-unset': 'no market-cap source: /v1/marketcap answers PROVIDER_DOWN', description: 'CoinGecko API base URL for the market-cap list' }),
     ),
     SVC_COINGECKO_KEY: Type.Optional(Type.String({ minLength: 1, description: 'CoinGecko API key (sent in the demo or pro key header)' })),
-    SVC_COINGECKO_KEY_HEADER: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9-]+$', description: 'CoinGecko key header (default: demo or pro by URL)' })),
+    SVC_COINGECKO_KEY_HEADER: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9-]+$', 'x-expected': 'an HTTP header name (letters, digits and "-")', description: 'CoinGecko key header (default: demo or pro by URL)' })),
     SVC_WALLET_PROVIDER: StringEnum(['hyperliquid', 'none'], {
       default: 'none',
       description: 'wallet data for the wallet and risk routes and S09..S11 (none: those answer PROVIDER_DOWN)',
     }),
     SVC_ACCESS_LOG: Type.String({
       pattern: '^(all|off|0|1|0?\\.[0-9]*[1-9][0-9]*)$',
+      'x-expected': 'all, off, or the share of answered requests to log, a decimal between 0 and 1 such as 0.1 (one in ten); 1 means all and 0 off',
       default: 'all',
       description: 'access log: one info line per answered request (`all`), none (`off`), or that share of them (`0.1`: one in ten; 5xx always); `1` and `0` mean all and off',
     }),
     SVC_MCP_ORIGINS: Type.Optional(
       Type.String({
         pattern: '^https?://[^/,\\s]+(,https?://[^/,\\s]+)*$',
+        'x-expected': 'http:// or https:// origins without a path, separated by commas (https://app.example.com,https://b.example.com)',
         description: 'comma-separated browser origins allowed to call the MCP endpoint besides its own (an Origin outside them gets 403)',
       }),
     ),
@@ -214,7 +224,7 @@ export const ENV_SCHEMA = Type.Object(
     SVC_RATE_PAYER_BURST: Type.Integer({ minimum: 1, default: 120, description: 'token bucket per proven payer (a bearer session, an x402 payment or a verified sign-in): burst' }),
     SVC_RATE_PAYER_PER_S: Type.Number({ exclusiveMinimum: 0, default: 40, description: 'token bucket per proven payer: refill per second' }),
     LOG_LEVEL: StringEnum(LOG_LEVELS, { default: 'info', description: 'pino log level' }),
-    LOG_FORMAT: StringEnum(['pretty', 'json'], { default: 'pretty', description: 'pretty on a TTY, else JSON lines; `json` forces JSON lines' }),
+    LOG_FORMAT: StringEnum(['pretty', 'json'], { default: 'pretty', description: 'pretty on a TTY (one line per record: time, level, component, message, key=value fields), else JSON lines; `json` forces JSON lines' }),
     SVC_STOP_DEADLINE_MS: Type.Integer({
       minimum: 1000,
       maximum: 3_600_000,

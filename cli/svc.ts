@@ -40,16 +40,47 @@ async function candidateCommands(argv: string[]): Promise<Command[]> {
   return found
 }
 
-function help(commands: Command[]): string {
+/** The help of `svc` (group []) or of a group of commands such as `svc release` (group ['release']). */
+/**
+ * The modules that may hold commands of a group starting with argv's first word ('release' → release.ts; 'tape' →
+ * tape-generate.ts, tape-import.ts, …; 'docs' → docs.ts, docs-env.ts); every module when none does, so an unknown word
+ * still lists every command.
+ */
+async function groupCandidates(argv: string[]): Promise<Command[]> {
+  const first = argv[0] ?? ''
+  const files = (await readdir(COMMANDS_DIR)).filter((f) => f === `${first}.ts` || f.startsWith(`${first}-`)).sort()
+  const found: Command[] = []
+  for (const file of files) found.push(...(await loadModule(file)))
+  return found.some((c) => c.name.split(' ')[0] === first) ? found.sort((a, b) => a.name.localeCompare(b.name)) : loadCommands()
+}
+
+function help(commands: Command[], group: string[] = []): string {
   const width = Math.max(...commands.map((c) => c.name.length), 4)
+  const prefix = ['svc', ...group].join(' ')
   return [
-    'Usage: svc <command> [options]',
+    `Usage: ${prefix} <command> [options]`,
     '',
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Run `svc <command> --help` for a command\'s options.',
+    `Run \`${prefix} <command> --help\` for a command's options.`,
   ].join('\n')
+}
+
+/**
+ * The longest leading words of argv that name a group: the first words of at least one command ('release' for
+ * 'release build'), read from the one command table. Empty when even the first word names none.
+ */
+function groupOf(commands: Command[], argv: string[]): { group: string[]; members: Command[] } {
+  for (let n = argv.length; n >= 1; n--) {
+    const group = argv.slice(0, n)
+    const members = commands.filter((c) => {
+      const words = c.name.split(' ')
+      return words.length > n && group.every((w, i) => words[i] === w)
+    })
+    if (members.length > 0) return { group, members }
+  }
+  return { group: [], members: commands }
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -74,7 +105,15 @@ async function main(argv: string[]): Promise<number> {
       .find((c) => c.name.split(' ').every((w, i) => argv[i] === w))
   const match = matches(await candidateCommands(argv))
   if (!match) {
-    process.stderr.write(`svc: unknown command '${argv.join(' ')}'\n\n${help(await loadCommands())}\n`)
+    // `svc release` alone (or with --help) is the help of its group; anything else unknown names itself, then the
+    // help of the nearest group it starts with (all commands when none).
+    const words = argv.filter((a) => a !== '--help' && a !== '-h')
+    const { group, members } = groupOf(await groupCandidates(words), words)
+    if (group.length > 0 && group.length === words.length) {
+      process.stdout.write(help(members, group) + '\n')
+      return words.length === argv.length ? 2 : 0
+    }
+    process.stderr.write(`svc: unknown command '${argv.join(' ')}'\n\n${help(members, group)}\n`)
     return 2
   }
   const rest = argv.slice(match.name.split(' ').length)

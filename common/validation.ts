@@ -53,6 +53,24 @@ export function fieldError(e: ErrorObject): FieldError {
   return { path: e.instancePath, message: e.message ?? 'is invalid', keyword: e.keyword }
 }
 
+/**
+ * A schema may say in words what its pattern admits (`'x-expected': 'all, off, or a share such as 0.1'`): a person
+ * reads "must be all, off, or …", not a regular expression. The words sit beside the pattern, so they are found from
+ * the error's schemaPath in the compiled root schema.
+ */
+export const EXPECTED = 'x-expected'
+
+function expectedWords(root: unknown, schemaPath: string): string | null {
+  let node = root as Record<string, unknown> | undefined
+  const parts = schemaPath.replace(/^#\/?/, '').split('/').slice(0, -1) // the last part is the keyword itself
+  for (const part of parts) {
+    if (node === undefined || node === null || typeof node !== 'object') return null
+    node = node[part.replace(/~1/g, '/').replace(/~0/g, '~')] as Record<string, unknown> | undefined
+  }
+  const words = node?.[EXPECTED]
+  return typeof words === 'string' ? words : null
+}
+
 /** The failures of the last call of `validate`, most specific first and without duplicates. */
 export function fieldErrors(validate: ValidateFunction): FieldError[] {
   const out: FieldError[] = []
@@ -60,7 +78,8 @@ export function fieldErrors(validate: ValidateFunction): FieldError[] {
   for (const e of validate.errors ?? []) {
     // anyOf/oneOf/if report themselves after their branches: the branch errors say more.
     if ((e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') && out.some((f) => f.path.startsWith(e.instancePath))) continue
-    const f = fieldError(e)
+    const words = e.keyword === 'pattern' ? expectedWords(validate.schema, e.schemaPath) : null
+    const f = words === null ? fieldError(e) : { path: e.instancePath, message: `must be ${words}`, keyword: e.keyword }
     const key = `${f.path}\n${f.message}`
     if (!seen.has(key)) {
       seen.add(key)

@@ -155,6 +155,12 @@ function bandSql(p: string): string {
   return `(${edges.join(' + ')})`
 }
 
+/**
+ * What helps when the record tables are taken: the holder is most often a running `svc start`, which runs this very job
+ * on its schedule; reading never needs the lock. (The event log's advice, Kafka, would not help: the tables are files.)
+ */
+const RECORD_LOCK_HINT = 'one writer per data folder: a running `svc start` runs this job every SVC_RECORD_INTERVAL_S, so let it, or stop that process first; reading needs no lock: `svc record show`, GET /v1/intelligence, or `duckdb -readonly` on the catalog'
+
 export class RecordJob {
   private readonly log: Logger = childLogger('record-job')
   private readonly processed = { decisions: new Set<string>(), outcomes: new Set<string>() }
@@ -184,9 +190,9 @@ export class RecordJob {
     const root = join(db.dataDir, PARQUET_ROOT, 'record')
     let lock: DirLock
     try {
-      lock = await DirLock.acquire(root, childLogger('record-job'))
+      lock = await DirLock.acquire(root, childLogger('record-job'), RECORD_LOCK_HINT)
     } catch (err) {
-      throw new RecordError('RECORD_LOCKED', `${root} is being written by another process (a running service runs this job on its schedule): ${(err as Error).message}`, { cause: err })
+      throw new RecordError('RECORD_LOCKED', `the record tables are being written by another process: ${(err as Error).message}`, { cause: err })
     }
     const job = new RecordJob(db, lock, options)
     try {

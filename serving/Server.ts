@@ -94,7 +94,7 @@ export class Server {
     )
     const baseUrl = config.baseUrl ?? `http://${host}:${adapter.port}`
     services.payerProof = proofFor ? proofFor(baseUrl) : PayerProof.create({ origin: baseUrl, sessionTtlS: config.sessionTtlS })
-    const documents = StaticDocuments.build(routes, config, baseUrl, services.clock.now(), answerKeysOf(services.answerKeys))
+    const documents = StaticDocuments.build(routes, config, baseUrl, services.clock.now(), answerKeysOf(services.answerKeys), services.dataTime?.status() ?? null)
     const accessLog = config.accessLog > 0 ? new AccessLog(services.logger, config.accessLog) : null
     dispatcher = new Dispatcher(routes, services, documents, accessLog)
     mcp = new McpEndpoint(routes, dispatcher, config.serviceVersion, { baseUrl: config.baseUrl, allowedOrigins: config.mcpOrigins })

@@ -147,7 +147,11 @@ export class Catalog {
       instance = await DuckDBInstance.create(path, readOnly ? { access_mode: 'READ_ONLY' } : { access_mode: 'READ_WRITE' })
     } catch (err) {
       const message = (err as Error).message
-      if (/lock/i.test(message)) throw new CatalogError('CATALOG_LOCKED', `${path} is held by another process: ${message}`, { cause: err })
+      // What helps depends on the side: DuckDB lets no other process read a file one process has open for writing.
+      const hint = readOnly
+        ? 'a process has it open for writing (a running `svc start` applies the views at start, `svc record build` after a run); read the Parquet files directly, or retry once it is done'
+        : 'another process has it open, most likely a reader (the duckdb CLI or a notebook): close it; readers should open it with `duckdb -readonly` or access_mode READ_ONLY'
+      if (/lock/i.test(message)) throw new CatalogError('CATALOG_LOCKED', `${path} is held by another process (${hint}): ${message}`, { cause: err })
       throw new CatalogError('CATALOG_SQL', `cannot open ${path}: ${message}`, { cause: err })
     }
     // DuckDB creates the file under the process umask; a catalog opened for writing is narrowed to the data mode.

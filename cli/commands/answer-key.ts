@@ -36,7 +36,7 @@ function keysCommand(verb: 'rotate' | 'show', summary: string): Command {
         // A running service keeps signing with the key it read at start, whose window this would close: holding the
         // embedded log's lock for the rotation refuses it (LOG_LOCKED) while a service owns the data folder.
         const logDir = join(options.dataDir, 'log')
-        const lock = existsSync(logDir) ? await DirLock.acquire(logDir, childLogger('answer-key')) : null
+        const lock = existsSync(logDir) ? await DirLock.acquire(logDir, childLogger('answer-key'), 'rotate with the service stopped: a running `svc start` signs with the key it read at start; stop it, rotate, start it again') : null
         try {
           const r = await rotateAnswerKey(options)
           process.stdout.write(`answer-key: ${r.retired ? `retired ${r.retired.address} at ${r.retired.valid_until}; ` : ''}in force ${r.active.address} from ${r.active.valid_from}\n`)

@@ -19,7 +19,7 @@ import { ReleaseError } from '../../record/releases/ReleaseError.ts'
 import { buildRelease, runEvaluation } from '../../record/releases/ReleaseJobs.ts'
 import { RELEASE_STATUSES, ReleaseStore, type ReleaseFeedItem, type ReleaseStatus } from '../../record/releases/ReleaseStore.ts'
 
-const VERSION = Type.String({ pattern: '^(0|[1-9]\\d{0,5})\\.(0|[1-9]\\d{0,5})\\.(0|[1-9]\\d{0,5})$', description: '<major>.<minor>.<patch>' })
+const VERSION = Type.String({ pattern: '^(0|[1-9]\\d{0,5})\\.(0|[1-9]\\d{0,5})\\.(0|[1-9]\\d{0,5})$', 'x-expected': 'a version <major>.<minor>.<patch> such as 1.2.0 (numbers without leading zeros)', description: '<major>.<minor>.<patch>' })
 const INSTANT = Type.String({ format: 'date-time' })
 const DATE_OR_INSTANT = Type.Union([INSTANT, Type.String({ format: 'date' })])
 
@@ -28,7 +28,7 @@ const BUILD_OPTIONS = Type.Object(
     version: VERSION,
     parent: Type.Optional(Type.Union([VERSION, Type.Literal('none')])),
     method: Type.Union([Type.Literal('v1'), Type.Literal('v2')]),
-    dataset: Type.Optional(Type.String({ pattern: '^[0-9a-f]{8,64}$' })),
+    dataset: Type.Optional(Type.String({ pattern: '^[0-9a-f]{8,64}$', 'x-expected': 'a dataset hash: 8 to 64 lowercase hex digits (a prefix is enough)' })),
     tape: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
     'window-start': Type.Optional(DATE_OR_INSTANT),
     'window-end': Type.Optional(DATE_OR_INSTANT),

@@ -34,11 +34,14 @@ export class DirLock {
     private readonly realDir: string,
   ) {}
 
-  /** `refusal`: what the LOG_LOCKED message tells the second process (default: the embedded log's rule). */
-  static async acquire(dir: string, log: Logger, refusal = 'the embedded log is single-process; use SVC_LOG=kafka to share'): Promise<DirLock> {
+  /**
+   * `refusal`: what the LOG_LOCKED message tells the second process, i.e. what would help; each owner says its own (the
+   * default is the embedded log's rule: Kafka shares an event log, but nothing else a folder holds).
+   */
+  static async acquire(dir: string, log: Logger, refusal = 'the embedded log is single-process: stop that process, or run both on SVC_LOG=kafka to share the event log'): Promise<DirLock> {
     const realDir = await realpath(dir)
     if (heldInThisProcess.has(realDir)) {
-      throw new LogError('LOG_LOCKED', `${dir} is already open in this process (the embedded log is single-owner)`)
+      throw new LogError('LOG_LOCKED', `${dir} is already open in this process (${refusal})`)
     }
     const path = join(dir, 'LOCK')
     const content = JSON.stringify({ pid: process.pid, hostname: hostname(), since: new Date().toISOString() }) + '\n'
@@ -56,15 +59,19 @@ export class DirLock {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
         const holder = await readFile(path, 'utf8').catch(() => '')
         let pid = NaN
+        let since = ''
         try {
-          pid = Number((JSON.parse(holder) as { pid?: unknown }).pid)
+          const held = JSON.parse(holder) as { pid?: unknown; since?: unknown }
+          pid = Number(held.pid)
+          if (typeof held.since === 'string') since = ` since ${held.since}`
         } catch {
           // torn lock file from a crash while writing it: stale
         }
         // Our own pid here can only be a previous life of this process id (e.g. pid 1 in a restarted container),
         // because an open in this process is caught by heldInThisProcess above.
         if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
-          throw new LogError('LOG_LOCKED', `${dir} is locked by live process ${pid} (${refusal})`)
+          // Which process holds it, and since when, is what the operator acts on (ps -p <pid>).
+          throw new LogError('LOG_LOCKED', `${dir} is locked by live process ${pid}${since} (${refusal})`)
         }
         log.warn({ lock: path, stalePid: Number.isNaN(pid) ? null : pid }, 'taking over stale embedded log lock')
         const tmp = `${path}.tmp-${process.pid}`

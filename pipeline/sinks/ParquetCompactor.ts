@@ -97,6 +97,9 @@ interface Named extends SealedFile {
   name: string
 }
 
+/** What helps when compaction is taken (the files are local: Kafka would not help). */
+const COMPACTION_LOCK_HINT = 'one compactor per data folder: a running `svc start` compacts every SVC_COMPACT_INTERVAL_S, so let it, or stop that process first'
+
 export class ParquetCompactor {
   private readonly log: Logger = childLogger('parquet-compactor')
   private running: Promise<CompactionSummary> | null = null
@@ -118,9 +121,9 @@ export class ParquetCompactor {
     await mkdirData(lockDir)
     let lock: DirLock
     try {
-      lock = await DirLock.acquire(lockDir, childLogger('parquet-compactor'))
+      lock = await DirLock.acquire(lockDir, childLogger('parquet-compactor'), COMPACTION_LOCK_HINT)
     } catch (err) {
-      throw new SinkError('SINK_LOCKED', `${lockDir} is held by another compactor (a running service compacts on its schedule): ${(err as Error).message}`, { cause: err })
+      throw new SinkError('SINK_LOCKED', `another compactor holds this data folder: ${(err as Error).message}`, { cause: err })
     }
     try {
       // A run mixing a naive-instant file (written before the types, not yet rewritten: parquetTypes.ts) with typed

@@ -3,6 +3,7 @@
  * buffer write.
  */
 import type { AnswerKeys } from '../../record/answerKeys/answerSignature.ts'
+import type { DataTime } from '../../product/platform/schemas.ts'
 import type { ServingConfig } from '../config.ts'
 import type { RouteDef } from '../routes/types.ts'
 import { buildOpenApi } from './openapi.ts'
@@ -39,8 +40,12 @@ export class StaticDocuments {
     this.openApiObject = openApiObject
   }
 
-  /** answerKeys: the published answer keys (record/answerKeys/answerSignature.ts answerKeysOf), one source for every document. */
-  static build(routes: readonly RouteDef[], config: ServingConfig, baseUrl: string, startedAtMs: number, answerKeys: AnswerKeys): StaticDocuments {
+  /**
+   * answerKeys: the published answer keys (record/answerKeys/answerSignature.ts answerKeysOf), one source for every
+   * document. dataTime: the data-time object's status at start (what every answer's x-svc-data-time is built from), or
+   * null when no venue feed is wired; the documents state only its parts that hold for the life of the process.
+   */
+  static build(routes: readonly RouteDef[], config: ServingConfig, baseUrl: string, startedAtMs: number, answerKeys: AnswerKeys, dataTime: DataTime | null = null): StaticDocuments {
     const docsLocation = config.docsUrl ?? '/openapi.json'
     const openapi = buildOpenApi(routes, { serverUrl: baseUrl, version: config.serviceVersion, payTo: config.payTo, answerKeys })
     return new StaticDocuments(
@@ -48,9 +53,9 @@ export class StaticDocuments {
       baseUrl,
       json(openapi),
       json(buildX402(routes, baseUrl, config.payTo)),
-      json(buildAgentCard(routes, baseUrl, config.docsUrl ?? `${baseUrl}/openapi.json`, config.serviceVersion, answerKeys)),
-      text(buildAiTxt(routes, baseUrl)),
-      text(buildLlmsTxt(routes, baseUrl, answerKeys), MARKDOWN_TYPE),
+      json(buildAgentCard(routes, baseUrl, config.docsUrl ?? `${baseUrl}/openapi.json`, config.serviceVersion, answerKeys, dataTime)),
+      text(buildAiTxt(routes, baseUrl, dataTime)),
+      text(buildLlmsTxt(routes, baseUrl, answerKeys, dataTime), MARKDOWN_TYPE),
       text(ROBOTS_TXT),
       json(buildMcpDiscovery(routes, baseUrl, config.payTo)),
       docsLocation,

@@ -8,6 +8,8 @@
  * disallows /v1/admin/".
  */
 import type { AnswerKeys } from '../../record/answerKeys/answerSignature.ts'
+import { dataLabelOf } from '../../product/platform/dataLabel.ts'
+import type { DataTime } from '../../product/platform/schemas.ts'
 import { CHALLENGE_PATH, SESSION_PATH, SIGN_IN_HOWTO } from '../auth/signInHowTo.ts'
 import { CREDIT_TO_USD, priceOf } from '../../product/billing/pricing.ts'
 import { BASE_NETWORK, X402_VERSION, acceptsFor } from '../payments/x402.ts'
@@ -62,13 +64,34 @@ const call = (routes: readonly RouteDef[], id: string, baseUrl = ''): string => 
   return `${r.method} ${baseUrl}${r.path}`
 }
 
-export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, docsUrl: string, version: string, answerKeys: AnswerKeys): Record<string, unknown> {
+/**
+ * Issue 33 item 5: what the data is, said where agents look before any answer, from the data-time object every answer's
+ * x-svc-data-time header is built from (its status at start; only what stays true while the process runs). null: no
+ * venue feed is wired (nothing to say).
+ */
+function dataDoc(routes: readonly RouteDef[], baseUrl: string, dataTime: DataTime | null): Record<string, unknown> | null {
+  if (!dataTime) return null
+  const label = dataLabelOf(dataTime)
+  return {
+    kind: label.kind,
+    simulated: dataTime.simulated,
+    mode: dataTime.mode,
+    source: dataTime.source,
+    notice: label.notice,
+    header: 'x-svc-data-time',
+    status: `${baseUrl}${routeOf(routes, 'readyz').path}`,
+  }
+}
+
+export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, docsUrl: string, version: string, answerKeys: AnswerKeys, dataTime: DataTime | null = null): Record<string, unknown> {
+  const data = dataDoc(routes, baseUrl, dataTime)
   return {
     name: SERVICE_NAME,
     description: DESCRIPTION,
     version,
     url: baseUrl,
     docs_url: docsUrl,
+    ...(data ? { data } : {}),
     openapi_url: `${baseUrl}${routeOf(routes, 'openapi').path}`,
     mcp: { endpoint: `${baseUrl}${MCP_PATH}`, transport: 'streamable-http', discovery: `${baseUrl}${routeOf(routes, 'wellknown.mcp').path}` },
     payment: {
@@ -95,11 +118,13 @@ export function buildAgentCard(routes: readonly RouteDef[], baseUrl: string, doc
 /** Spec (Discovery): "/.well-known/ai.txt | plain-text list of documents to read first". */
 export const AI_TXT_ROUTES = ['llms', 'openapi', 'wellknown.agent', 'wellknown.x402', 'wellknown.mcp', 'pricing', 'signals'] as const
 
-export function buildAiTxt(routes: readonly RouteDef[], baseUrl: string): string {
-  return [`# ${SERVICE_NAME}`, '# Read these first:', ...AI_TXT_ROUTES.map((id) => `${baseUrl}${routeOf(routes, id).path}`), ''].join('\n')
+export function buildAiTxt(routes: readonly RouteDef[], baseUrl: string, dataTime: DataTime | null = null): string {
+  const label = dataTime ? dataLabelOf(dataTime) : null
+  const data = label ? [`# Data: ${label.notice}`] : []
+  return [`# ${SERVICE_NAME}`, ...data, '# Read these first:', ...AI_TXT_ROUTES.map((id) => `${baseUrl}${routeOf(routes, id).path}`), ''].join('\n')
 }
 
-export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string, answerKeys: AnswerKeys): string {
+export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string, answerKeys: AnswerKeys, dataTime: DataTime | null = null): string {
   const line = (r: RouteDef) => {
     const pay =
       r.pay.kind === 'paid'
@@ -111,11 +136,13 @@ export function buildLlmsTxt(routes: readonly RouteDef[], baseUrl: string, answe
   }
   const pub = routes.filter(isPublic)
   const at = (id: string) => `${baseUrl}${routeOf(routes, id).path}`
+  const data = dataTime ? dataLabelOf(dataTime) : null
   return [
     `# ${SERVICE_NAME}`,
     '',
     `> ${DESCRIPTION}`,
     '',
+    ...(data ? [`**Data: ${data.title}.** ${data.standing}`, ''] : []),
     '## Recipe for agents',
     '',
     `1. Read the live question set: \`${call(routes, 'signals', baseUrl)}\` (never assume a fixed list). A question whose`,

@@ -16,6 +16,8 @@ import { CALIBRATION_BAND_FLOOR, QUESTION_CALIBRATION_FLOOR } from '../../models
 import { consistencyInterval } from '../../models/verification/consistency.ts'
 import type { IntelligenceSnapshot, CalibrationReport, Curve, QuestionPrior } from '../../record/schemas.ts'
 import type { ReleaseFeedItem } from '../../record/releases/ReleaseStore.ts'
+import type { DataLabel } from '../../product/platform/dataLabel.ts'
+import type { DataTime } from '../../product/platform/schemas.ts'
 
 export const TRACK_RECORD_CONTENT_TYPE = 'text/html; charset=utf-8'
 /** No script, no external fetch of any kind; inline styles (the page's <style> and SVG attributes) only. */
@@ -41,6 +43,11 @@ export interface TrackRecordFigures {
   questions: TrackRecordQuestion[]
   /** null: no release store on this deployment. */
   releases: ReleaseFeedItem[] | null
+  /**
+   * What the data is (issue 33 item 5): the data-time object's status as this request found it (the one behind every
+   * answer's x-svc-data-time) and its label; null when no venue feed is wired.
+   */
+  data: { time: DataTime; label: DataLabel; header: string } | null
   /** Paths of the JSON routes the figures come from, by route id (so the page names no path of its own). */
   api: { intelligence: string; curve: string; calibration: string; priors: string; releases: string }
 }
@@ -302,10 +309,24 @@ function releasesSection(f: TrackRecordFigures): Html {
 </section>`
 }
 
+/**
+ * The banner above everything: SIMULATED, REPLAY or LIVE, and what that means, from the same object as every answer's
+ * x-svc-data-time header (the header value is on the banner too, so a reader can match the two).
+ */
+function dataBanner(d: TrackRecordFigures['data']): Html {
+  if (!d) return html``
+  const { time, label, header } = d
+  return html`<div class="banner ${label.kind}${time.quality === 'degraded' ? ' degraded' : ''}" role="note" data-data-kind="${data(label.kind)}" data-data-time="${data(time)}">
+<strong>${label.title}</strong> ${label.standing}<br><span data-data-now>${label.now}</span> <span class="muted">x-svc-data-time: <code data-data-header>${header}</code></span></div>`
+}
+
 const STYLE = `
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1080px;padding:16px 20px;color:#1d2330;background:#fff}
 h1{font-size:1.6em;margin:.2em 0}h2{border-bottom:1px solid #d8dde6;padding-bottom:4px;margin-top:1.6em}h3{margin-bottom:.2em}
 .muted{color:#667085;font-weight:normal}.note{color:#475467;font-size:.92em}.empty{color:#667085;font-style:italic}
+.banner{margin:8px 0 12px;padding:10px 14px;border-radius:6px;border:2px solid}.banner strong{letter-spacing:.06em}
+.banner.simulated{background:#fffaeb;border-color:#dc6803;color:#7a2e0e}.banner.replay{background:#eff8ff;border-color:#1849a9;color:#102a56}
+.banner.live{background:#ecfdf3;border-color:#067647;color:#054f31}.banner.live.degraded{background:#fef3f2;border-color:#b42318;color:#7a271a}
 .ok{color:#067647}.warn{color:#b42318;font-weight:600}code{font-size:.9em;word-break:break-all}
 .composite{font-size:1.3em}.cols{display:flex;flex-wrap:wrap;gap:24px}.cols table{min-width:320px}
 table{border-collapse:collapse}caption{text-align:left;font-weight:600;padding:4px 0}th,td{padding:3px 8px;text-align:left;border-bottom:1px solid #eef0f4}
@@ -322,7 +343,7 @@ export function renderTrackRecordPage(f: TrackRecordFigures): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Track record · Decision Intelligence Service</title><style>${new Html(STYLE)}</style></head>
 <body data-generated-at="${data(f.generated_at)}">
-<header><h1>Track record</h1>
+<header>${dataBanner(f.data)}<h1>Track record</h1>
 <p>Every answer this service sells is recorded before its outcome is known, resolved at its horizon and scored here. The figures are read from the batch tables by the same calls as the JSON routes: <a href="${f.api.intelligence}">${f.api.intelligence}</a>, <a href="${f.api.curve}">${f.api.curve}</a>, <a href="${f.api.calibration}">${f.api.calibration}</a>, <a href="${f.api.priors}">${f.api.priors}</a> and <a href="${f.api.releases}">${f.api.releases}</a>.</p></header>
 ${indexSection(f)}
 ${curveSection(f)}

@@ -6,6 +6,7 @@
  */
 import { INDEX_VERSION } from '../../models/verification/dii.ts'
 import { renderTrackRecordPage, TRACK_RECORD_CONTENT_TYPE, TRACK_RECORD_CSP, type TrackRecordFigures } from '../docs/trackRecordPage.ts'
+import { dataLabelOf } from '../../product/platform/dataLabel.ts'
 import { FREE } from './define.ts'
 import { RECORD_ROUTES } from './record.ts'
 import { RELEASE_ROUTES } from './releases.ts'
@@ -59,6 +60,9 @@ export const TRACK_RECORD_ROUTES: readonly RouteDef[] = [
       )
       const releases = ctx.services.releases ? await ctx.services.releases.list() : null
       const { chain_verified: _curveChain, ...curveData } = curve
+      // What the data is, from the object every answer's x-svc-data-time comes from, as of this request.
+      const dataTime = ctx.services.dataTime
+      const time = dataTime?.status() ?? null
       const body = renderTrackRecordPage({
         generated_at: new Date(ctx.now).toISOString(),
         snapshot: intel.snapshot,
@@ -66,6 +70,7 @@ export const TRACK_RECORD_ROUTES: readonly RouteDef[] = [
         curve: curveData,
         questions,
         releases,
+        data: time && dataTime ? { time, label: dataLabelOf(time, dataTime.venue()), header: dataTime.header() } : null,
         api: API,
       })
       return { raw: { body, contentType: TRACK_RECORD_CONTENT_TYPE, headers: { 'content-security-policy': TRACK_RECORD_CSP, 'x-content-type-options': 'nosniff' } } }

@@ -190,4 +190,14 @@ t.test('a dated tape is replay mode: answers and /readyz say so and give the vir
   t.equal(market.status, 200)
   t.equal(market.header, ready.header, 'every answer carries it')
   t.equal(market.body.data.provenance.age_ms, 0, 'freshness in the virtual time: the last tick is at the virtual now')
+
+  // Issue 33 item 5: a simulated tape says SIMULATED where people and agents look first, as the header does.
+  const page = await (await fetch(run.app.server.url + '/record')).text()
+  t.match(page, /<div class="banner simulated" role="note" data-data-kind="&quot;simulated&quot;"/, '/record: a SIMULATED banner')
+  t.match(page, "A dated tape of the built-in market generator, replayed at as fast as possible; not a real market.")
+  t.match(page, `<code data-data-header>${ready.header}</code>`, 'beside the header it is made from')
+  t.match(await (await fetch(run.app.server.url + '/llms.txt')).text(), '**Data: SIMULATED.** A dated tape of the built-in market generator')
+  const card = await (await fetch(run.app.server.url + '/.well-known/agent.json')).json()
+  t.match(card.data, { kind: 'simulated', simulated: true, mode: 'replay', source: 'simulated' })
+  t.match(await (await fetch(run.app.server.url + '/.well-known/ai.txt')).text(), '# Data: SIMULATED. A dated tape')
 })

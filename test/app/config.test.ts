@@ -5,8 +5,8 @@
 import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
-import { ENV_TABLE_BEGIN, ENV_TABLE_END, accessLogShareOf, configErrorLine, eventLogOf, loadConfig, renderEnvTable, tickRetentionMsOf, topicNamesOf, trainUntilOf } from '../../app/config.ts'
-import { OptionsError } from '../../common/validation.ts'
+import { ENV_SCHEMA, ENV_TABLE_BEGIN, ENV_TABLE_END, accessLogShareOf, configErrorLine, eventLogOf, loadConfig, renderEnvTable, tickRetentionMsOf, topicNamesOf, trainUntilOf } from '../../app/config.ts'
+import { EXPECTED, OptionsError } from '../../common/validation.ts'
 import { openEventLog } from '../../pipeline/log/openEventLog.ts'
 import { kafkaBrokers, kafkaSkipReason } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
@@ -48,6 +48,38 @@ t.test('SVC_ACCESS_LOG: all, off, 1, 0 or a share; anything else names the varia
     t.equal(accessLogShareOf(loadConfig({ SVC_ACCESS_LOG: raw })), share, raw)
   }
   for (const bad of ['some', '1.5', '-0.1', '0.0', '10%']) t.throws(() => loadConfig({ SVC_ACCESS_LOG: bad }), { message: /environment\/SVC_ACCESS_LOG/ }, bad)
+  // Issue 33 item 7: the allowed values in words, never the raw regular expression.
+  t.throws(() => loadConfig({ SVC_ACCESS_LOG: 'some' }), {
+    message: 'environment/SVC_ACCESS_LOG: must be all, off, or the share of answered requests to log, a decimal between 0 and 1 such as 0.1 (one in ten); 1 means all and 0 off',
+  })
+})
+
+t.test('every pattern of the schema says what it admits in words; an error shows the words, not the expression', async (t) => {
+  const patterned: string[] = []
+  const walk = (node: unknown, at: string): void => {
+    if (node === null || typeof node !== 'object') return
+    const o = node as Record<string, unknown>
+    if (typeof o.pattern === 'string') {
+      patterned.push(at)
+      t.type(o[EXPECTED], 'string', `${at}: its pattern has words (${EXPECTED})`)
+    }
+    for (const [k, v] of Object.entries(o)) walk(v, `${at}/${k}`)
+  }
+  walk(ENV_SCHEMA, 'environment')
+  t.ok(patterned.length >= 20, `${patterned.length} patterns`)
+  let err: unknown
+  try {
+    loadConfig({ KAFKA_BROKERS: 'localhost', SVC_TOPIC_TICKS: 'a b', SVC_PAY_TO: 'me', SVC_BASE_URL: 'https://x.example/api', SVC_HL_WS_URL: 'http://x' })
+  } catch (e) {
+    err = e
+  }
+  const line = configErrorLine(err as OptionsError)
+  t.notMatch(line, /pattern|\^|\$\)/, `no regular expression: ${line}`)
+  t.match(line, 'environment/KAFKA_BROKERS: must be host:port, or several separated by commas')
+  t.match(line, 'environment/SVC_TOPIC_TICKS: must be a name of letters, digits')
+  t.match(line, 'environment/SVC_PAY_TO: must be a 0x address of 40 hex digits')
+  t.match(line, 'environment/SVC_BASE_URL: must be an http:// or https:// origin without a path')
+  t.match(line, 'environment/SVC_HL_WS_URL: must be a ws:// or wss:// URL')
 })
 
 t.test('invalid configuration names the variable, every one of them, in one line', async (t) => {

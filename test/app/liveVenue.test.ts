@@ -277,9 +277,19 @@ t.test('an unreachable venue at start: /readyz and the market routes say PROVIDE
   t.equal(market.status, 503)
   t.match(market.body.error, { code: 'PROVIDER_DOWN', detail: { reason: 'VENUE_UNREACHABLE', stage: 'unreachable' } })
   t.match(market.header, /source=hyperliquid; quality=degraded/)
+  // Issue 33 item 5: the live venue says LIVE, and /record says honestly that it is degraded right now.
+  const down = await (await fetch(`${svc.url}/record`)).text()
+  t.match(down, /<div class="banner live degraded" role="note" data-data-kind="&quot;live&quot;"/, '/record: a LIVE banner, marked degraded')
+  t.match(down, /Now: degraded \(venue stage (starting|backfilling|unreachable|reconnecting)\)/)
+  t.match(await (await fetch(`${svc.url}/llms.txt`)).text(), '**Data: LIVE.** The venue hyperliquid, in the present.')
+  t.match((await (await fetch(`${svc.url}/.well-known/agent.json`)).json()).data, { kind: 'live', simulated: false, mode: 'present', source: 'hyperliquid' })
+  t.match(await (await fetch(`${svc.url}/.well-known/ai.txt`)).text(), '# Data: LIVE. The venue hyperliquid')
   await until('up once the venue answers', async () => (await fetch(`${svc.url}/readyz`)).status === 200, 120_000)
   // The first price after the outage may still be the backfill's, past its budget for a moment (refused, as it should
   // be); the stream's next context makes it current.
   await until('the market answers', async () => (await json(`${svc.url}/v1/market/BTC`)).status === 200, 30_000)
   t.equal((await json(`${svc.url}/v1/market/BTC`)).body.data.provenance.source, 'hyperliquid:perp', 'then the market answers with the venue\'s price')
+  const up = await (await fetch(`${svc.url}/record`)).text()
+  t.match(up, /<div class="banner live" role="note"/, 'and /record is no longer marked degraded')
+  t.match(up, 'Now: real (venue stage streaming)')
 })

@@ -34,3 +34,26 @@ t.test('a known total shows the bar with value/total', async (t) => {
   t.match(text(), /10000\/20000 ticks/)
   t.match(text(), /50%/)
 })
+
+t.test('two bars on one terminal: the newer draws, the older freezes and draws again when the newer stops', async (t) => {
+  // Issue 33 item 7: the service's warm-up bar and its bootstrap release's bars run at the same time.
+  const { stream, text } = tty()
+  const warm = startProgress('svc: warm-up', 100, 'minutes', { everyMs: 0, plain: false, stream })
+  warm.update(40)
+  const release = startProgress('svc: release read', 10, 'ticks', { everyMs: 0, plain: false, stream })
+  const atRelease = text().length
+  warm.update(60) // the warm-up goes on, silently, while the release draws
+  release.update(5)
+  release.stop()
+  const whileRelease = text().slice(atRelease, text().lastIndexOf('5/10 ticks'))
+  t.notMatch(whileRelease, /svc: warm-up/, 'nothing of the frozen bar is drawn while the newer one is')
+  t.match(text().slice(0, atRelease), /40\/100 minutes/, 'the older bar froze where it stood')
+  t.match(text().slice(text().lastIndexOf('5/10 ticks')), /svc: warm-up \[[^\]]*\] 60% \| 60\/100 minutes/, 'and draws again, at its current value, once the newer stops')
+  warm.update(100)
+  warm.stop()
+  t.match(text(), /100\/100 minutes/)
+  const before = text().length
+  const again = startProgress('next', 3, 'x', { everyMs: 0, plain: false, stream })
+  again.stop()
+  t.notMatch(text().slice(before), /svc: warm-up/, 'a stopped bar never draws again')
+})

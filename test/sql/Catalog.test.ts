@@ -252,13 +252,13 @@ t.test('a quant can run the rendered .sql in a plain DuckDB session', async (t) 
 })
 
 /** Opens the catalog in a separate process (DuckDB's locks are per process) and reports what happened. */
-function openInChild(dataDir: string, readOnly: boolean): Promise<string> {
+function openInChild(dataDir: string, readOnly: boolean, withMessage = false): Promise<string> {
   const script = `
     import { withCatalog } from ${JSON.stringify(join(SQL_DIR, 'Catalog.ts'))}
     try {
       const n = await withCatalog(${JSON.stringify(dataDir)}, { readOnly: ${readOnly} }, async (c) => (await c.query('SELECT count(*) AS n FROM ticks'))[0].n)
       process.stdout.write('ok ' + n)
-    } catch (err) { process.stdout.write(String(err.code)) }`
+    } catch (err) { process.stdout.write(String(err.code) + (${withMessage} ? ' ' + err.message : '')) }`
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'test' } })
     let out = ''
@@ -273,11 +273,14 @@ t.test('one writer or many readers: a reader is refused while the owner holds th
   await mkdir(dataDir, { recursive: true })
   const owner = await Catalog.open(dataDir, { readOnly: false })
   t.equal(await openInChild(dataDir, true), 'CATALOG_LOCKED', 'READ_ONLY open fails while a writer holds the file')
+  // The hint says which side to wait for or close (issue 33 item 7).
+  t.match(await openInChild(dataDir, true, true), /^CATALOG_LOCKED .* \(a process has it open for writing .*read the Parquet files directly, or retry once it is done\)/)
   owner.close()
   const reader = await Catalog.open(dataDir, { readOnly: true })
   const results = await Promise.all([openInChild(dataDir, true), openInChild(dataDir, true)])
   t.same(results, ['ok 0', 'ok 0'], 'any number of read-only processes at once')
   t.equal(await openInChild(dataDir, false), 'CATALOG_LOCKED', 'and no writer while readers hold it')
+  t.match(await openInChild(dataDir, false, true), /^CATALOG_LOCKED .* \(another process has it open, most likely a reader .*`duckdb -readonly`/)
   reader.close()
   t.ok((await readFile(join(dataDir, CATALOG_FILE))).length > 0)
 })

@@ -33,6 +33,8 @@ t.test('svc answer-key: show makes the first key, rotate retires it and makes th
   const lock = await DirLock.acquire(join(dataDir, 'log'), pino({ level: 'silent' }))
   const refused = await run('node', [SVC, 'answer-key', 'rotate', '--data-dir', dataDir], { env }).then(() => null, (err: { stderr: string }) => err)
   t.match(refused?.stderr, /LOG_LOCKED/, 'refused while the data folder is owned')
+  t.match(refused?.stderr, /rotate with the service stopped/, 'a hint that helps')
+  t.notMatch(refused?.stderr, /kafka/i, 'not the event log\'s advice')
   await lock.release()
   const configured = await run('node', [SVC, 'answer-key', 'rotate', '--data-dir', dataDir], { env: { ...env, SVC_ANSWER_KEY: generatePrivateKey() } }).then(() => null, (err: { stderr: string }) => err)
   t.match(configured?.stderr, /SVC_ANSWER_KEY is set/, 'refused while configuration names the key')

@@ -38,5 +38,7 @@ t.test('svc compact: waits for the record job, then merges; refused while anothe
   const locked = await run('node', [SVC, 'compact', '--data-dir', dataDir], { env }).then(() => null, (err: { stderr: string }) => err)
   t.ok(locked, 'refused')
   t.match(locked!.stderr, /SINK_LOCKED/)
+  t.match(locked!.stderr, new RegExp(`locked by live process ${process.pid} since .*a running \`svc start\` compacts every SVC_COMPACT_INTERVAL_S`), 'who holds it and what helps')
+  t.notMatch(locked!.stderr, /kafka/i, 'no advice that would not help')
   t.notMatch(locked!.stderr, /\n\s+at /, 'no stack trace')
 })

@@ -41,5 +41,9 @@ t.test('svc record build: one incremental run; a rerun writes nothing; show prin
   )
   t.ok(locked, 'refused')
   t.match(locked!.stderr, /RECORD_LOCKED/)
+  // A hint that helps (issue 33 item 7): who holds it, and what to do; Kafka shares an event log, never these files.
+  t.match(locked!.stderr, new RegExp(`locked by live process ${process.pid} since \\d{4}-`), 'names the holding process and since when')
+  t.match(locked!.stderr, /a running `svc start` runs this job every SVC_RECORD_INTERVAL_S.*reading needs no lock: `svc record show`/)
+  t.notMatch(locked!.stderr, /kafka/i, 'no advice that would not help')
   t.notMatch(locked!.stderr, /\n\s+at /, 'no stack trace')
 })

@@ -22,6 +22,7 @@ import { RecordJob } from '../../../record/RecordJob.ts'
 import type { ReleaseBody } from '../../../record/releases/body.ts'
 import { GATES, type Evaluation, type GateName, type GateVerdict } from '../../../record/releases/evaluate.ts'
 import { ReleaseStore } from '../../../record/releases/ReleaseStore.ts'
+import { DataTimeline } from '../../../product/platform/DataTimeline.ts'
 import { withServer } from '../../helpers/serving/server.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 import type { TapTest } from '../../helpers/logs.ts'
@@ -110,7 +111,10 @@ if (missing !== null) {
     const dir = await makeTempDir(t, 'svc-record-page-')
     const record = await buildRecord(t, join(dir, 'data'))
     const releases = await buildReleases(t, join(dir, 'releases'))
-    const server = await withServer(t, { services: { record, ladder: record, releases } })
+    // The simulated venue in the present, as `svc start` wires it: the page must say so where a reader looks first.
+    const dataTime = new DataTimeline({ mode: 'present', source: 'simulated', simulated: true, speed: 1, eventTime: () => Date.parse('2026-11-24T03:00:00Z'), clock: { now: () => Date.parse('2026-11-24T03:00:30Z') } })
+    dataTime.markWarm()
+    const server = await withServer(t, { services: { record, ladder: record, releases, dataTime } })
     const api = async (path: string) => ((await (await fetch(server.url + path)).json()) as { data: any }).data
 
     const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
@@ -129,6 +133,17 @@ if (missing !== null) {
     const attr = async (selector: string, name: string) => JSON.parse((await page.locator(selector).first().getAttribute(name))!) as unknown
     const all = async (selector: string, names: string[]) =>
       page.locator(selector).evaluateAll((els, ns) => els.map((el) => Object.fromEntries(ns.map((n) => [n, JSON.parse(el.getAttribute(n)!)]))), names)
+
+    await t.test('a visible SIMULATED banner above the title, from the data-time object every answer carries', async (t) => {
+      const banner = page.locator('.banner')
+      t.equal(await banner.count(), 1)
+      t.ok(await banner.isVisible(), 'visible')
+      t.match(await banner.innerText(), /^SIMULATED The built-in market generator, running in the present; not a real market/)
+      t.same(await attr('.banner', 'data-data-time'), dataTime.status(), 'the data-time object itself')
+      const box = (await banner.boundingBox())!
+      const title = (await page.locator('h1').boundingBox())!
+      t.ok(box.height > 20 && box.y < title.y, `above the title (banner at y ${box.y}, title at y ${title.y})`)
+    })
 
     await t.test('the index: composite, every component, the evidence with its window', async (t) => {
       const intel = await api('/v1/intelligence')
