@@ -9,7 +9,7 @@ import { Address, CanonicalAsset, Chain, DecisionIdOrPrefix, Open, QuestionId, S
 import { DECISION_RECORD, FEED, LINEAGE, OPEN_CLOCKS, REPLAY_RESULT, RESOLUTION, type DecisionRead } from '../../engine/schemas.ts'
 import { RISK_CANDIDATE } from '../../models/account/accountSnapshot.ts'
 import { ACCOUNT_QUESTION_IDS } from '../../models/questions/index.ts'
-import { DECISION_ID_PARAMS, FREE, env, notFound, paid } from './define.ts'
+import { CURSOR_PARAM, DECISION_ID_PARAMS, FREE, cursorOf, env, notFound, paid } from './define.ts'
 import { signRecords, signedDecision } from './signatures.ts'
 import type { HandlerContext, HandlerResult, RouteDef } from './types.ts'
 
@@ -155,10 +155,10 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
       description: 'The newest resolved decisions as chips (what was predicted, what happened, whether it matched), newest first. Free; the pollable view of resolutions.',
     },
     needs: ['ledger'],
-    request: { query: Open({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) }) },
+    request: { query: Open({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), cursor: CURSOR_PARAM }) },
     response: env(FEED),
     errors: [],
-    handler: (ctx) => andThen(ctx.need('ledger').feed({ limit: Number(ctx.query.limit) }), (chips) => ({ data: { chips } })),
+    handler: (ctx) => andThen(ctx.need('ledger').feed({ limit: Number(ctx.query.limit), cursor: cursorOf(ctx) }), (page) => ({ data: page })),
   },
   {
     id: 'decisions.create',
