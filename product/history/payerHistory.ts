@@ -10,7 +10,7 @@
 import { decodePosition, pageOf } from '../../common/pageCursor.ts'
 import type { LedgerReads } from '../../engine/LedgerReads.ts'
 import type { DecisionRecord } from '../../engine/schemas.ts'
-import type { CallView } from '../duel/schemas.ts'
+import type { CallView } from '../duel/index.ts'
 import type { HistoryItem, PayerHistory } from './schemas.ts'
 
 const HISTORY_CURSOR = 'mine'

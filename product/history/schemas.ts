@@ -1,6 +1,6 @@
 /** GET /v1/decisions/mine (docs/decisions.md, issue 33): a payer's own paid asks and duel calls, one list. */
 import { Address, DecisionId, Instant, Nullable, NullableString, Probability, StringEnum, Type, type Static } from '../../common/schema.ts'
-import { CALL_VIEW } from '../duel/schemas.ts'
+import { CALL_VIEW } from '../duel/index.ts'
 
 const Int = Type.Integer({ minimum: 0 })
 const OUTCOME = Nullable(StringEnum(['obtains', 'not', 'unresolvable']))
