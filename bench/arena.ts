@@ -144,7 +144,7 @@ export async function benchArena(opts: { payers?: number; calls?: number; durati
     engineLog = started.log
     runner = started.runner
     const engine = new EngineServices(runner)
-    const decision = (await engine.feed({ limit: 1 }))[0]
+    const decision = (await engine.feed({ limit: 1 })).chips[0]
     if (!decision) throw new Error('the engine resolved no decision over the bench tape')
     server = await Server.start({
       port: 0,

@@ -64,7 +64,7 @@ export async function benchMcp(opts: { durationSec?: number; pairs?: number; con
     },
   })
   try {
-    const decision = (await engine.feed({ limit: 1 }))[0]
+    const decision = (await engine.feed({ limit: 1 })).chips[0]
     if (!decision) throw new Error('the engine recorded no decision over the bench tape')
     const rest = `${server.url}/v1/decisions/${decision.decision_id}`
     const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_get_decision', arguments: { decision_id: decision.decision_id } } })

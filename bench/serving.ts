@@ -167,7 +167,7 @@ export async function benchServing(opts: { durationSec?: number; connections?: n
     engineLog = started.log
     runner = started.runner
     const engine = new EngineServices(runner)
-    const newestResolved = (await engine.feed({ limit: 1 }))[0]
+    const newestResolved = (await engine.feed({ limit: 1 })).chips[0]
     if (!newestResolved) throw new Error(`the engine resolved no decision over the bench tape (${JSON.stringify(runner.stats())})`)
     const { ledger } = runner.stats()
     print(`   engine over ${started.ticks} recorded ticks: ${ledger.decisions} decisions, ${ledger.outcomes} outcomes, ${(await engine.openClocks()).length} open clocks`)

@@ -24,7 +24,7 @@ import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
 import type { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
 import type { CanonicalAsset } from '../common/schema.ts'
 import type { DecisionService } from './DecisionService.ts'
-import type { DecisionRead, DecisionRecord, FeedChip, LineageBundle, OpenClock, PendingResolution, ReplayResult, ResolutionRecord, SignalCatalog, SignalEntry } from './schemas.ts'
+import type { DecisionRead, DecisionRecord, FeedPage, LineageBundle, OpenClock, PendingResolution, ReplayResult, ResolutionRecord, SignalCatalog, SignalEntry } from './schemas.ts'
 import type { LedgerReads } from './LedgerReads.ts'
 import { REFUSAL_KINDS } from '../models/QuestionModel.ts'
 
@@ -168,7 +168,7 @@ function paymentRef(p: PaidCall): PaymentRef {
 
 export class EngineServices implements LedgerReads, DecisionService {
   /** Feed and open clocks are functions of the append-only ledger (and, for clocks, the engine's now): kept per state. */
-  private feedCache: { limit: number; outcomes: number; chips: FeedChip[] } | null = null
+  private feedCache: { limit: number; outcomes: number; page: FeedPage } | null = null
   private clocksCache: { now: number | null; decisions: number; outcomes: number; clocks: OpenClock[] } | null = null
 
   private readonly engine: Engine
@@ -223,13 +223,16 @@ export class EngineServices implements LedgerReads, DecisionService {
     return clocks
   }
 
-  feed(q: { limit: number }): FeedChip[] {
+  feed(q: { limit: number; cursor?: string | null }): FeedPage {
+    const cursor = q.cursor ?? null
+    // Only the first page is cached: it is the one every poller asks for; a later page is read once by one walker.
+    if (cursor !== null) return deepFreeze(this.reads.feedPage(q.limit, cursor))
     const outcomes = this.reads.index.size.outcomes
     const c = this.feedCache
-    if (c && c.limit === q.limit && c.outcomes === outcomes) return c.chips
-    const chips = deepFreeze(this.reads.feed(q.limit))
-    this.feedCache = { limit: q.limit, outcomes, chips }
-    return chips
+    if (c && c.limit === q.limit && c.outcomes === outcomes) return c.page
+    const page = deepFreeze(this.reads.feedPage(q.limit, null))
+    this.feedCache = { limit: q.limit, outcomes, page }
+    return page
   }
 
   // ------------------------------------------------------------ DecisionService

@@ -119,14 +119,32 @@ export class LedgerIndex {
     return [...this.unresolved].map((id) => this.decisions.get(id)!)
   }
 
-  /** Outcomes, newest resolved first (resolved_at desc, then decision_id desc). */
-  feed(limit: number): LedgerOutcome[] {
+  /**
+   * Outcomes, newest resolved first (resolved_at desc, then decision_id desc); with `before`, only those strictly after
+   * that position in this order (a page's cursor). The key never changes once written and is unique, so a walk by it
+   * lists each outcome present when the walk began exactly once, whatever arrives meanwhile (a late outcome lands
+   * either behind the walk's position, and is listed once, or ahead of it, for the next walk from the top).
+   */
+  feed(limit: number, before: { resolved_at: string; decision_id: string } | null = null): LedgerOutcome[] {
     if (!this.feedSorted) {
-      this.feedList.sort((a, b) => (a.resolved_at < b.resolved_at ? -1 : a.resolved_at > b.resolved_at ? 1 : a.decision_id < b.decision_id ? -1 : a.decision_id > b.decision_id ? 1 : 0))
+      this.feedList.sort((a, b) => byKey(a.resolved_at, b.resolved_at) || byKey(a.decision_id, b.decision_id))
       this.feedSorted = true
     }
+    // The first index whose key is not below `before` (the list is ascending): everything under it is older.
+    let end = this.feedList.length
+    if (before !== null) {
+      let lo = 0
+      let hi = this.feedList.length
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        const o = this.feedList[mid]!
+        if ((byKey(o.resolved_at, before.resolved_at) || byKey(o.decision_id, before.decision_id)) < 0) lo = mid + 1
+        else hi = mid
+      }
+      end = lo
+    }
     const out: LedgerOutcome[] = []
-    for (let i = this.feedList.length - 1; i >= 0 && out.length < limit; i--) out.push(this.feedList[i]!)
+    for (let i = end - 1; i >= 0 && out.length < limit; i--) out.push(this.feedList[i]!)
     return out
   }
 

@@ -3,7 +3,7 @@
  * model call. EngineServices implements it over the running engine; tests use in-memory doubles.
  */
 import type { MaybePromise } from '../common/MaybePromise.ts'
-import type { DecisionRead, FeedChip, LineageBundle, OpenClock, PendingResolution, ResolutionRecord } from './schemas.ts'
+import type { DecisionRead, FeedPage, LineageBundle, OpenClock, PendingResolution, ResolutionRecord } from './schemas.ts'
 
 export interface LedgerReads {
   getDecision(decisionId: string): MaybePromise<DecisionRead | null>
@@ -14,6 +14,10 @@ export interface LedgerReads {
   resolution(decisionId: string): Promise<ResolutionRecord | PendingResolution | null>
   /** Soonest horizon_end first; degraded upstream throws ServiceError STALE_DATA or PROVIDER_DOWN. */
   openClocks(): MaybePromise<OpenClock[]>
-  /** Newest resolved first. */
-  feed(q: { limit: number }): MaybePromise<FeedChip[]>
+  /**
+   * Newest resolved first, one page: the chips after the position `cursor` names (a previous page's next_cursor; absent
+   * or null: from the newest) and the cursor of the last one (null at the end); a cursor it did not issue is a 400
+   * VALIDATION / INVALID_CURSOR.
+   */
+  feed(q: { limit: number; cursor?: string | null }): MaybePromise<FeedPage>
 }

@@ -12,7 +12,11 @@ import { isClaim, type LedgerIndex } from './LedgerIndex.ts'
 import type { LiveFeatures } from './LiveFeatures.ts'
 import { QuestionCatalog } from './QuestionCatalog.ts'
 import type { Replayer } from './Replayer.ts'
-import type { FeedChip, OpenClock, ResolutionRead, Verified } from './schemas.ts'
+import type { FeedChip, FeedPage, OpenClock, ResolutionRead, Verified } from './schemas.ts'
+import { decodePosition, pageOf } from '../common/pageCursor.ts'
+
+/** The feed's cursor: the last chip's (resolved_at, decision_id), the key it is ordered by. */
+const FEED_CURSOR = 'feed'
 
 /** The lineage of one ledger row (EngineServices renders its public bundle). */
 export interface Lineage {
@@ -105,9 +109,16 @@ export class LedgerView {
     return out.sort((a, b) => (a.horizon_end < b.horizon_end ? -1 : a.horizon_end > b.horizon_end ? 1 : a.decision_id < b.decision_id ? -1 : 1))
   }
 
+  /** One page of feed chips, newest resolved first, after the position `cursor` names (null: from the newest). */
+  feedPage(limit: number, cursor: string | null): FeedPage {
+    const before = cursor === null ? null : decodePosition(FEED_CURSOR, cursor, ['string', 'string'] as const)
+    const page = pageOf(FEED_CURSOR, this.feed(limit + 1, before === null ? null : { resolved_at: before[0], decision_id: before[1] }), limit, (c) => [c.resolved_at, c.decision_id])
+    return { chips: page.items, next_cursor: page.next_cursor }
+  }
+
   /** Feed chips, newest resolved first. No wallet, no model internals. */
-  feed(limit: number): FeedChip[] {
-    return this.index.feed(limit).map((o) => {
+  feed(limit: number, before: { resolved_at: string; decision_id: string } | null = null): FeedChip[] {
+    return this.index.feed(limit, before).map((o) => {
       const d = this.index.decision(o.decision_id)!
       const choice = d.choice !== null
       const graded = o.outcome !== 'unresolvable'

@@ -162,7 +162,9 @@ export const FEED_CHIP = Type.Object(
   { additionalProperties: false },
 )
 export type FeedChip = Static<typeof FEED_CHIP>
-export const FEED = Type.Object({ chips: Type.Array(FEED_CHIP) }, { additionalProperties: false })
+/** next_cursor: the position of the last chip, to pass as `cursor` for the older chips after it; null at the end. */
+export const FEED = Type.Object({ chips: Type.Array(FEED_CHIP), next_cursor: NullableString }, { additionalProperties: false })
+export type FeedPage = Static<typeof FEED>
 
 /** Spec, GET /v1/signals: "the eleven questions, each available or blocked with its exact reason ... includes sample_hours_by_asset". */
 /** One asset's sale-gate verdict as /v1/signals shows it. */

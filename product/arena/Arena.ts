@@ -473,8 +473,8 @@ export class Arena {
     return this.projection.card(publicId, this.clock.now())
   }
 
-  notifications(payer: string) {
-    return this.projection.notifications(payer)
+  notifications(payer: string, q: { limit?: number; cursor?: string | null } = {}) {
+    return this.projection.notifications(payer, q)
   }
 
   preferences(payer: string) {

@@ -7,6 +7,9 @@
  * lookup and a slice.
  */
 import { deepFreeze } from '../../common/deepFreeze.ts'
+import { encodeCursor } from '../../common/Cursor.ts'
+import { CURSOR_FIELD, decodePosition, pageOf } from '../../common/pageCursor.ts'
+import { ServiceError } from '../../common/ServiceError.ts'
 import type { CallGraded, CallLocked } from '../duel/index.ts'
 import type { ArenaSettingRow } from '../../pipeline/records/arenaSettingRecord.ts'
 import type { ExperienceRow } from '../../pipeline/records/experienceRecord.ts'
@@ -33,6 +36,8 @@ export const NOTIFICATION_KINDS = ['call_resolved', 'quest_complete', 'badge_ear
 const KIND_NAMES = new Map<string, string>(NOTIFICATION_KINDS.map((k) => [k, k]))
 
 export const FEED_LIMIT = 50
+/** The notification history's cursor scope: positions are [payer, id]; a page lists the ids below it. */
+const NOTIFICATIONS_CURSOR = 'notifications'
 export const SEASON_BOARD_LIMIT = 50
 export const RECENT_COMPLETIONS = 10
 
@@ -526,22 +531,48 @@ export class ArenaProjection implements StateStore {
     return s.preferences[kind] !== false
   }
 
-  /** Unread first, then newest first; at most 50; kinds switched off in the preferences are left out (and uncounted). */
-  notifications(payer: string) {
+  /**
+   * Without a cursor, the inbox: unread first, then newest first; at most `limit` (50); kinds switched off in the
+   * preferences are left out (and uncounted). The inbox's order moves as rows are read, so it cannot be walked; its
+   * next_cursor (null when it shows every row) starts the history instead: every row, read or not, newest first by id
+   * (the payer's own ordinal, assigned in append order, so new rows only extend it), each page after the id its cursor
+   * names. The history's first page therefore repeats rows the inbox showed. A cursor of another payer is refused.
+   */
+  notifications(payer: string, q: { limit?: number; cursor?: string | null } = {}) {
+    const limit = q.limit ?? FEED_LIMIT
     const s = this.peek(payer)
-    if (!s) return { payer: lower(payer), unread_count: 0, notifications: [] }
+    const before = q.cursor ? decodePosition(NOTIFICATIONS_CURSOR, q.cursor, ['string', 'number'] as const) : null
+    if (before !== null && before[0] !== lower(payer)) {
+      throw new ServiceError('VALIDATION', { message: `${CURSOR_FIELD}: a cursor of another payer's notifications`, detail: { reason: 'INVALID_CURSOR', field: CURSOR_FIELD } })
+    }
+    if (!s) return { payer: lower(payer), unread_count: 0, notifications: [], next_cursor: null }
     const unread: NotificationRow[] = []
     const read: NotificationRow[] = []
+    const history: NotificationRow[] = []
     for (let i = s.notifications.length - 1; i >= 0; i--) {
       const n = s.notifications[i]!
       if (!this.enabled(s, n.kind)) continue
       ;(s.readAt.has(n.id) ? read : unread).push(n)
+      if (before !== null && n.id < before[1]) history.push(n)
     }
-    const rows = [...unread.slice(0, FEED_LIMIT), ...read.slice(0, Math.max(0, FEED_LIMIT - unread.length))]
+    let rows: NotificationRow[]
+    let next_cursor: string | null
+    if (before === null) {
+      rows = [...unread.slice(0, limit), ...read.slice(0, Math.max(0, limit - unread.length))]
+      const newest = s.notifications.at(-1)
+      next_cursor = rows.length < unread.length + read.length && newest ? encodeCursor(NOTIFICATIONS_CURSOR, [s.payer, newest.id + 1]) : null
+    } else {
+      // Ids are appended in order, but a rebuilt journal's order is the log's: sort rather than trust it.
+      history.sort((a, b) => b.id - a.id)
+      const page = pageOf(NOTIFICATIONS_CURSOR, history, limit, (n) => [s.payer, n.id])
+      rows = page.items
+      next_cursor = page.next_cursor
+    }
     return {
       payer: s.payer,
       unread_count: unread.length,
       notifications: rows.map((n) => ({ id: n.id, kind: n.kind, ref: n.ref, payload: n.payload, created_at: n.created_at, read_at: s.readAt.get(n.id) ?? null })),
+      next_cursor,
     }
   }
 

@@ -130,6 +130,8 @@ export const NOTIFICATION_FEED = Type.Object({
   notifications: Type.Array(Type.Object({
     id: Type.Integer({ minimum: 1 }), kind: Type.String(), ref: Type.String(), payload: JsonObject, created_at: Instant, read_at: NullableInstant,
   })),
+  /** The inbox's: the start of the history (every row newest first by id); a history page's: the page after it. Null at the end. */
+  next_cursor: Nullable(Type.String()),
 })
 
 export const READ_RESULT = Type.Object({ payer: Address, marked: Int, unread_count: Int })

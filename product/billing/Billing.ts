@@ -14,7 +14,8 @@ export interface Billing {
   scoutGrant(payer: string): Promise<{ granted: boolean; balance_credits: number }>
   scoutStatus(payer: string): unknown
   credits(payer: string): unknown
-  draws(payer: string, limit: number): unknown
+  /** Newest first, one page after `cursor` (a previous page's next_cursor; null: the newest). */
+  draws(payer: string, limit: number, cursor: string | null): unknown
   /** Throws OPS_UNSET (no token wired) or OPS_FORBIDDEN (missing or wrong x-svc-ops). */
   requireOperator(token: string | undefined): void
   grant(input: { payer: string; credits: number; ref: string }): Promise<unknown>

@@ -97,9 +97,9 @@ export class BillingService implements Billing {
     return { payer, balance_credits: this.ledger.balance(payer), lots: this.ledger.lots(payer) }
   }
 
-  draws(payer: string, limit: number): { payer: string; count: number; draws: Omit<DrawView, 'payer'>[] } {
-    const { count, draws } = this.ledger.draws(payer, limit)
-    return { payer, count, draws: draws.map(({ payer: _p, ...d }) => d) }
+  draws(payer: string, limit: number, cursor: string | null = null): { payer: string; count: number; draws: Omit<DrawView, 'payer'>[]; next_cursor: string | null } {
+    const { count, draws, next_cursor } = this.ledger.draws(payer, limit, cursor)
+    return { payer, count, draws: draws.map(({ payer: _p, ...d }) => d), next_cursor }
   }
 
   private async purchase(kind: 'pack' | 'plan', id: string, credits: number, lifetimeDays: number, payer: string, payment: PaidCall, unit: UnitOfWork, price: Price) {

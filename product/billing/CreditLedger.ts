@@ -32,6 +32,8 @@ import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import { childLogger } from '../../common/logger.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
+import { encodeCursor } from '../../common/Cursor.ts'
+import { CURSOR_FIELD, decodePosition } from '../../common/pageCursor.ts'
 import type { Clock } from '../../common/Clock.ts'
 import { JUDGMENT_FLOOR_CREDITS } from './pricing.ts'
 import { QUESTIONS, questionById } from '../../models/questions/index.ts'
@@ -139,6 +141,9 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 /** The snapshot rows' schema: one draw row each (DRAW_RECORD_SCHEMA), payers in key order, each payer's in journal order. */
 export const CREDIT_STATE_SCHEMA = 1
+
+/** The draws list's cursor scope: its positions are [place in the payer's rows, row id]. */
+const DRAWS_CURSOR = 'draws'
 
 export class CreditLedger implements StateStore {
   readonly name = 'billing.credits'
@@ -516,16 +521,30 @@ export class CreditLedger implements StateStore {
       }))
   }
 
-  /** A payer's rows newest first, reversed_at derived from the refund rows (never stored). */
-  draws(payer: string, limit: number): { count: number; draws: DrawView[] } {
+  /**
+   * A payer's rows newest first, reversed_at derived from the refund rows (never stored); with `cursor` (a previous
+   * page's next_cursor), the rows after the one it names. The cursor is that row's place in the payer's journal order
+   * (its key keeps one payer's rows in order; rows are only appended) and its id: new rows only extend the order, so a
+   * walk lists each row present when it began exactly once. A place that no longer holds the id (the order rebuilt
+   * after a restart, where acknowledgement and journal order may differ) is found again by the id; an id this payer
+   * does not have (another payer's cursor) is refused as INVALID_CURSOR.
+   */
+  draws(payer: string, limit: number, cursor: string | null = null): { count: number; draws: DrawView[]; next_cursor: string | null } {
     const rows = this.state(payer).rows.filter((r) => r.kind !== 'answer')
+    let end = rows.length
+    if (cursor !== null) {
+      const [at, id] = decodePosition(DRAWS_CURSOR, cursor, ['number', 'string'] as const)
+      end = rows[at]?.id === id ? at : rows.findIndex((r) => r.id === id)
+      if (end < 0) throw new ServiceError('VALIDATION', { message: `${CURSOR_FIELD}: not a cursor of this payer's draws`, detail: { reason: 'INVALID_CURSOR', field: CURSOR_FIELD } })
+    }
     const out: DrawView[] = []
-    for (let i = rows.length - 1; i >= 0 && out.length < limit; i--) {
+    for (let i = end - 1; i >= 0 && out.length < limit; i--) {
       const r = rows[i]!
       const refund = r.kind === 'debit' ? this.debits.get(r.ref)?.refunds.find((f) => f.lot_id === r.lot_id) : undefined
       out.push({ ...r, reversed_at: refund ? refund.created_at : null })
     }
-    return { count: rows.length, draws: out }
+    const last = end - out.length
+    return { count: rows.length, draws: out, next_cursor: last > 0 && out.length > 0 ? encodeCursor(DRAWS_CURSOR, [last, rows[last]!.id]) : null }
   }
 
   /** Every payer's rows (for the surge meter); journal order per payer. */

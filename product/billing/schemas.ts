@@ -2,7 +2,7 @@
  * The billing domain's public shapes (spec, Billing resources; GET /v1/pricing and its ladder object), each one
  * TypeBox schema with its type inferred from it.
  */
-import { Address, Instant, JsonObject, Nullable, NullableInstant, NullableNumber, QuestionId, StringEnum, Type } from '../../common/schema.ts'
+import { Address, Instant, JsonObject, Nullable, NullableInstant, NullableNumber, NullableString, QuestionId, StringEnum, Type } from '../../common/schema.ts'
 import { ENDPOINT_PRICES, PACKS, PLANS } from './pricing.ts'
 
 const Strict = { additionalProperties: false } as const
@@ -54,7 +54,8 @@ export const DRAW = Type.Object({
   reversed_at: NullableInstant,
 })
 
-export const DRAWS = Type.Object({ payer: Address, count: Int, draws: Type.Array(DRAW) }, Strict)
+/** next_cursor: pass it as `cursor` for the older rows after this page; null at the end. count: all the payer's rows. */
+export const DRAWS = Type.Object({ payer: Address, count: Int, draws: Type.Array(DRAW), next_cursor: NullableString }, Strict)
 
 /**
  * Spec: "Pack purchase result | base_price_usd (alias price_usd) = rung-0 list price; current_price_usd = amount quoted

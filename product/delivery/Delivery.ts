@@ -12,5 +12,5 @@ export type Delivery = Pick<
   | 'pushConfig' | 'registerDevice' | 'listDevices' | 'disableDevice'
   | 'setFollow' | 'listFollows' | 'removeFollow'
   | 'createAlert' | 'listAlerts' | 'deleteAlert'
-  | 'recordAskIn' | 'recordContact'
+  | 'recordAskIn' | 'recordContact' | 'asksOf'
 >

@@ -140,6 +140,8 @@ export class DeliveryBook {
   readonly followsBySubject = new Map<string, FollowState[]>()
   readonly alertsBySubject = new Map<string, AlertState[]>()
   readonly asks = new Map<string, string>()
+  /** The inverse of `asks`: the decisions each payer asked (first payer per decision, as `asks`). */
+  readonly asksByPayer = new Map<string, string[]>()
   /** Recorded contacts by contact id (the first record of each). */
   readonly contacts = new Map<string, ContactRow>()
   readonly deliveries = new Map<string, DeliveryProgress>()
@@ -306,7 +308,15 @@ export class DeliveryBook {
   }
 
   applyAsk(r: AskRow): void {
-    if (!this.asks.has(r.decision_id)) this.asks.set(r.decision_id, r.payer)
+    this.addAsk(r.decision_id, r.payer)
+  }
+
+  private addAsk(decisionId: string, payer: string): void {
+    if (this.asks.has(decisionId)) return
+    this.asks.set(decisionId, payer)
+    const mine = this.asksByPayer.get(payer)
+    if (mine) mine.push(decisionId)
+    else this.asksByPayer.set(payer, [decisionId])
   }
 
   applyAttempt(r: AttemptRow): void {
@@ -439,7 +449,7 @@ export class DeliveryBook {
           break
         case 'ask':
           need(typeof a === 'string' && typeof b === 'string', 'ask')
-          apply.push(() => this.asks.set(a, b))
+          apply.push(() => this.addAsk(a, b))
           break
         case 'contact':
           need(isObject(a) && typeof a.contact_id === 'string' && typeof a.contact === 'string', 'contact')

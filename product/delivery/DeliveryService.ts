@@ -265,6 +265,11 @@ export class DeliveryService {
     return this.registrations.deleteAlert(payer, alertId)
   }
 
+  /** The decisions `payer` asked and paid for (delivery.asks), in no particular order. */
+  asksOf(payer: string): readonly string[] {
+    return this.book.asksByPayer.get(payer.toLowerCase()) ?? []
+  }
+
   recordAskIn(unit: UnitOfWork, payment: PaidCall, decisionId: string): void {
     this.registrations.recordAskIn(unit, payment, decisionId)
   }

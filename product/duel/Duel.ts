@@ -6,7 +6,7 @@
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
 import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { CallEvents } from './CallEvents.ts'
-import type { AggregateBoard, BoardWindow, CrowdBenchmark, LockedCall, OptInView, PersonalScoreboard, PublicBoard } from './schemas.ts'
+import type { AggregateBoard, BoardWindow, CallView, CrowdBenchmark, LockedCall, OptInView, PersonalScoreboard, PublicBoard } from './schemas.ts'
 
 export interface LockCallInput {
   payer: string
@@ -28,6 +28,8 @@ export interface Duel {
   lockCall(input: LockCallInput, payment: PaidCall, unit: UnitOfWork): Promise<LockedCall | null>
   /** GET /v1/calls: the payer's personal scoreboard (an unknown payer has an empty record, accuracies null). */
   scoreboard(payer: string): PersonalScoreboard
+  /** Every call of the payer with its grade, in the order locked (GET /v1/decisions/mine lists them with the asks). */
+  callsOf(payer: string): CallView[]
   /** GET /v1/calls/scoreboard: opted-in payers with at least 10 graded calls, and the asking payer's standing. */
   aggregateBoard(payer: string): AggregateBoard
   /** GET /v1/scoreboard: the public board by abbreviated handle. */

@@ -253,6 +253,10 @@ export class DuelService implements Duel {
     }
   }
 
+  callsOf(payerAddress: string): CallView[] {
+    return (this.book.payer(payerAddress.toLowerCase())?.calls ?? []).map((c) => this.view(c))
+  }
+
   scoreboard(payerAddress: string): PersonalScoreboard {
     const payer = payerAddress.toLowerCase()
     const t = this.book.payer(payer)

@@ -3,3 +3,5 @@
  */
 export type { CallEvents, CallGraded, CallLocked, CallSide } from './CallEvents.ts'
 export { handleOf } from './handles.ts'
+/** A call as the routes show it (the payer's own list, product/history, lists them beside the asks). */
+export { CALL_VIEW, type CallView } from './schemas.ts'

@@ -12,7 +12,8 @@ import {
   AGENT_RESULT, CARD, LEADERBOARD, LEVELS_DOC, NEXT_ACTION, NOTIFICATION_FEED, NotificationKind, OPT_IN_RESULT, PREFERENCES, PROFILE, QUEST_BOARD,
   READ_RESULT, SEASON,
 } from '../../product/arena/schemas.ts'
-import { FREE, PAYER_IN_ARENA, callerPayer, env } from './define.ts'
+import { FEED_LIMIT } from '../../product/arena/ArenaProjection.ts'
+import { CURSOR_PARAM, FREE, PAYER_IN_ARENA, callerPayer, cursorOf, env } from './define.ts'
 import type { RouteDef } from './types.ts'
 
 const PAYER_EITHER = {
@@ -204,15 +205,18 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     id: 'arena.notifications',
     method: 'GET',
     path: '/v1/arena/notifications',
-    summary: 'The notification feed: unread first, then newest, at most 50, with unread_count',
+    summary: 'The notification feed: unread first, then newest, at most 50, with unread_count; next_cursor pages the whole history newest first',
     tags: ['arena'],
     pay: FREE,
     payer: PAYER_IN_ARENA,
     needs: ['arena'],
-    request: PAYER_EITHER,
+    request: {
+      headers: PAYER_EITHER.headers,
+      query: Open({ payer: Type.Optional(Address), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FEED_LIMIT, default: FEED_LIMIT })), cursor: CURSOR_PARAM }),
+    },
     response: env(NOTIFICATION_FEED),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('arena').notifications(callerPayer(ctx, 'payer', 'query')) }),
+    handler: (ctx) => ({ data: ctx.need('arena').notifications(callerPayer(ctx, 'payer', 'query'), { limit: Number(ctx.query.limit), cursor: cursorOf(ctx) }) }),
   },
   {
     id: 'arena.notifications.read',

@@ -13,7 +13,7 @@ import {
   BASE_NETWORK, MAX_TIMEOUT_SECONDS, USDC_BASE, USDC_BASE_EXTRA, X402_VERSION, encodeHeader, type PaymentRequired,
 } from '../payments/x402.ts'
 import { NO_TOP_UP_RAIL } from '../payments/RailRouter.ts'
-import { FREE, PAYER_HEADER, PAYER_IN_HEADER, env, paid, fee } from './define.ts'
+import { CURSOR_PARAM, FREE, PAYER_HEADER, PAYER_IN_HEADER, cursorOf, env, paid, fee } from './define.ts'
 import type { HandlerContext, RouteDef } from './types.ts'
 
 const PAYER_QUERY = Open({ payer: Address })
@@ -76,10 +76,10 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
     pay: FREE,
     payer: { header: 'x-svc-payer', field: 'query' },
     needs: ['billing'],
-    request: { query: Open({ payer: Address, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })) }) },
+    request: { query: Open({ payer: Address, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })), cursor: CURSOR_PARAM }) },
     response: env(DRAWS),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('billing').draws(String(ctx.query.payer), Number(ctx.query.limit)) }),
+    handler: (ctx) => ({ data: ctx.need('billing').draws(String(ctx.query.payer), Number(ctx.query.limit), cursorOf(ctx)) }),
   },
   {
     id: 'billing.grants',

@@ -1,6 +1,7 @@
 /**
  * Decision routes (spec, Decisions, ledger and duel): the free ledger reads (a decision, the latest one, its
- * resolution, its lineage, replay, open clocks, the feed) and the paid asks (a decision, the next one). Transport
+ * resolution, its lineage, replay, open clocks, the feed), the payer's own asks and calls, and the paid asks (a
+ * decision, the next one). Transport
  * only: the answers and their meta come from the engine (engine/EngineServices.ts decisionAnswer), every decision record
  * signed beside it (./signatures.ts).
  */
@@ -9,7 +10,9 @@ import { Address, CanonicalAsset, Chain, DecisionIdOrPrefix, Open, QuestionId, S
 import { DECISION_RECORD, FEED, LINEAGE, OPEN_CLOCKS, REPLAY_RESULT, RESOLUTION, type DecisionRead } from '../../engine/schemas.ts'
 import { RISK_CANDIDATE } from '../../models/account/accountSnapshot.ts'
 import { ACCOUNT_QUESTION_IDS } from '../../models/questions/index.ts'
-import { DECISION_ID_PARAMS, FREE, env, notFound, paid } from './define.ts'
+import { CURSOR_PARAM, DECISION_ID_PARAMS, FREE, callerPayer, cursorOf, env, notFound, paid } from './define.ts'
+import { payerHistory } from '../../product/history/payerHistory.ts'
+import { PAYER_HISTORY } from '../../product/history/schemas.ts'
 import { signRecords, signedDecision } from './signatures.ts'
 import type { HandlerContext, HandlerResult, RouteDef } from './types.ts'
 
@@ -38,6 +41,30 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
     handler: async (ctx) => {
       const read = await ctx.need('ledger').latestDecision({ question_id: String(ctx.query.question_id), asset: String(ctx.query.asset) })
       return read ? signedDecision(ctx, read) : notFound('DECISION_NOT_FOUND', '/query', ctx.query)
+    },
+  },
+  {
+    id: 'decisions.mine',
+    method: 'GET',
+    path: '/v1/decisions/mine',
+    summary: "The payer's own paid asks and duel calls, newest first, paged by cursor",
+    description:
+      "One row per decision the payer asked and paid for (kind ask: the verdict, probability and how it resolved) and per call it locked (kind call: the call and its grade), newest first by the decision's created_at or the call's locked_at. The payer comes from the query parameter payer or the x-svc-payer header and must be proven (sign-in-with-x or a session), as on every payer-scoped route; another payer's list is refused. next_cursor (null at the end) continues after the page's last row.",
+    tags: ['decisions'],
+    pay: FREE,
+    payer: { header: 'x-svc-payer', field: 'query' },
+    needs: ['ledger', 'duel', 'delivery'],
+    request: {
+      headers: Type.Object({ 'x-svc-payer': Type.Optional(Address) }),
+      query: Open({ payer: Type.Optional(Address), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), cursor: CURSOR_PARAM }),
+    },
+    response: env(PAYER_HISTORY),
+    errors: [],
+    handler: async (ctx) => {
+      const delivery = ctx.need('delivery')
+      const duel = ctx.need('duel')
+      const sources = { asks: (p: string) => delivery.asksOf(p), calls: (p: string) => duel.callsOf(p), ledger: ctx.need('ledger') }
+      return { data: await payerHistory(sources, callerPayer(ctx, 'x-svc-payer', 'query'), { limit: Number(ctx.query.limit), cursor: cursorOf(ctx) }) }
     },
   },
   {
@@ -155,10 +182,10 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
       description: 'The newest resolved decisions as chips (what was predicted, what happened, whether it matched), newest first. Free; the pollable view of resolutions.',
     },
     needs: ['ledger'],
-    request: { query: Open({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) }) },
+    request: { query: Open({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), cursor: CURSOR_PARAM }) },
     response: env(FEED),
     errors: [],
-    handler: (ctx) => andThen(ctx.need('ledger').feed({ limit: Number(ctx.query.limit) }), (chips) => ({ data: { chips } })),
+    handler: (ctx) => andThen(ctx.need('ledger').feed({ limit: Number(ctx.query.limit), cursor: cursorOf(ctx) }), (page) => ({ data: page })),
   },
   {
     id: 'decisions.create',

@@ -22,6 +22,19 @@ export const PAYER_HEADER = Type.Object({ 'x-svc-payer': Address })
 export const PAYER_IN_HEADER = { header: 'x-svc-payer' } as const satisfies PayerSource
 export const PAYER_IN_ARENA = { header: 'payer', field: 'query' } as const satisfies PayerSource
 
+/**
+ * The query parameter of every paged list: a previous page's next_cursor (opaque, common/Cursor.ts). Its contents are
+ * the list's to check (400 VALIDATION / INVALID_CURSOR); the schema only bounds it as Cursor.ts does.
+ */
+export const CURSOR_PARAM = Type.Optional(
+  Type.String({ minLength: 1, maxLength: 1024, description: "A previous page's next_cursor: the page after it. Opaque; absent: the first page." }),
+)
+
+/** The cursor a paged list was given, or null for its first page. */
+export function cursorOf(ctx: HandlerContext): string | null {
+  return typeof ctx.query.cursor === 'string' ? ctx.query.cursor : null
+}
+
 /** The spec's typed 404 for an id or symbol that names nothing. */
 export function notFound(code: 'DECISION_NOT_FOUND' | 'ASSET_NOT_FOUND', field: string, value: unknown): never {
   throw new ServiceError(code, { detail: { field, value } })

@@ -96,6 +96,7 @@ const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<s
   'contacts.create': { body: { contact: 'walker@example.com', consent: true, source: 'walker' } },
   'calls.lock': { body: { decision_id: RESOLVED_ID, call: 'obtains' }, headers: { 'x-svc-payer': PAYER } },
   'calls.scoreboard.personal': { query: `payer=${PAYER}` },
+  'decisions.mine': { query: `payer=${PAYER}&limit=5` },
   'calls.scoreboard.aggregate': { headers: { 'x-svc-payer': PAYER } },
   'calls.opt_in': { body: { payer: PAYER, opt_in: true } },
   'scoreboard.public': { query: 'window=7d' },

@@ -9,8 +9,9 @@ import { QUESTIONS } from '../../../models/questions/index.ts'
 import type { CurveWindow, IntelligenceRead, RecordReads } from '../../../record/MeasuredRecord.ts'
 import { UNMEASURED_LADDER } from '../../../product/billing/pricing.ts'
 import type { CalibrationReport, Curve, QuestionPrior } from '../../../record/schemas.ts'
-import type { DecisionRead, DecisionRecord, FeedChip, LineageBundle, OpenClock, PendingResolution, ResolutionRecord, SignalCatalog, ReplayResult } from '../../../engine/schemas.ts'
+import type { DecisionRead, DecisionRecord, FeedPage, LineageBundle, OpenClock, PendingResolution, ResolutionRecord, SignalCatalog, ReplayResult } from '../../../engine/schemas.ts'
 import type { LedgerReads } from '../../../engine/LedgerReads.ts'
+import { decodePosition, pageOf } from '../../../common/pageCursor.ts'
 import type { LiqHours, MarketCapList, MarketSnapshot, Universe } from '../../../product/market/schemas.ts'
 import type { MarketData } from '../../../product/market/MarketData.ts'
 import type { ProviderHealthRow, ProviderRegistry } from '../../../product/platform/schemas.ts'
@@ -147,7 +148,7 @@ export class MemoryLedger implements LedgerReads, RecordReads {
 
   /** Base rates over the chips this ledger holds (the same counting rule as the engine: unresolvable excluded). */
   async priors(): Promise<QuestionPrior[]> {
-    const chips = (await this.feed({ limit: Number.MAX_SAFE_INTEGER })).filter((c) => c.status !== 'unresolvable')
+    const chips = (await this.feed({ limit: Number.MAX_SAFE_INTEGER })).chips.filter((c) => c.status !== 'unresolvable')
     const ids = [...new Set(chips.map((c) => c.question_id))]
     return ids.map((question_id) => {
       const rows = chips.filter((c) => c.question_id === question_id)
@@ -172,10 +173,13 @@ export class MemoryLedger implements LedgerReads, RecordReads {
     })
   }
 
-  async feed(q: { limit: number }): Promise<FeedChip[]> {
-    return [...this.resolutions.values()]
-      .sort((a, b) => b.resolved_at.localeCompare(a.resolved_at))
-      .slice(0, q.limit)
+  /** The engine's order and cursor (engine/LedgerView.ts): (resolved_at, decision_id) descending. */
+  async feed(q: { limit: number; cursor?: string | null }): Promise<FeedPage> {
+    const before = q.cursor ? decodePosition('feed', q.cursor, ['string', 'string'] as const) : null
+    const key = (c: { resolved_at: string; decision_id: string }) => `${c.resolved_at}|${c.decision_id}`
+    const chips = [...this.resolutions.values()]
+      .sort((a, b) => key(b).localeCompare(key(a)))
+      .filter((r) => before === null || key(r) < `${before[0]}|${before[1]}`)
       .map((r) => {
         const d = this.decisions.get(r.decision_id)!
         const realized = r.outcome === 'unresolvable' ? null : r.outcome === 'obtains' ? d.choice?.choice_id ?? null : 'range'
@@ -186,6 +190,8 @@ export class MemoryLedger implements LedgerReads, RecordReads {
           status: r.outcome, resolved_at: r.resolved_at, horizon_end: d.horizon_end,
         }
       })
+    const page = pageOf('feed', chips, q.limit, (c) => [c.resolved_at, c.decision_id])
+    return { chips: page.items, next_cursor: page.next_cursor }
   }
 }
 
@@ -326,6 +332,7 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
     },
     checkCall: () => ({}),
     lockCall: unreachable,
+    callsOf: () => [],
     scoreboard: (payer) => ({
       payer: payer.toLowerCase(), opt_in: false, calls: 0, graded: 0, open: 0, void: 0, correct: 0, house_correct: 0,
       player_accuracy: null, house_accuracy: null, player_brier: null, house_brier: null, recent: [],

@@ -182,3 +182,32 @@ t.test('money never buys rank: buying packs and plans leaves XP, rank and boards
   await arena.idle()
   t.same(await snapshot(), before, 'identical XP, rank and boards')
 })
+
+t.test('notifications: the inbox hands a cursor into the history, walked newest first by id, each row once', async (t) => {
+  const E = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
+  for (let i = 0; i < 20; i++) events.grade(events.lock(E, T0 + 9000 + i * 1000, { asset: (['BTC', 'ETH', 'SOL'] as const)[i % 3] }), T0 + H + 9000 + i, i % 4 === 0 ? 'wrong' : 'correct')
+  await arena.idle()
+  const whole = (await call('GET', '/v1/arena/notifications', undefined, { payer: E })).body.data
+  t.ok(whole.notifications.length > 20 && whole.notifications.length < 50, `${whole.notifications.length} notifications`)
+  t.equal(whole.next_cursor, null, 'an inbox that shows every row has no cursor')
+  // Some read, some not: the inbox order (unread first) is not the history's.
+  const readIds = whole.notifications.filter((n: { id: number }) => n.id % 3 === 0).map((n: { id: number }) => n.id)
+  await call('POST', '/v1/arena/notifications/read', { payer: E, ids: readIds })
+  const inbox = (await call('GET', `/v1/arena/notifications?payer=${E}&limit=6`)).body.data
+  t.equal(inbox.notifications.length, 6)
+  t.ok(inbox.notifications.every((n: { read_at: string | null }) => n.read_at === null), 'the inbox still shows unread rows first')
+  t.type(inbox.next_cursor, 'string')
+  const seen: number[] = []
+  let cursor: string | null = inbox.next_cursor
+  while (cursor !== null) {
+    const page: any = (await call('GET', `/v1/arena/notifications?payer=${E}&limit=6&cursor=${cursor}`)).body.data
+    seen.push(...page.notifications.map((n: { id: number }) => n.id))
+    cursor = page.next_cursor
+    // New notifications while walking get ids above the walk's start: never listed by it.
+    events.grade(events.lock(E, T0 + 90_000 + seen.length, { asset: 'BTC' }), T0 + H + 90_000 + seen.length, 'correct')
+    await arena.idle()
+  }
+  t.same(seen, whole.notifications.map((n: { id: number }) => n.id).sort((a: number, b: number) => b - a), 'every row present at the start, once, newest first by id')
+  const other = await call('GET', `/v1/arena/notifications?payer=${A}&cursor=${inbox.next_cursor}`, undefined, { payer: A })
+  t.match([other.status, other.body.error.detail], [400, { reason: 'INVALID_CURSOR', field: '/query/cursor' }], "another payer's cursor is refused")
+})
