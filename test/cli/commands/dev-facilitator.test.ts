@@ -51,7 +51,7 @@ async function stop(s: Shell): Promise<void> {
   } catch {
     return // the group is gone already
   }
-  const stopped = await Promise.race([s.exited.then(() => true), sleep(60_000).then(() => false)])
+  const stopped = await Promise.race([s.exited.then(() => true), sleep(60_000, false, { ref: false })])
   if (!stopped) process.kill(-child.pid!, 'SIGKILL')
 }
 
@@ -113,7 +113,7 @@ t.test('README: svc dev facilitator, the service pointed at it, and the @x402/fe
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
   await writeFile(join(dir, 'pay.mts'), snippet![1]!)
   const pay = shell(t, payLine, dir, { SVC_URL: base })
-  const code = await Promise.race([pay.exited, sleep(120_000).then(() => 'timeout')])
+  const code = await Promise.race([pay.exited, sleep(120_000, 'timeout', { ref: false })])
   t.equal(code, 0, `the script ran: ${pay.err().slice(-2000)}`)
   const [statusLine, receiptLine] = pay.out().trim().split('\n')
   const [status, pricingJson] = [statusLine!.slice(0, statusLine!.indexOf(' ')), statusLine!.slice(statusLine!.indexOf(' ') + 1)]
@@ -132,4 +132,29 @@ t.test('README: svc dev facilitator, the service pointed at it, and the @x402/fe
 
   // Stopped here, before the teardown removes the data folder the service writes into.
   await Promise.all([stop(service), stop(facilitator)])
+})
+
+t.test('svc dev facilitator: bad flags are usage errors (exit 2) naming the flag; --help lists it', async (t) => {
+  const svc = join(ROOT, 'bin/svc.js')
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, [svc, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+      let out = ''
+      let err = ''
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()))
+      child.on('exit', (code) => resolve({ code, out, err }))
+    })
+  for (const [args, names] of [
+    [['--key', '0x12'], '--key'],
+    [['--pay-to', 'nobody'], '--pay-to'],
+    [['--port', '70000'], '--port'],
+    [['--fund', '0'], '--fund'],
+  ] as const) {
+    const r = await run(['dev', 'facilitator', ...args])
+    t.equal(r.code, 2, `${args.join(' ')}: exit 2`)
+    t.match(r.err, names, 'names the flag')
+  }
+  const help = await run(['--help'])
+  t.match(help.out, /dev facilitator +Run a local x402 facilitator/)
 })
