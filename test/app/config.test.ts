@@ -50,6 +50,14 @@ t.test('SVC_ACCESS_LOG: all, off, 1, 0 or a share; anything else names the varia
   for (const bad of ['some', '1.5', '-0.1', '0.0', '10%']) t.throws(() => loadConfig({ SVC_ACCESS_LOG: bad }), { message: /environment\/SVC_ACCESS_LOG/ }, bad)
 })
 
+t.test('SVC_CORS_ORIGINS: unset is none; a comma-separated list of origins, anything else names the variable', async (t) => {
+  t.equal(loadConfig({}).SVC_CORS_ORIGINS, undefined, 'default: no CORS')
+  t.equal(loadConfig({ SVC_CORS_ORIGINS: 'https://app.example,http://localhost:5173' }).SVC_CORS_ORIGINS, 'https://app.example,http://localhost:5173')
+  for (const bad of ['app.example', 'https://app.example/', 'https://app.example/path', 'https://a.example, https://b.example', '*']) {
+    t.throws(() => loadConfig({ SVC_CORS_ORIGINS: bad }), { message: /environment\/SVC_CORS_ORIGINS/ }, bad)
+  }
+})
+
 t.test('invalid configuration names the variable, every one of them, in one line', async (t) => {
   t.throws(() => loadConfig({ SVC_LOG: 'rabbit' }), { code: 'OPTIONS_INVALID', message: /environment\/SVC_LOG/ })
   t.throws(() => loadConfig({ SVC_LOG: 'kafka' }), { code: 'OPTIONS_INVALID', message: /environment\/KAFKA_BROKERS/ })
