@@ -42,17 +42,25 @@ function shell(t: { teardown(fn: () => unknown): void }, line: string, cwd: stri
   return s
 }
 
-/** SIGTERM to the line's process group (as Ctrl-C would stop it), SIGKILL if it is still there a minute later. */
-async function stop(s: Shell): Promise<void> {
-  const { child } = s
-  if (child.exitCode !== null || child.signalCode !== null) return
+/** Whether any process of the group is still there (npm exits before the node it started has finished stopping). */
+function groupAlive(pgid: number): boolean {
   try {
-    process.kill(-child.pid!, 'SIGTERM')
+    process.kill(-pgid, 0)
+    return true
   } catch {
-    return // the group is gone already
+    return false
   }
-  const stopped = await Promise.race([s.exited.then(() => true), sleep(60_000, false, { ref: false })])
-  if (!stopped) process.kill(-child.pid!, 'SIGKILL')
+}
+
+/** SIGTERM to the line's process group (as Ctrl-C would stop it), SIGKILL if any of it is still there a minute later. */
+async function stop(s: Shell): Promise<void> {
+  const pgid = s.child.pid!
+  if (!groupAlive(pgid)) return
+  process.kill(-pgid, 'SIGTERM')
+  const end = Date.now() + 60_000
+  while (groupAlive(pgid) && Date.now() < end) await sleep(100)
+  if (groupAlive(pgid)) process.kill(-pgid, 'SIGKILL')
+  await s.exited
 }
 
 async function until<T>(s: Shell, what: string, deadlineMs: number, probe: () => Promise<T | null> | T | null): Promise<T> {
