@@ -506,6 +506,7 @@ export class ServiceApp {
         trustProxy: config.SVC_TRUST_PROXY,
         accessLog: accessLogShareOf(config),
         mcpOrigins: config.SVC_MCP_ORIGINS?.split(',') ?? [],
+        corsOrigins: config.SVC_CORS_ORIGINS?.split(',') ?? [],
         sessionTtlS: config.SVC_SESSION_TTL_S,
         rateLimits: {
           ip: { burst: config.SVC_RATE_IP_BURST, refillPerSec: config.SVC_RATE_IP_PER_S },

@@ -218,6 +218,14 @@ export const ENV_SCHEMA = Type.Object(
         description: 'comma-separated browser origins allowed to call the MCP endpoint besides its own (an Origin outside them gets 403)',
       }),
     ),
+    SVC_CORS_ORIGINS: Type.Optional(
+      Type.String({
+        pattern: '^https?://[^/,\\s]+(,https?://[^/,\\s]+)*$',
+        'x-unset': 'no CORS: no Access-Control-* header is sent and a preflight is 405 like any OPTIONS',
+        description:
+          'comma-separated browser origins (scheme://host[:port]) whose pages may call the API cross-origin: preflights answered, PAYMENT-*, RateLimit-*, x-request-id and x-svc-* headers exposed; a preflight from any other origin is 403 ORIGIN_FORBIDDEN',
+      }),
+    ),
     SVC_SESSION_TTL_S: Type.Integer({ minimum: 60, maximum: 30 * 24 * 3600, default: 24 * 3600, description: 'lifetime of a bearer session opened with a sign-in-with-x proof (POST /v1/auth/session), seconds' }),
     SVC_RATE_IP_BURST: Type.Integer({ minimum: 1, default: 60, description: 'token bucket per client IP (callers without a session): burst' }),
     SVC_RATE_IP_PER_S: Type.Number({ exclusiveMinimum: 0, default: 20, description: 'token bucket per client IP: refill per second' }),

@@ -15,6 +15,7 @@ export const ERRORS = {
   PAYMENT_REPLAYED: { status: 402, retryable: false, message: 'The payment authorization nonce was already used.' },
   PAYER_UNPROVEN: { status: 401, retryable: false, message: 'The payer named is not proven: sign in with the sign-in-with-x challenge in detail (SIGN-IN-WITH-X header) or send Authorization: Bearer <session token> for that address.' },
   OPS_FORBIDDEN: { status: 403, retryable: false, message: 'The operator credential is missing or wrong.' },
+  ORIGIN_FORBIDDEN: { status: 403, retryable: false, message: 'Browser pages of this Origin may not call the API (cross-origin access is open only to the configured origins).' },
   ROUTE_NOT_FOUND: { status: 404, retryable: false, message: 'No route matches this path.' },
   DECISION_NOT_FOUND: { status: 404, retryable: false, message: 'No decision matches this id.' },
   RELEASE_NOT_FOUND: { status: 404, retryable: false, message: 'No release matches this version.' },

@@ -36,17 +36,18 @@ export class LocalFacilitator {
     private readonly facilitator: x402Facilitator,
   ) {}
 
-  static async start(opts: { token?: SimulatedUsdc } = {}): Promise<LocalFacilitator> {
+  /** port 0 (the default) picks a free one; `svc dev facilitator` binds the port it prints. */
+  static async start(opts: { token?: SimulatedUsdc; port?: number; host?: string } = {}): Promise<LocalFacilitator> {
     const token = opts.token ?? new SimulatedUsdc()
     const facilitator = new x402Facilitator().register('eip155:8453', new ExactEvmScheme(token))
     let self: LocalFacilitator | null = null
     const server = createServer((req, res) => void self?.handle(req, res))
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
-      server.listen(0, '127.0.0.1', () => resolve())
+      server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve())
     })
     const port = (server.address() as AddressInfo).port
-    self = new LocalFacilitator(server, `http://127.0.0.1:${port}`, token, facilitator)
+    self = new LocalFacilitator(server, `http://${opts.host ?? '127.0.0.1'}:${port}`, token, facilitator)
     return self
   }
 

@@ -45,6 +45,8 @@ export class SimulatedUsdc {
   readonly transfers: SimulatedTransfer[] = []
   private readonly used = new Set<string>()
   private readonly receipts = new Map<string, { status: 'success' | 'reverted' }>()
+  /** Told of each transfer once it is applied (`svc dev facilitator` prints it). */
+  onTransfer: ((t: SimulatedTransfer) => void) | null = null
 
   constructor(private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000)) {}
 
@@ -121,6 +123,7 @@ export class SimulatedUsdc {
     )
     this.transfers.push({ transaction, ...t })
     this.receipts.set(transaction, { status: 'success' })
+    this.onTransfer?.({ transaction, ...t })
     return transaction
   }
 

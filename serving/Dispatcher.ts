@@ -11,6 +11,7 @@ import { ServiceError } from '../common/ServiceError.ts'
 import type { IncomingRequest } from './http/UwsAdapter.ts'
 import { JSON_TYPE, type AnswerWriter } from './http/ResponseWriter.ts'
 import { RequestIds } from './http/RequestIds.ts'
+import { Cors } from './http/Cors.ts'
 import { priceOf, UNMEASURED_LADDER, type Price } from '../product/billing/pricing.ts'
 import type { PaidCall } from '../pipeline/journal/PaidCall.ts'
 import { UnitOfWork } from '../pipeline/journal/UnitOfWork.ts'
@@ -18,7 +19,7 @@ import type { PaymentGrant, ReleaseCause, SettleOutcome } from './payments/Payme
 import { pricingKeyFor } from './routes/derive.ts'
 import { RequestContext } from './RequestContext.ts'
 import { RequestValidator } from './routes/RequestValidator.ts'
-import { Router } from './routes/router.ts'
+import { Router, type RouteMatch } from './routes/router.ts'
 import type { HandlerContext, HandlerResult, RouteDef } from './routes/types.ts'
 import type { StaticDocuments } from './docs/StaticDocuments.ts'
 import type { Services } from './Services.ts'
@@ -35,6 +36,7 @@ import { UNMATCHED_ROUTE, type RequestMetrics } from './metrics/RequestMetrics.t
 import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
 import { LogError } from '../pipeline/log/LogError.ts'
 import { EVENT_LOG_PROVIDER, EVENT_LOG_RETRY_AFTER_MS } from '../product/platform/EventLogHealth.ts'
+import { REQUEST_HEADER, RESPONSE_HEADER } from './http/apiHeaders.ts'
 
 export class Dispatcher {
   private readonly router: Router
@@ -46,6 +48,8 @@ export class Dispatcher {
   private readonly metrics: ServiceMetrics | null
   private readonly requestMetrics: RequestMetrics | null
   private readonly accessLog: AccessLog | null
+  /** Cross-origin access for browser pages; null when no origin is configured (no CORS work, no CORS header). */
+  private readonly cors: Cors | null
 
   constructor(
     routes: readonly RouteDef[],
@@ -60,6 +64,7 @@ export class Dispatcher {
     this.metrics = services.metrics ?? null
     this.requestMetrics = this.metrics?.requests ?? null
     this.accessLog = accessLog
+    this.cors = Cors.of(services.config.corsOrigins ?? [], routes)
   }
 
   /**
@@ -71,25 +76,34 @@ export class Dispatcher {
     const requestId = this.ids.next()
     const now = this.services.clock.now()
     const m = this.router.match(req.method, req.path)
-    const headers: Record<string, string> = { 'x-request-id': requestId }
+    const headers: Record<string, string> = { [RESPONSE_HEADER.requestId]: requestId }
+    const cors = this.cors
+    if (cors !== null) {
+      const origin = req.header ? req.header('origin') : req.headers.origin
+      if (origin !== undefined && req.method === 'OPTIONS') {
+        const announced = req.header ? req.header('access-control-request-method') : req.headers['access-control-request-method']
+        if (announced !== undefined) return this.preflight(req, res, cors, origin, m, headers, started)
+      }
+      cors.answerHeaders(origin, headers)
+    }
     // Issue 29: a live bearer session is the proven payer's own bucket; everyone else (a name without proof included)
     // spends their IP's. So repeats naming a victim never touch the victim's bucket. Health probes are not limited.
     let bearer: string | null = null
     let rl: RateDecision | null = null
     if (m.kind !== 'found' || m.route.unlimited !== true) {
-      const authorization = req.header ? req.header('authorization') : req.headers.authorization
+      const authorization = req.header ? req.header(REQUEST_HEADER.authorization) : req.headers[REQUEST_HEADER.authorization]
       if (authorization !== undefined) {
         const b = this.services.payerProof.bearer(authorization, now)
         if (b !== 'invalid') bearer = b
       }
       rl = bearer !== null ? this.services.rateLimiter.takePayer(bearer, now) : this.services.rateLimiter.takeIp(req.ip, now)
-      headers['ratelimit-limit'] = rl.limit === this.limitFor ? this.limitText : this.rememberLimit(rl.limit)
-      headers['ratelimit-remaining'] = String(rl.remaining)
-      headers['ratelimit-reset'] = String(rl.resetSec)
+      headers[RESPONSE_HEADER.rateLimitLimit] = rl.limit === this.limitFor ? this.limitText : this.rememberLimit(rl.limit)
+      headers[RESPONSE_HEADER.rateLimitRemaining] = String(rl.remaining)
+      headers[RESPONSE_HEADER.rateLimitReset] = String(rl.resetSec)
     }
     // Which time the answer lives in (present or a tape's virtual time): on every answer, errors included.
     const dataTime = this.services.dataTime
-    if (dataTime) headers['x-svc-data-time'] = dataTime.header()
+    if (dataTime) headers[RESPONSE_HEADER.dataTime] = dataTime.header()
     let route: RouteDef | null = null
     try {
       if (rl !== null && !rl.allowed) throw rateLimited(rl)
@@ -101,7 +115,7 @@ export class Dispatcher {
         throw new ServiceError('VALIDATION', { detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/path' } })
       }
       if (m.kind === 'method_not_allowed') {
-        throw new ServiceError('METHOD_NOT_ALLOWED', { headers: { allow: m.allow }, detail: { method: req.method, allow: m.allow } })
+        throw new ServiceError('METHOD_NOT_ALLOWED', { headers: { [RESPONSE_HEADER.allow]: m.allow }, detail: { method: req.method, allow: m.allow } })
       }
       route = m.route
       if (route.request.body && req.body !== null && req.body.length > 0) requireJson(req)
@@ -133,6 +147,29 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method), answered for the path, not the method
+   * announced: 204 with the path's methods from the registry, and the browser itself refuses a method outside them.
+   * Not rate-limited: the browser sends it on its own before the call it announces, and that call is limited. Any
+   * OPTIONS without both headers is not CORS and keeps the registry's 405 with Allow.
+   */
+  private preflight(req: IncomingRequest, res: AnswerWriter, cors: Cors, origin: string, m: RouteMatch, headers: Record<string, string>, started: number): void {
+    const requestId = headers[RESPONSE_HEADER.requestId]!
+    cors.answerHeaders(origin, headers)
+    try {
+      if (!cors.allows(origin)) {
+        throw new ServiceError('ORIGIN_FORBIDDEN', { detail: { origin } })
+      }
+      if (m.kind === 'not_found') throw new ServiceError('ROUTE_NOT_FOUND', { detail: { path: req.path } })
+      if (m.kind === 'bad_path') throw new ServiceError('VALIDATION', { detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/path' } })
+      cors.preflightHeaders(m.kind === 'found' ? m.route.method : m.allow, headers)
+      res.send(204, headers, '')
+      this.answered(null, req, 204, started, requestId, null)
+    } catch (err) {
+      this.writeError(res, err, requestId, headers, req, null, started, null)
+    }
+  }
+
   /** A free payer-scoped route: the caller proves `named`, or a typed 401 says how to sign in (nothing ran). */
   private async proveFree(ctx: HandlerContext, route: RouteDef, named: string, bearer: string | null): Promise<void> {
     try {
@@ -142,7 +179,7 @@ export class Dispatcher {
       const challenge = this.services.payerProof.challenge(this.resourceUrl(ctx.path, ''), ctx.now)
       throw new ServiceError('PAYER_UNPROVEN', {
         message: err.message,
-        headers: { 'www-authenticate': this.wwwAuthenticate(), 'cache-control': 'no-store' },
+        headers: { [RESPONSE_HEADER.wwwAuthenticate]: this.wwwAuthenticate(), 'cache-control': 'no-store' },
         detail: { reason: err.reason, ...err.detail, payer: named.toLowerCase(), route: route.id, sign_in: SIGN_IN_HOWTO, [SIWX_EXTENSION]: challenge },
       })
     }
@@ -217,7 +254,7 @@ export class Dispatcher {
     const named = route.payer ? callerPayer(ctx, route.payer.header, route.payer.field ?? null).toLowerCase() : null
     // The credits rail moves the named payer's balance: it is proven before anything is reserved (issue 29). An x402
     // payment proves its own payer (checked against the name below, once the rail verified it).
-    const creditsPayer = ctx.headers['payment-signature'] === undefined ? ctx.headers['x-svc-payer'] : undefined
+    const creditsPayer = ctx.headers[REQUEST_HEADER.paymentSignature] === undefined ? ctx.headers[REQUEST_HEADER.payer] : undefined
     if (creditsPayer !== undefined) {
       // A malformed name is the caller's typo, answered as one before anything asks it to sign.
       if (!ADDRESS_PATTERN.test(creditsPayer)) throw malformedPayer()
@@ -279,7 +316,7 @@ export class Dispatcher {
     const required = buildPaymentRequired(price, this.services.config.payTo, { url: resourceUrl, description: route.summary }, 'x-svc-payer must be proven: sign in with the sign-in-with-x extension')
     return new ServiceError('PAYMENT_REQUIRED', {
       message: `${refusal.message} Credits move only for a proven payer.`,
-      headers: { 'PAYMENT-REQUIRED': encodeHeader({ ...required, extensions: { [SIWX_EXTENSION]: challenge } }), 'Cache-Control': 'no-store', 'www-authenticate': this.wwwAuthenticate() },
+      headers: { [RESPONSE_HEADER.paymentRequired]: encodeHeader({ ...required, extensions: { [SIWX_EXTENSION]: challenge } }), 'Cache-Control': 'no-store', [RESPONSE_HEADER.wwwAuthenticate]: this.wwwAuthenticate() },
       detail: {
         reason: refusal.reason, ...refusal.detail, sign_in: SIGN_IN_HOWTO, [SIWX_EXTENSION]: challenge,
         pricing_key: price.key, credits: price.credits, amount: price.amount_atomic, usd: price.usd, rung: price.rung,
@@ -289,7 +326,7 @@ export class Dispatcher {
 
   /** Every 402 challenge also advertises sign-in-with-x, so an agent can prove its address and pay with credits. */
   private withSignIn(error: ServiceError, resourceUrl: string, now: number): ServiceError {
-    const header = error.headers['PAYMENT-REQUIRED']
+    const header = error.headers[RESPONSE_HEADER.paymentRequired]
     if (error.status !== 402 || header === undefined) return error
     let required: Record<string, unknown>
     try {
@@ -302,7 +339,7 @@ export class Dispatcher {
     return new ServiceError(error.code, {
       message: error.message,
       ...(error.retryAfterMs !== null ? { retryAfterMs: error.retryAfterMs } : {}),
-      headers: { ...error.headers, 'PAYMENT-REQUIRED': encodeHeader({ ...required, extensions }) },
+      headers: { ...error.headers, [RESPONSE_HEADER.paymentRequired]: encodeHeader({ ...required, extensions }) },
       detail: error.detail,
     })
   }
@@ -423,7 +460,7 @@ export class Dispatcher {
     }
     headers['content-type'] = JSON_TYPE
     Object.assign(headers, se.headers)
-    if (se.retryAfterMs !== null) headers['retry-after'] = String(Math.max(1, Math.ceil(se.retryAfterMs / 1000)))
+    if (se.retryAfterMs !== null) headers[RESPONSE_HEADER.retryAfter] = String(Math.max(1, Math.ceil(se.retryAfterMs / 1000)))
     res.send(se.status, headers, JSON.stringify(se.toEnvelope(requestId)))
     this.answered(route, req, se.status, started, requestId, payment)
   }
@@ -449,7 +486,7 @@ export class Dispatcher {
   readonly onEscaped = (err: unknown, req: IncomingRequest, res: AnswerWriter): void => {
     this.log.error({ err, method: req.method, path: req.path }, 'error escaped the dispatcher')
     const id = this.ids.next()
-    res.send(500, { 'content-type': JSON_TYPE, 'x-request-id': id }, JSON.stringify(new ServiceError('INTERNAL').toEnvelope(id)))
+    res.send(500, { 'content-type': JSON_TYPE, [RESPONSE_HEADER.requestId]: id }, JSON.stringify(new ServiceError('INTERNAL').toEnvelope(id)))
   }
 }
 
@@ -471,7 +508,7 @@ function isLogUnavailable(err: unknown): boolean {
 function rateLimited(rl: RateDecision): ServiceError {
   return new ServiceError('RATE_LIMITED', {
     retryAfterMs: rl.retryAfterMs,
-    headers: { 'ratelimit-limit': String(rl.limit), 'ratelimit-remaining': String(rl.remaining), 'ratelimit-reset': String(rl.resetSec) },
+    headers: { [RESPONSE_HEADER.rateLimitLimit]: String(rl.limit), [RESPONSE_HEADER.rateLimitRemaining]: String(rl.remaining), [RESPONSE_HEADER.rateLimitReset]: String(rl.resetSec) },
     detail: { limit: rl.limit, reset_s: rl.resetSec },
   })
 }

@@ -34,6 +34,8 @@ export const SERVING_CONFIG_SCHEMA = Type.Object(
     accessLog: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     /** Browser origins (scheme://host[:port]) allowed to call the MCP endpoint besides its own and the base URL's. */
     mcpOrigins: Type.Optional(Type.Array(Type.String({ pattern: '^https?://[^/]+$' }))),
+    /** Browser origins (scheme://host[:port]) whose pages may call the API cross-origin (CORS); none: no CORS header at all. */
+    corsOrigins: Type.Optional(Type.Array(Type.String({ pattern: '^https?://[^/]+$' }))),
     /** Lifetime of a bearer session opened with a sign-in (POST /v1/auth/session), in seconds. */
     sessionTtlS: Type.Optional(Type.Integer({ minimum: 60, maximum: 30 * 24 * 3600 })),
     /** Token buckets: per client IP (unproven callers) and per proven payer (spec, Limits: "per IP and per verified payer"). */
@@ -59,6 +61,7 @@ export const CONFIG_DEFAULTS: Omit<ServingConfig, 'payTo'> = {
   drainTimeoutMs: 10_000,
   accessLog: 1,
   mcpOrigins: [],
+  corsOrigins: [],
   sessionTtlS: DEFAULT_SESSION_TTL_S,
   rateLimits: DEFAULT_RATE_LIMITS,
 }

@@ -6,6 +6,7 @@ import { ServiceError } from '../../common/ServiceError.ts'
 import type { Price } from '../../product/billing/pricing.ts'
 import type { PaymentChallenge, PaymentGate, PaymentRequest } from './PaymentGate.ts'
 import { buildPaymentRequired, encodeHeader } from './x402.ts'
+import { REQUEST_HEADER, RESPONSE_HEADER } from '../http/apiHeaders.ts'
 
 export class ChallengePaymentGate implements PaymentGate {
   constructor(private readonly payTo: string | null) {}
@@ -13,15 +14,15 @@ export class ChallengePaymentGate implements PaymentGate {
   async authorize(req: PaymentRequest, price: Price): Promise<PaymentChallenge> {
     const required = buildPaymentRequired(price, this.payTo, { url: req.resource_url, description: req.route_summary })
     // A signature or credit identity that cannot be checked here is named, not silently ignored.
-    const reason = req.headers['payment-signature']
+    const reason = req.headers[REQUEST_HEADER.paymentSignature]
       ? 'PAYMENT_VERIFIER_UNWIRED'
-      : req.headers['x-svc-payer']
+      : req.headers[REQUEST_HEADER.payer]
         ? 'CREDITS_UNWIRED'
         : 'PAYMENT_REQUIRED'
     return {
       kind: 'challenge',
       error: new ServiceError('PAYMENT_REQUIRED', {
-        headers: { 'PAYMENT-REQUIRED': encodeHeader(required), 'Cache-Control': 'no-store' },
+        headers: { [RESPONSE_HEADER.paymentRequired]: encodeHeader(required), 'Cache-Control': 'no-store' },
         detail: {
           reason,
           pricing_key: price.key,

@@ -19,6 +19,7 @@ import { ENTRY_TIER_QUESTIONS, type CreditLedger, type Shortfall } from '../../p
 import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { PaymentChallenge, PaymentGate, PaymentGrant, PaymentRequest, SettleOutcome } from './PaymentGate.ts'
 import { buildPaymentRequired, encodeHeader } from './x402.ts'
+import { RESPONSE_HEADER } from '../http/apiHeaders.ts'
 
 export const PAYER_HEADER = 'x-svc-payer'
 
@@ -61,7 +62,7 @@ export class CreditsPaymentGate implements PaymentGate {
       payer: hold.payer,
       async settle(answer: { refusal: boolean }, unit: UnitOfWork): Promise<SettleOutcome> {
         const { charged, balance } = ledger.settleHoldIn(hold, { refusal: answer.refusal }, unit)
-        return { ok: true, response_headers: { 'x-svc-credits-charged': String(charged), 'x-svc-credits-balance': String(balance) } }
+        return { ok: true, response_headers: { [RESPONSE_HEADER.creditsCharged]: String(charged), [RESPONSE_HEADER.creditsBalance]: String(balance) } }
       },
       async recorded(unit: UnitOfWork): Promise<void> {
         ledger.answeredIn(hold, unit)
@@ -87,7 +88,7 @@ export class CreditsPaymentGate implements PaymentGate {
         message: excluded
           ? `The credit balance (${short.balance}) cannot cover this call: ${short.freeAllowanceExcluded} of it is free allowance, and ${covers}. Top up, or pay per call with PAYMENT-SIGNATURE.`
           : 'The credit balance cannot cover this call; top up, or pay per call with PAYMENT-SIGNATURE.',
-        headers: { 'PAYMENT-REQUIRED': encodeHeader(required), 'Cache-Control': 'no-store' },
+        headers: { [RESPONSE_HEADER.paymentRequired]: encodeHeader(required), 'Cache-Control': 'no-store' },
         detail: {
           reason: 'INSUFFICIENT_BALANCE' satisfies ReasonCode,
           balance: short.balance,

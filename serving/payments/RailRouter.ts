@@ -15,6 +15,7 @@ import { ServiceError } from '../../common/ServiceError.ts'
 import type { Price } from '../../product/billing/pricing.ts'
 import { ChallengePaymentGate } from './ChallengePaymentGate.ts'
 import type { PaymentChallenge, PaymentGate, PaymentGrant, PaymentRequest } from './PaymentGate.ts'
+import { REQUEST_HEADER } from '../http/apiHeaders.ts'
 export interface RailRouterOptions {
   payTo: string | null
   /** The x402 rail; absent when no verifier/facilitator is wired. */
@@ -35,10 +36,10 @@ export class RailRouter implements PaymentGate {
   }
 
   async authorize(req: PaymentRequest, price: Price): Promise<PaymentGrant | PaymentChallenge> {
-    if (req.headers['payment-signature'] !== undefined) {
+    if (req.headers[REQUEST_HEADER.paymentSignature] !== undefined) {
       return this.options.x402 ? this.options.x402.authorize(req, price) : this.unsettleable(req, price)
     }
-    if (req.headers['x-svc-payer'] !== undefined && this.options.credits) return this.options.credits.authorize(req, price)
+    if (req.headers[REQUEST_HEADER.payer] !== undefined && this.options.credits) return this.options.credits.authorize(req, price)
     return this.options.x402 ? this.options.x402.authorize(req, price) : this.unsettleable(req, price)
   }
 

@@ -15,6 +15,7 @@ import {
 import { NO_TOP_UP_RAIL } from '../payments/RailRouter.ts'
 import { CURSOR_PARAM, FREE, PAYER_HEADER, PAYER_IN_HEADER, cursorOf, env, paid, fee } from './define.ts'
 import type { HandlerContext, RouteDef } from './types.ts'
+import { RESPONSE_HEADER } from '../http/apiHeaders.ts'
 
 const PAYER_QUERY = Open({ payer: Address })
 const PAYER_BODY = Strict({ payer: Address })
@@ -156,7 +157,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
         extensions: {},
       }
       throw new ServiceError('PAYMENT_REQUIRED', {
-        headers: { 'PAYMENT-REQUIRED': encodeHeader(required), 'Cache-Control': 'no-store' },
+        headers: { [RESPONSE_HEADER.paymentRequired]: encodeHeader(required), 'Cache-Control': 'no-store' },
         detail: { pricing_key: 'billing.rate_lock', fee_usd: fee.usd, amount, credits, rung, settlement_note: NO_TOP_UP_RAIL },
       })
     },

@@ -82,6 +82,14 @@ t.test('every pattern of the schema says what it admits in words; an error shows
   t.match(line, 'environment/SVC_HL_WS_URL: must be a ws:// or wss:// URL')
 })
 
+t.test('SVC_CORS_ORIGINS: unset is none; a comma-separated list of origins, anything else names the variable', async (t) => {
+  t.equal(loadConfig({}).SVC_CORS_ORIGINS, undefined, 'default: no CORS')
+  t.equal(loadConfig({ SVC_CORS_ORIGINS: 'https://app.example,http://localhost:5173' }).SVC_CORS_ORIGINS, 'https://app.example,http://localhost:5173')
+  for (const bad of ['app.example', 'https://app.example/', 'https://app.example/path', 'https://a.example, https://b.example', '*']) {
+    t.throws(() => loadConfig({ SVC_CORS_ORIGINS: bad }), { message: /environment\/SVC_CORS_ORIGINS/ }, bad)
+  }
+})
+
 t.test('invalid configuration names the variable, every one of them, in one line', async (t) => {
   t.throws(() => loadConfig({ SVC_LOG: 'rabbit' }), { code: 'OPTIONS_INVALID', message: /environment\/SVC_LOG/ })
   t.throws(() => loadConfig({ SVC_LOG: 'kafka' }), { code: 'OPTIONS_INVALID', message: /environment\/KAFKA_BROKERS/ })

@@ -26,6 +26,7 @@ import { FacilitatorError } from './FacilitatorError.ts'
 import { NonceStore } from './NonceStore.ts'
 import type { SettleResponse } from './types.ts'
 import { X402Verifier, type VerifiedPayment } from './X402Verifier.ts'
+import { REQUEST_HEADER, RESPONSE_HEADER } from '../../http/apiHeaders.ts'
 
 export interface X402PaymentGateOptions {
   /** Recipient on Base (SVC_PAY_TO). */
@@ -70,7 +71,7 @@ export class X402PaymentGate implements PaymentGate {
 
   async authorize(req: PaymentRequest, price: Price): Promise<PaymentGrant | PaymentChallenge> {
     const ours = requirementsFor(price, this.payTo)
-    const header = req.headers['payment-signature']
+    const header = req.headers[REQUEST_HEADER.paymentSignature]
     if (!header) return this.challenge('PAYMENT_REQUIRED', req, price, { reason: 'PAYMENT_REQUIRED' })
 
     const v = await this.verifier.verify(header, ours)
@@ -126,7 +127,7 @@ export class X402PaymentGate implements PaymentGate {
       r = await this.facilitator.settle(p.payload, p.requirements)
     } catch (err) {
       const receipt: SettleResponse = { success: false, errorReason: 'unexpected_settle_error', transaction: '', network: BASE_NETWORK, payer: p.payer }
-      const c = this.challenge('PAYMENT_REQUIRED', req, price, this.unavailable(err, paymentId), { 'PAYMENT-RESPONSE': encodeHeader(receipt) })
+      const c = this.challenge('PAYMENT_REQUIRED', req, price, this.unavailable(err, paymentId), { [RESPONSE_HEADER.paymentResponse]: encodeHeader(receipt) })
       return { ok: false, error: c.error }
     }
     if (!r.success || r.network !== BASE_NETWORK) {
@@ -139,12 +140,12 @@ export class X402PaymentGate implements PaymentGate {
         reason: protocolReason(given, 'unexpected_settle_error'),
         message: `Settlement failed: ${given}.`,
         detail: { payer: p.payer, ...unlisted(given) },
-      }, { 'PAYMENT-RESPONSE': encodeHeader(receipt) })
+      }, { [RESPONSE_HEADER.paymentResponse]: encodeHeader(receipt) })
       return { ok: false, error: c.error }
     }
     const receipt: SettleResponse = { success: true, transaction: r.transaction, network: r.network, payer: r.payer ?? p.payer }
     this.log.info({ payment_id: paymentId, payer: p.payer, transaction: r.transaction, amount: p.requirements.amount }, 'x402 payment settled')
-    return { ok: true, response_headers: { 'PAYMENT-RESPONSE': encodeHeader(receipt) } }
+    return { ok: true, response_headers: { [RESPONSE_HEADER.paymentResponse]: encodeHeader(receipt) } }
   }
 
   private unavailable(err: unknown, paymentId: string): ChallengeSpec {
@@ -171,7 +172,7 @@ export class X402PaymentGate implements PaymentGate {
       error: new ServiceError(code, {
         ...(spec.message ? { message: spec.message } : {}),
         retryAfterMs: spec.retryAfterMs ?? null,
-        headers: { 'PAYMENT-REQUIRED': encodeHeader(required), 'Cache-Control': 'no-store', ...extraHeaders },
+        headers: { [RESPONSE_HEADER.paymentRequired]: encodeHeader(required), 'Cache-Control': 'no-store', ...extraHeaders },
         detail: {
           reason: spec.reason,
           ...spec.detail,

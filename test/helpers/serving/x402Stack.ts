@@ -17,9 +17,9 @@ import { LocalFacilitator } from '../../../peers/LocalFacilitator.ts'
 import { AnswerBook } from './AnswerBook.ts'
 import { PAY_TO } from './server.ts'
 
-/** The well-known public Hardhat/Anvil account #0 (x402-v2.md §12.2). A TEST key: never fund it, never use it elsewhere. */
-export const TEST_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const
-export const TEST_ADDRESS = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'
+/** The well-known public Hardhat/Anvil account #0 (peers/testAccounts.ts). A TEST key: never fund it, never use it elsewhere. */
+export { TEST_PAYER_KEY as TEST_KEY, TEST_PAYER_ADDRESS as TEST_ADDRESS } from '../../../peers/testAccounts.ts'
+import { TEST_PAYER_KEY as TEST_KEY } from '../../../peers/testAccounts.ts'
 
 export interface X402Stack {
   server: Server
