@@ -386,7 +386,7 @@ export class ServiceApp {
     market.providers.computed('release', 'model', releaseHealth(() => served.follower.current))
     const engine = new EngineServices(runner)
     // The live streams follow the ledger's journals themselves, for the log positions their cursors are made of.
-    const ledgerStreams = await LedgerStreams.open({ ledger: runner.ledger, view: runner.reads })
+    const ledgerStreams = await LedgerStreams.open({ ledger: runner.ledger, clockOf: (d) => runner.reads.clockOf(d) })
     closes('ledger streams', () => ledgerStreams.close())
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.

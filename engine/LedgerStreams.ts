@@ -21,7 +21,9 @@ import { childLogger } from '../common/logger.ts'
 import type { JournalFollower } from '../pipeline/journal/Journal.ts'
 import type { DecisionLedger } from './DecisionLedger.ts'
 import { publicRecord } from './EngineServices.ts'
-import { feedChip, type LedgerView } from './LedgerView.ts'
+import { feedChip } from './LedgerView.ts'
+import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
+import type { OpenClock } from './schemas.ts'
 
 const log = childLogger('ledger-streams')
 
@@ -59,7 +61,7 @@ export class LedgerStreams {
 
   private constructor(
     private readonly ledger: DecisionLedger,
-    private readonly view: LedgerView,
+    private readonly clockOf: (d: LedgerDecision) => OpenClock | null,
     private readonly decisionPartitions: number,
     outcomePartitions: number,
   ) {
@@ -72,12 +74,13 @@ export class LedgerStreams {
   }
 
   /** Follows both ledger journals from the beginning; resolves once it has read what they held at the call. */
-  static async open(options: { ledger: DecisionLedger; view: LedgerView; groupId?: string; catchUpTimeoutMs?: number }): Promise<LedgerStreams> {
+  /** clockOf: the open clock a decision starts, or null (LedgerView.clockOf over the engine's catalog). */
+  static async open(options: { ledger: DecisionLedger; clockOf: (d: LedgerDecision) => OpenClock | null; groupId?: string; catchUpTimeoutMs?: number }): Promise<LedgerStreams> {
     const { ledger } = options
     const group = options.groupId ?? 'svc.streams'
     const dp = await ledger.log.partitionsOf(ledger.names.decisions)
     const op = await ledger.log.partitionsOf(ledger.names.outcomes)
-    const self = new LedgerStreams(ledger, options.view, dp, op)
+    const self = new LedgerStreams(ledger, options.clockOf, dp, op)
     const timeout = options.catchUpTimeoutMs !== undefined ? { catchUpTimeoutMs: options.catchUpTimeoutMs } : {}
     const invalid = (err: Error, r: { topic: string; partition: number; offset: number }) => {
       log.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, 'undecodable ledger record left out of the streams')
@@ -158,7 +161,7 @@ export class LedgerStreams {
     const d = this.ledger.index.decision(e.id)!
     if (name === 'decisions') return e.topic === DECISIONS && d.subject === null ? { event: 'decision', data: publicRecord(d) } : null
     if (name === 'feed') return e.topic === OUTCOMES ? { event: 'chip', data: feedChip(d, this.ledger.index.outcome(e.id)!) } : null
-    const clock = this.view.clockOf(d)
+    const clock = this.clockOf(d)
     if (clock === null) return null
     if (e.topic === DECISIONS) return { event: 'opened', data: clock }
     const o = this.ledger.index.outcome(e.id)!

@@ -105,15 +105,9 @@ export class LedgerView {
     return out.sort((a, b) => (a.horizon_end < b.horizon_end ? -1 : a.horizon_end > b.horizon_end ? 1 : a.decision_id < b.decision_id ? -1 : 1))
   }
 
-  /**
-   * The open clock a decision starts, as /v1/clocks/open lists it: a claim on a sold market question over one of the
-   * engine's assets; null for anything else (a refusal, an account question, an unsold one). The streams use it too.
-   */
+  /** The open clock a decision starts (openClockOf over this view's catalog). */
   clockOf(d: LedgerDecision): OpenClock | null {
-    if (!isClaim(d)) return null
-    const q = this.catalog.find(d.question_id)
-    if (!q || !q.sold || q.scope !== 'market' || !this.catalog.hasAsset(d.asset)) return null
-    return { question_id: d.question_id, asset: d.asset, question_label: q.label, decision_id: d.decision_id, predicted: d.choice?.choice_id ?? d.probability, horizon_end: d.horizon_end }
+    return openClockOf(this.catalog, d)
   }
 
   /** Feed chips, newest resolved first. No wallet, no model internals. */
@@ -139,4 +133,15 @@ export function feedChip(d: LedgerDecision, o: LedgerOutcome): FeedChip {
     resolved_at: o.resolved_at,
     horizon_end: o.horizon_end,
   }
+}
+
+/**
+ * The open clock a decision starts, as /v1/clocks/open lists it: a claim on a sold market question over one of the
+ * catalog's assets; null for anything else (a refusal, an account question, an unsold one). The clocks stream uses it.
+ */
+export function openClockOf(catalog: QuestionCatalog, d: LedgerDecision): OpenClock | null {
+  if (!isClaim(d)) return null
+  const q = catalog.find(d.question_id)
+  if (!q || !q.sold || q.scope !== 'market' || !catalog.hasAsset(d.asset)) return null
+  return { question_id: d.question_id, asset: d.asset, question_label: q.label, decision_id: d.decision_id, predicted: d.choice?.choice_id ?? d.probability, horizon_end: d.horizon_end }
 }

@@ -28,6 +28,9 @@ export function eventFrame(cursor: string, event: string, data: unknown): EventF
   }
 }
 
+/** The reconnect delay an SSE client is told (its EventSource otherwise picks its own, often 3 s or more). */
+export const SSE_RETRY_MS = 1000
+
 /** WebSocket close codes of a stream ended by the service (4000–4999: application codes, RFC 6455 §7.4.2). */
 export const STREAM_CLOSE_CODES = { SLOW_CONSUMER: 4008, SHUTDOWN: 1001 } as const
 export type StreamCloseReason = keyof typeof STREAM_CLOSE_CODES
@@ -82,8 +85,9 @@ export class WsConnection implements StreamConnection {
 
   end(reason: StreamCloseReason, message: string): void {
     if (this.closed) return
-    // uWS calls the close handler from end(): gone() runs once from there.
+    // The socket is not to be touched after end() (uWS may run its close handler later): gone() now, once.
     this.ws.end(STREAM_CLOSE_CODES[reason], `${reason}: ${message}`.slice(0, 120))
+    this.gone()
   }
 
   /** The socket closed (uWS close handler): nothing more is written to it. */
@@ -123,7 +127,8 @@ export class SseConnection implements StreamConnection {
     const write = () => {
       this.res.writeStatus('200 OK')
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v)
-      this.write(': stream open\n\n')
+      // retry: how long a browser's EventSource waits before it reconnects on its own (with Last-Event-ID).
+      this.write(`retry: ${SSE_RETRY_MS}\n: stream open\n\n`)
     }
     if (inCallback) write()
     else this.res.cork(write)

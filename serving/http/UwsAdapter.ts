@@ -150,9 +150,10 @@ export class UpgradeWriter {
     this.done = true
     let connection: WsConnection | null = null
     const data: StreamSocketData = {
+      // uWS hands the socket a copy of this object: the connection is set on the socket's own user data.
       attach: (ws) => {
         connection = new WsConnection(ws)
-        data.connection = connection
+        ws.getUserData().connection = connection
       },
       connection: null,
     }
