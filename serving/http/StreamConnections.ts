@@ -107,8 +107,12 @@ export class SseConnection implements StreamConnection {
   closed = false
   onDrain: (() => void) | null = null
   onClose: (() => void) | null = null
-  /** Body bytes handed to uWS; what the socket took is its write offset. */
-  private written = 0
+  /**
+   * Bytes written since uWS last had nothing buffered: uWS reports no buffered amount for an HTTP response (its write
+   * offset counts only tryEnd), so this counts the writes made while write() reports backpressure, and restarts when a
+   * write goes out whole or the socket asks for more (onWritable). A reader that stopped never restarts it.
+   */
+  private backlog = 0
   private chunk = ''
 
   constructor(
@@ -135,8 +139,8 @@ export class SseConnection implements StreamConnection {
   }
 
   private write(text: string): void {
-    this.written += Buffer.byteLength(text)
-    this.res.write(text)
+    if (this.res.write(text)) this.backlog = 0
+    else this.backlog += Buffer.byteLength(text)
   }
 
   send(frame: EventFrame): void {
@@ -149,7 +153,7 @@ export class SseConnection implements StreamConnection {
   private readonly writeCorked = (): void => this.write(this.chunk)
 
   bufferedBytes(): number {
-    return this.closed ? 0 : Math.max(0, this.written - this.res.getWriteOffset())
+    return this.closed ? 0 : this.backlog
   }
 
   subscribe(): boolean {
@@ -178,6 +182,7 @@ export class SseConnection implements StreamConnection {
   }
 
   private drained(): void {
+    this.backlog = 0
     if (!this.closed) this.onDrain?.()
   }
 }
