@@ -508,6 +508,8 @@ export class ServiceApp {
         docsUrl: config.SVC_DOCS_URL ?? null,
         maxBodyBytes: config.SVC_MAX_BODY_BYTES,
         trustProxy: config.SVC_TRUST_PROXY,
+        streamMaxBufferedBytes: config.SVC_STREAM_MAX_BUFFERED_BYTES,
+        streamMaxPerIp: config.SVC_STREAM_MAX_PER_IP,
         accessLog: accessLogShareOf(config),
         mcpOrigins: config.SVC_MCP_ORIGINS?.split(',') ?? [],
         sessionTtlS: config.SVC_SESSION_TTL_S,
