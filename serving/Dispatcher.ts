@@ -420,6 +420,11 @@ export class Dispatcher {
     } catch (err) {
       return this.writeError(res, err, ctx.request_id, headers, req, route, started, null)
     }
+    if (req.method === 'HEAD') {
+      // A HEAD gets the stream's head only: nothing is opened.
+      res.send(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' }, '')
+      return this.answered(route, req, 200, started, ctx.request_id, null)
+    }
     const conn = res.stream(headers)
     this.answered(route, req, 200, started, ctx.request_id, null)
     if (conn) this.streams.attach(conn, ctx.ip, stream.source, stream.reader)

@@ -124,6 +124,11 @@ t.test('a stalled reader is dropped with its reason and the others get every eve
   const ws = `ws://127.0.0.1:${server.port}/v1/streams/decisions`
   const http = `${server.url}/v1/streams/decisions`
 
+  const head = await fetch(http, { method: 'HEAD' })
+  t.equal(head.status, 200, 'HEAD: the head of the stream')
+  t.equal(head.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+  t.equal(server.streams.connections, 0, 'HEAD opens no stream')
+
   const reading = wsClient(ws)
   const stalled = wsClient(ws)
   const sseReading = sseClient(http)
