@@ -24,6 +24,7 @@ import { PeriodicTask } from '../common/PeriodicTask.ts'
 import { StopSteps } from '../common/StopSteps.ts'
 import { EngineRunner } from '../engine/EngineRunner.ts'
 import { EngineServices } from '../engine/EngineServices.ts'
+import { LedgerStreams } from '../engine/LedgerStreams.ts'
 import { readTape } from '../ingest/TapeReader.ts'
 import { SimulatedVenue } from '../ingest/SimulatedVenue.ts'
 import { SIMULATED_SOURCE } from '../ingest/SyntheticMarket.ts'
@@ -384,6 +385,9 @@ export class ServiceApp {
     await served.attach(runner)
     market.providers.computed('release', 'model', releaseHealth(() => served.follower.current))
     const engine = new EngineServices(runner)
+    // The live streams follow the ledger's journals themselves, for the log positions their cursors are made of.
+    const ledgerStreams = await LedgerStreams.open({ ledger: runner.ledger, clockOf: (d) => runner.reads.clockOf(d) })
+    closes('ledger streams', () => ledgerStreams.close())
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
     const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions, checkpoints })
@@ -504,6 +508,8 @@ export class ServiceApp {
         docsUrl: config.SVC_DOCS_URL ?? null,
         maxBodyBytes: config.SVC_MAX_BODY_BYTES,
         trustProxy: config.SVC_TRUST_PROXY,
+        streamMaxBufferedBytes: config.SVC_STREAM_MAX_BUFFERED_BYTES,
+        streamMaxPerIp: config.SVC_STREAM_MAX_PER_IP,
         accessLog: accessLogShareOf(config),
         mcpOrigins: config.SVC_MCP_ORIGINS?.split(',') ?? [],
         corsOrigins: config.SVC_CORS_ORIGINS?.split(',') ?? [],
@@ -515,7 +521,7 @@ export class ServiceApp {
       },
       services: {
         clock, dataTime: timeline,
-        billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, engine,
+        billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, streams: ledgerStreams, engine,
         record, ladder: record, releases, ...wallet.services, metrics, arena, ...(delivery ? { delivery } : {}), answerKeys, ...(funnel ? { funnel } : {}),
         payerProof: (origin) => PayerProof.create({ origin, sessions: payerSessions, nonceKey, sessionTtlS: config.SVC_SESSION_TTL_S }),
       },
@@ -650,6 +656,7 @@ export class ServiceApp {
     const step = <T>(name: string, fn: () => T | Promise<T>) => this.stopSteps.run(name, fn)
     this.closing ??= (async () => {
       await step('server (drain)', () => this.server.close())
+      await step('ledger streams', () => (this.server.services.streams as LedgerStreams | undefined)?.close())
       // First: a bootstrap release in progress stops at its next step (its store closes below).
       await step('release wiring (bootstrap release)', () => this.record.served.close())
       this.server.services.metrics?.close()

@@ -185,6 +185,8 @@ export const ENV_SCHEMA = Type.Object(
     ),
     SVC_DOCS_URL: Url('human documentation; `/docs` redirects there (else to /openapi.json)'),
     SVC_MAX_BODY_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 64 * 1024, description: 'request body limit' }),
+    SVC_STREAM_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 16 * 1024, maximum: 256 * 1024 * 1024, default: 1024 * 1024, description: 'unsent bytes a live stream (SSE or WebSocket, e.g. /v1/streams/feed) may hold before it is dropped as a slow reader' }),
+    SVC_STREAM_MAX_PER_IP: Type.Integer({ minimum: 1, maximum: 100_000, default: 16, description: 'live streams open at once per client address; one more is refused with 429 STREAM_CONNECTIONS_CAPPED' }),
     SVC_TRUST_PROXY: Type.Boolean({ default: false, description: 'trust `x-forwarded-for` for the client address (only behind a proxy you run)' }),
     SVC_UNIVERSE: Type.Optional(
       StringEnum(['replay', 'hyperliquid'], {

@@ -158,6 +158,8 @@ export const REASONS = {
   PROVIDER_DOWN: { codes: ['PROVIDER_DOWN'], meaning: 'a venue or provider could not be read and no earlier answer exists; detail.provider names it' },
   SERVICE_UNWIRED: { codes: ['PROVIDER_DOWN'], meaning: 'a service part this route needs is not wired on this deployment; detail.missing names it' },
   NOT_READY: { codes: ['PROVIDER_DOWN'], meaning: 'the service is not ready; detail carries the health rollup' },
+  SHUTTING_DOWN: { codes: ['PROVIDER_DOWN'], meaning: 'the service is stopping and opens no new live stream; reconnect after retry_after_ms with your last cursor' },
+  STREAM_CONNECTIONS_CAPPED: { codes: ['RATE_LIMITED'], meaning: 'this client address already holds the most live streams allowed (SVC_STREAM_MAX_PER_IP); detail.limit names it; close one or retry later' },
   NO_VENUE_DATA: { codes: ['PROVIDER_DOWN'], meaning: 'no venue data (event time) has reached the engine yet' },
   NO_MARKET_DATA: { codes: ['STALE_DATA', 'PROVIDER_DOWN'], meaning: 'no market data for the asset has reached the service yet; detail.asset names it' },
   WARMING_UP: { codes: ['STALE_DATA'], meaning: 'the service has (re)started and its market state has not caught up with the venue yet; retry_after_ms says when to look again' },

@@ -5,6 +5,7 @@
  */
 import type { FeatureSnapshot } from '../pipeline/features/FeatureSnapshot.ts'
 import type { LedgerDecision, PaymentRail } from '../pipeline/records/decisionRecord.ts'
+import type { LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
 import { isoMs } from '../ingest/Tick.ts'
 import { EngineError } from './EngineError.ts'
 import { journalMatches } from './identity.ts'
@@ -101,10 +102,9 @@ export class LedgerView {
     const nowIso = now === null ? null : isoMs(now)
     const out: OpenClock[] = []
     for (const d of this.index.unresolvedClaims()) {
-      const q = this.catalog.find(d.question_id)
-      if (!q || !q.sold || q.scope !== 'market' || !this.catalog.hasAsset(d.asset)) continue
       if (nowIso !== null && d.horizon_end <= nowIso) continue
-      out.push({ question_id: d.question_id, asset: d.asset, question_label: q.label, decision_id: d.decision_id, predicted: d.choice?.choice_id ?? d.probability, horizon_end: d.horizon_end })
+      const clock = this.clockOf(d)
+      if (clock) out.push(clock)
     }
     return out.sort((a, b) => (a.horizon_end < b.horizon_end ? -1 : a.horizon_end > b.horizon_end ? 1 : a.decision_id < b.decision_id ? -1 : 1))
   }
@@ -116,25 +116,43 @@ export class LedgerView {
     return { chips: page.items, next_cursor: page.next_cursor }
   }
 
+  /** The open clock a decision starts (openClockOf over this view's catalog). */
+  clockOf(d: LedgerDecision): OpenClock | null {
+    return openClockOf(this.catalog, d)
+  }
+
   /** Feed chips, newest resolved first. No wallet, no model internals. */
   feed(limit: number, before: { resolved_at: string; decision_id: string } | null = null): FeedChip[] {
-    return this.index.feed(limit, before).map((o) => {
-      const d = this.index.decision(o.decision_id)!
-      const choice = d.choice !== null
-      const graded = o.outcome !== 'unresolvable'
-      return {
-        decision_id: o.decision_id,
-        question_id: o.question_id,
-        asset: o.asset,
-        output: choice ? 'choice' : 'probability',
-        predicted: !graded ? null : choice ? d.choice!.choice_id : d.probability,
-        realized: graded && choice ? o.realized_choice : null,
-        match: graded && choice ? d.choice!.choice_id === o.realized_choice : null,
-        observed: graded && !choice ? o.outcome === 'obtains' : null,
-        status: o.outcome,
-        resolved_at: o.resolved_at,
-        horizon_end: o.horizon_end,
-      }
-    })
+    return this.index.feed(limit, before).map((o) => feedChip(this.index.decision(o.decision_id)!, o))
   }
+}
+
+/** One resolution as a feed chip (what /v1/feed lists and the feed stream sends): no wallet, no model internals. */
+export function feedChip(d: LedgerDecision, o: LedgerOutcome): FeedChip {
+  const choice = d.choice !== null
+  const graded = o.outcome !== 'unresolvable'
+  return {
+    decision_id: o.decision_id,
+    question_id: o.question_id,
+    asset: o.asset,
+    output: choice ? 'choice' : 'probability',
+    predicted: !graded ? null : choice ? d.choice!.choice_id : d.probability,
+    realized: graded && choice ? o.realized_choice : null,
+    match: graded && choice ? d.choice!.choice_id === o.realized_choice : null,
+    observed: graded && !choice ? o.outcome === 'obtains' : null,
+    status: o.outcome,
+    resolved_at: o.resolved_at,
+    horizon_end: o.horizon_end,
+  }
+}
+
+/**
+ * The open clock a decision starts, as /v1/clocks/open lists it: a claim on a sold market question over one of the
+ * catalog's assets; null for anything else (a refusal, an account question, an unsold one). The clocks stream uses it.
+ */
+export function openClockOf(catalog: QuestionCatalog, d: LedgerDecision): OpenClock | null {
+  if (!isClaim(d)) return null
+  const q = catalog.find(d.question_id)
+  if (!q || !q.sold || q.scope !== 'market' || !catalog.hasAsset(d.asset)) return null
+  return { question_id: d.question_id, asset: d.asset, question_label: q.label, decision_id: d.decision_id, predicted: d.choice?.choice_id ?? d.probability, horizon_end: d.horizon_end }
 }

@@ -35,6 +35,8 @@ import { buildPaymentRequired, decodeHeader, encodeHeader } from './payments/x40
 import { UNMATCHED_ROUTE, type RequestMetrics } from './metrics/RequestMetrics.ts'
 import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
 import { LogError } from '../pipeline/log/LogError.ts'
+import type { EventStream, StreamReader } from '../common/EventStream.ts'
+import type { StreamFanout } from './streams/StreamFanout.ts'
 import { EVENT_LOG_PROVIDER, EVENT_LOG_RETRY_AFTER_MS } from '../product/platform/EventLogHealth.ts'
 import { REQUEST_HEADER, RESPONSE_HEADER } from './http/apiHeaders.ts'
 
@@ -56,6 +58,7 @@ export class Dispatcher {
     private readonly services: Services,
     private readonly documents: StaticDocuments,
     accessLog: AccessLog | null = null,
+    private readonly streams: StreamFanout | null = null,
   ) {
     this.router = new Router(routes)
     for (const r of routes) this.validators.set(r, new RequestValidator(r))
@@ -415,6 +418,7 @@ export class Dispatcher {
   }
 
   private writeResult(res: AnswerWriter, result: HandlerResult, ctx: HandlerContext, headers: Record<string, string>, route: RouteDef, req: IncomingRequest, started: number): void {
+    if ('stream' in result) return this.openStream(res, result.stream, ctx, headers, route, req, started)
     if ('raw' in result) {
       const r = result.raw
       headers['content-type'] = r.contentType
@@ -440,6 +444,27 @@ export class Dispatcher {
     const status = result.status ?? 200
     res.send(status, headers, body, true)
     this.answered(route, req, status, started, ctx.request_id, ctx.payment)
+  }
+
+  /**
+   * A stream route accepted (issue 33): the same door as every route (rate limit, validation, payer proof, the cursor
+   * read) ran before; here the IP's stream cap, then the socket becomes an SSE stream (GET) or a WebSocket (upgrade).
+   */
+  private openStream(res: AnswerWriter, stream: { source: EventStream; reader: StreamReader }, ctx: HandlerContext, headers: Record<string, string>, route: RouteDef, req: IncomingRequest, started: number): void {
+    try {
+      if (this.streams === null || res.stream === undefined) throw new ServiceError('VALIDATION', { message: 'A stream route is read over SSE or a WebSocket, not here.', detail: { reason: 'REQUEST_VALIDATION_FAILED', field: '/path' } })
+      this.streams.admit(ctx.ip)
+    } catch (err) {
+      return this.writeError(res, err, ctx.request_id, headers, req, route, started, null)
+    }
+    if (req.method === 'HEAD') {
+      // A HEAD gets the stream's head only: nothing is opened.
+      res.send(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' }, '')
+      return this.answered(route, req, 200, started, ctx.request_id, null)
+    }
+    const conn = res.stream(headers)
+    this.answered(route, req, 200, started, ctx.request_id, null)
+    if (conn) this.streams.attach(conn, ctx.ip, stream.source, stream.reader)
   }
 
   private writeError(

@@ -18,6 +18,8 @@ import type { PaymentGate } from './payments/PaymentGate.ts'
 import { RateLimiter } from './RateLimiter.ts'
 import { PayerProof } from '../product/identity/PayerProof.ts'
 import { ROUTES } from './routes/registry.ts'
+import { STREAMS_PREFIX } from './routes/streams.ts'
+import { StreamFanout } from './streams/StreamFanout.ts'
 import type { RouteDef } from './routes/types.ts'
 import { systemClock, type Clock } from '../common/Clock.ts'
 import { type Services } from './Services.ts'
@@ -52,6 +54,7 @@ export class Server {
     readonly documents: StaticDocuments,
     readonly host: string,
     readonly mcp: McpEndpoint,
+    readonly streams: StreamFanout,
   ) {}
 
   get port(): number {
@@ -81,6 +84,7 @@ export class Server {
     // Documents need the bound port when no public base URL is configured, so the dispatcher is bound after listen.
     let dispatcher: Dispatcher | null = null
     let mcp: McpEndpoint | null = null
+    let streams: StreamFanout | null = null
     const adapter = await UwsAdapter.listen(
       {
         host,
@@ -88,6 +92,8 @@ export class Server {
         maxBodyBytes: config.maxBodyBytes,
         trustProxy: config.trustProxy,
         onHandlerError: (err, req, res) => dispatcher?.onEscaped(err, req, res),
+        // uWS's own ceiling far above the fanout's bound: the fanout drops a slow socket, uWS never drops a message.
+        streams: { pattern: `${STREAMS_PREFIX}*`, maxBackpressure: Math.max(16 * config.streamMaxBufferedBytes, 64 * 1024 * 1024), idleTimeoutS: 120 },
       },
       // The MCP endpoint is a protocol transport, not a REST route: its tools are registry routes run by the dispatcher.
       (req, res) => (req.path === MCP_PATH && mcp ? mcp.handle(req, res) : dispatcher ? dispatcher.handle(req, res) : undefined),
@@ -96,10 +102,11 @@ export class Server {
     services.payerProof = proofFor ? proofFor(baseUrl) : PayerProof.create({ origin: baseUrl, sessionTtlS: config.sessionTtlS })
     const documents = StaticDocuments.build(routes, config, baseUrl, services.clock.now(), answerKeysOf(services.answerKeys), services.dataTime?.status() ?? null)
     const accessLog = config.accessLog > 0 ? new AccessLog(services.logger, config.accessLog) : null
-    dispatcher = new Dispatcher(routes, services, documents, accessLog)
+    streams = new StreamFanout({ maxBufferedBytes: config.streamMaxBufferedBytes, maxPerIp: config.streamMaxPerIp, publish: (topic, message) => adapter.publish(topic, message), logger: services.logger })
+    dispatcher = new Dispatcher(routes, services, documents, accessLog, streams)
     mcp = new McpEndpoint(routes, dispatcher, config.serviceVersion, { baseUrl: config.baseUrl, allowedOrigins: config.mcpOrigins })
     services.logger.info({ host, port: adapter.port, routes: routes.length }, 'serving')
-    return new Server(adapter, services, documents, host, mcp)
+    return new Server(adapter, services, documents, host, mcp, streams)
   }
 
   get inFlight(): number {
@@ -108,6 +115,8 @@ export class Server {
 
   /** Stops accepting, waits for in-flight requests (config.drainTimeoutMs), then closes. Idempotent. */
   close(): Promise<{ drained: boolean }> {
+    // Live streams end first (naming the shutdown), so the drain waits only for ordinary requests.
+    if (this.closed === null) this.streams.closeAll()
     this.closed ??= this.adapter.close(this.services.config.drainTimeoutMs).then((r) => {
       this.services.logger.info({ drained: r.drained }, 'server closed')
       return r

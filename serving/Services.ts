@@ -14,6 +14,7 @@ import type { Logger } from 'pino'
 import type { Clock } from '../common/Clock.ts'
 import type { DecisionService } from '../engine/DecisionService.ts'
 import type { LedgerReads } from '../engine/LedgerReads.ts'
+import type { EventStream } from '../common/EventStream.ts'
 import type { RecordReads } from '../record/MeasuredRecord.ts'
 import type { AnswerKeyring } from '../record/answerKeys/AnswerKeyring.ts'
 import type { ReleaseReads } from '../record/releases/ReleaseStore.ts'
@@ -44,6 +45,8 @@ export interface Services {
   /** Which time the data lives in: /readyz data_time and the x-svc-data-time header on every answer. */
   dataTime?: DataTimeSource
   ledger?: LedgerReads
+  /** The ledger's live streams (engine/LedgerStreams.ts): the feed, the open clocks, the new decisions. */
+  streams?: { feed: EventStream; clocks: EventStream; decisions: EventStream }
   engine?: DecisionService
   record?: RecordReads
   releases?: ReleaseReads
@@ -68,4 +71,4 @@ export interface Services {
 }
 
 /** The optional parts, by the name detail.missing reports. */
-export type ServicePart = 'providers' | 'ledger' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'arena' | 'ladder' | 'metrics' | 'funnel'
+export type ServicePart = 'providers' | 'ledger' | 'streams' | 'engine' | 'record' | 'releases' | 'market' | 'wallets' | 'risk' | 'billing' | 'duel' | 'delivery' | 'arena' | 'ladder' | 'metrics' | 'funnel'

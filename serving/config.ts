@@ -38,6 +38,10 @@ export const SERVING_CONFIG_SCHEMA = Type.Object(
     corsOrigins: Type.Optional(Type.Array(Type.String({ pattern: '^https?://[^/]+$' }))),
     /** Lifetime of a bearer session opened with a sign-in (POST /v1/auth/session), in seconds. */
     sessionTtlS: Type.Optional(Type.Integer({ minimum: 60, maximum: 30 * 24 * 3600 })),
+    /** Live streams (issue 33): unsent bytes a stream connection may hold before it is dropped as a slow reader. */
+    streamMaxBufferedBytes: Type.Optional(Type.Integer({ minimum: 16 * 1024, maximum: 256 * 1024 * 1024 })),
+    /** Live streams open at once per client IP (SSE and WebSocket together); one more is refused with 429. */
+    streamMaxPerIp: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
     /** Token buckets: per client IP (unproven callers) and per proven payer (spec, Limits: "per IP and per verified payer"). */
     rateLimits: Type.Optional(
       Type.Object(
@@ -64,6 +68,8 @@ export const CONFIG_DEFAULTS: Omit<ServingConfig, 'payTo'> = {
   corsOrigins: [],
   sessionTtlS: DEFAULT_SESSION_TTL_S,
   rateLimits: DEFAULT_RATE_LIMITS,
+  streamMaxBufferedBytes: 1024 * 1024,
+  streamMaxPerIp: 16,
 }
 
 const validate = optionsValidator<Static<typeof SERVING_CONFIG_SCHEMA>>(SERVING_CONFIG_SCHEMA, 'serving config')

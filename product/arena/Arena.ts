@@ -41,6 +41,7 @@ import { ArenaProjection, type BoardScope, type BoardSort, type BoardTrack } fro
 import { ASK_XP_DAILY_CAP, DECISION_BASE_CREDITS, RANKS, discountedCredits, levelForCredits, rankIndexOf, rankOf } from './levels.ts'
 import { QUESTS, measure, questAwardId, questPeriod, type QuestMetric } from './quests.ts'
 import type { PayerState } from './PayerState.ts'
+import { NotificationStreams } from './NotificationStreams.ts'
 
 const log = childLogger('arena')
 
@@ -82,6 +83,8 @@ export interface Ask {
 
 export class Arena {
   readonly projection = new ArenaProjection()
+  /** Each payer's notifications as a live stream (GET /v1/streams/notifications). */
+  readonly notificationStreams = new NotificationStreams(this.projection)
   /** Ids staged by the writer and not yet applied: reserved, so no later event awards them again. */
   private readonly staged = new Set<string>()
   private readonly subscriptions: Subscription[] = []

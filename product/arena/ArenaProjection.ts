@@ -223,6 +223,9 @@ export class ArenaProjection implements StateStore {
     this.version++
   }
 
+  /** Told of every notification as it enters the feed (the payer-scoped live stream, product/arena/notificationStream.ts). */
+  onNotification: ((row: NotificationRow) => void) | null = null
+
   applyNotification(row: NotificationRow): void {
     if (this.notificationKeys.has(row.key)) return
     this.notificationKeys.add(row.key)
@@ -237,6 +240,7 @@ export class ArenaProjection implements StateStore {
       const i = RANKS.findIndex((r) => r.name === row.ref)
       if (i > s.rankNotified) s.rankNotified = i
     }
+    this.onNotification?.(row)
   }
 
   applySetting(row: ArenaSettingRow): void {
@@ -574,6 +578,19 @@ export class ArenaProjection implements StateStore {
       notifications: rows.map((n) => ({ id: n.id, kind: n.kind, ref: n.ref, payload: n.payload, created_at: n.created_at, read_at: s.readAt.get(n.id) ?? null })),
       next_cursor,
     }
+  }
+
+  /** Whether the payer's toggles let a notification of `kind` through (the feed and the live stream agree). */
+  shows(payer: string, kind: string): boolean {
+    const s = this.peek(payer)
+    return s === undefined || this.enabled(s, kind)
+  }
+
+  /** The payer's notifications with an id above `afterId`, in id order, shown kinds only (the stream's catch-up). */
+  notificationsAfter(payer: string, afterId: number): NotificationRow[] {
+    const s = this.peek(payer)
+    if (!s) return []
+    return s.notifications.filter((n) => n.id > afterId && this.enabled(s, n.kind)).sort((a, b) => a.id - b.id)
   }
 
   /** Every kind the Arena writes plus any the payer named, each true unless explicitly switched off. */

@@ -64,6 +64,13 @@ function successResponse(route: RouteDef): Record<string, unknown> {
       return { '200': { description: 'Text document', content: { [r.contentType]: { schema: { type: 'string' } } } } }
     case 'redirect':
       return { '302': { description: 'Redirect', headers: { Location: { schema: { type: 'string' } } } } }
+    case 'stream':
+      return {
+        '200': {
+          description: `Live stream: Server-Sent Events on this GET, or a WebSocket on an upgrade of the same path (messages {id, event, data}). Events: ${Object.keys(r.events).join(', ')}; each id is the cursor to resume after it (Last-Event-ID or ?cursor=).`,
+          content: { 'text/event-stream': { schema: { type: 'string' }, 'x-events': r.events } },
+        },
+      }
   }
 }
 

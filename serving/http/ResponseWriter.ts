@@ -7,6 +7,7 @@
  */
 import type { HttpResponse } from 'uWebSockets.js'
 import { slabUtf8 } from './byteSlab.ts'
+import { SseConnection, type StreamConnection } from './StreamConnections.ts'
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 301: '301 Moved Permanently', 302: '302 Found',
@@ -90,6 +91,12 @@ export interface AnswerWriter {
    * Body bytes are lent for the call only (a large envelope's memory is reused: byteSlab slabConcat): copy to keep.
    */
   send(status: number, headers: Record<string, string>, body: string | Uint8Array, envelope?: boolean): boolean
+  /**
+   * A live stream instead of one answer (a stream route accepted): the connection, or null when this writer cannot
+   * stream (an in-process capture) or its client is gone. A socket writer streams Server-Sent Events; an upgrade
+   * writer, a WebSocket.
+   */
+  stream?(headers: Record<string, string>): StreamConnection | null
 }
 
 export class ResponseWriter implements AnswerWriter {
@@ -166,8 +173,24 @@ export class ResponseWriter implements AnswerWriter {
     else res.end(body, this.closeConnection)
   }
 
+  /**
+   * Server-Sent Events on this response: status and headers now, then one write per event (SseConnection). The
+   * response stays in the adapter's in-flight list until the stream ends.
+   */
+  stream(headers: Record<string, string>): StreamConnection | null {
+    if (this.done) return null
+    this.done = true
+    const sse = new SseConnection(this.res, () => this.onFinished(this))
+    this.sse = sse
+    sse.open({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', ...headers }, answeringInCallback === this)
+    return sse
+  }
+
+  private sse: SseConnection | null = null
+
   /** Forcibly closes the connection (shutdown timeout). onAborted fires as a consequence. */
   forceClose(): void {
+    if (this.sse) this.sse.forceClose()
     if (this.done) return
     this.res.close()
   }

@@ -10,12 +10,17 @@
  *    synchronously needs none; HEAD and body methods register up front); after an abort nothing is written;
  *  - the body is read with a size limit (oversized → the handler is told, reading stops, the connection closes);
  *  - every write is corked (ResponseWriter);
- *  - the listen socket is kept so close() can stop accepting, drain in-flight requests (with a timeout), then return.
+ *  - the listen socket is kept so close() can stop accepting, drain in-flight requests (with a timeout), then return;
+ *  - live streams (issue 33): a WebSocket upgrade under the streams pattern runs the same handler as any request with
+ *    an UpgradeWriter (a refusal is an ordinary HTTP answer; an accepted stream upgrades, corked); a plain GET there
+ *    falls through to the GET route (uWS yields a non-upgrade request) and may answer Server-Sent Events. The
+ *    connections themselves are in StreamConnections.ts.
  */
 import uWS from 'uWebSockets.js'
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js'
-import { enterCallback, leaveCallback, ResponseWriter } from './ResponseWriter.ts'
+import { enterCallback, leaveCallback, ResponseWriter, statusLine } from './ResponseWriter.ts'
 import { ListenError } from './ListenError.ts'
+import { WsConnection, type StreamConnection, type StreamSocketData } from './StreamConnections.ts'
 
 /** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT (ListenOptions in the uWS typings, which the default export does not list). */
 const LISTEN_EXCLUSIVE_PORT: number = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1
@@ -80,7 +85,7 @@ class CopiedRequest implements IncomingRequest {
   }
 }
 
-export type RequestHandler = (req: IncomingRequest, res: ResponseWriter) => void | Promise<void>
+export type RequestHandler = (req: IncomingRequest, res: ResponseWriter | UpgradeWriter) => void | Promise<void>
 
 export interface UwsAdapterOptions {
   host: string
@@ -90,7 +95,71 @@ export interface UwsAdapterOptions {
   /** Use the first x-forwarded-for hop as the client address (only behind a trusted proxy). */
   trustProxy?: boolean
   /** Called for errors a handler let escape (the handler should have answered already). */
-  onHandlerError: (err: unknown, req: IncomingRequest, res: ResponseWriter) => void
+  onHandlerError: (err: unknown, req: IncomingRequest, res: AnswerWriterLike) => void
+  /** WebSocket upgrades under `pattern` (e.g. '/v1/streams/*') go to the handler with an UpgradeWriter. */
+  streams?: {
+    pattern: string
+    /** uWS's own per-socket ceiling for sends and publishes; the stream owner drops a socket well before it. */
+    maxBackpressure: number
+    /** Seconds without traffic before uWS closes a socket; it pings before (sendPingsAutomatically). */
+    idleTimeoutS: number
+  }
+}
+
+type AnswerWriterLike = ResponseWriter | UpgradeWriter
+
+/**
+ * The answer to a WebSocket upgrade request: a refusal is written as an HTTP response (the handshake fails with the
+ * error envelope); stream() upgrades (corked) and hands back the socket's connection, bound when uWS opens it
+ * (synchronously inside upgrade()).
+ */
+export class UpgradeWriter {
+  done = false
+  aborted = false
+  private readonly key: string
+  private readonly protocol: string
+  private readonly extensions: string
+
+  constructor(
+    private readonly res: HttpResponse,
+    req: HttpRequest,
+    private readonly context: uWS.us_socket_context_t,
+  ) {
+    this.key = req.getHeader('sec-websocket-key')
+    this.protocol = req.getHeader('sec-websocket-protocol')
+    this.extensions = req.getHeader('sec-websocket-extensions')
+    res.onAborted(() => {
+      this.aborted = true
+      this.done = true
+    })
+  }
+
+  send(status: number, headers: Record<string, string>, body: string | Uint8Array): boolean {
+    if (this.done) return false
+    this.done = true
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(status))
+      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v)
+      this.res.end(body, true)
+    })
+    return true
+  }
+
+  stream(): StreamConnection | null {
+    if (this.done) return null
+    this.done = true
+    let connection: WsConnection | null = null
+    const data: StreamSocketData = {
+      // uWS hands the socket a copy of this object: the connection is set on the socket's own user data.
+      attach: (ws) => {
+        connection = new WsConnection(ws)
+        ws.getUserData().connection = connection
+      },
+      connection: null,
+    }
+    this.res.cork(() => this.res.upgrade(data, this.key, this.protocol, this.extensions, this.context))
+    return connection
+  }
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -140,6 +209,31 @@ export class UwsAdapter {
       // A handler that answered synchronously needs no abort watch; one still working must have it before return.
       writer.watchAbort()
     })
+
+    if (opts.streams) {
+      app.ws<StreamSocketData>(opts.streams.pattern, {
+        maxBackpressure: opts.streams.maxBackpressure,
+        closeOnBackpressureLimit: 0,
+        idleTimeout: opts.streams.idleTimeoutS,
+        sendPingsAutomatically: true,
+        // Clients have nothing to say on a stream: a small limit, and messages are ignored.
+        maxPayloadLength: 4096,
+        upgrade: (res, req, context) => {
+          const writer = new UpgradeWriter(res, req, context)
+          const incoming = copyRequest(res, req, 'GET', trustProxy)
+          incoming.seal(true)
+          try {
+            const p = handler(incoming, writer)
+            if (p) p.catch((err: unknown) => opts.onHandlerError(err, incoming, writer))
+          } catch (err) {
+            opts.onHandlerError(err, incoming, writer)
+          }
+        },
+        open: (ws) => ws.getUserData().attach(ws),
+        drain: (ws) => ws.getUserData().connection?.drained(),
+        close: (ws) => ws.getUserData().connection?.gone(),
+      })
+    }
 
     app.any('/*', (res: HttpResponse, req: HttpRequest) => {
       const { writer, incoming } = accept(res, req, null)
@@ -208,6 +302,11 @@ export class UwsAdapter {
     const out: ResponseWriter[] = []
     for (let w = this.head; w; w = w.next) out.push(w)
     return out
+  }
+
+  /** Sends `message` to every WebSocket subscribed to `topic` (uWS pub/sub); false when none is. */
+  publish(topic: string, message: string): boolean {
+    return this.app.publish(topic, message, false, false)
   }
 
   get inFlightCount(): number {

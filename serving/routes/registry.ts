@@ -20,6 +20,7 @@ import { platformRoutes } from './platform.ts'
 import { RECORD_ROUTES } from './record.ts'
 import { RELEASE_ROUTES } from './releases.ts'
 import { RISK_ROUTES } from './risk.ts'
+import { STREAM_ROUTES } from './streams.ts'
 import { TRACK_RECORD_ROUTES } from './trackRecord.ts'
 import type { RouteDef } from './types.ts'
 import { WALLET_ROUTES } from './wallet.ts'
@@ -29,6 +30,7 @@ export const ROUTES: readonly RouteDef[] = Object.freeze([
   ...DISCOVERY_ROUTES,
   ...AUTH_ROUTES,
   ...DECISION_ROUTES,
+  ...STREAM_ROUTES,
   ...RECORD_ROUTES,
   ...RELEASE_ROUTES,
   ...TRACK_RECORD_ROUTES,

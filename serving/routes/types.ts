@@ -1,5 +1,6 @@
 /** Shapes of the route registry: one declaration per route drives routing, validation, payment, documents and MCP. */
 import type { TSchema } from '../../common/schema.ts'
+import type { EventStream, StreamReader } from '../../common/EventStream.ts'
 import type { ErrorCode } from '../../common/errors.ts'
 import type { MetaOverrides } from '../envelope.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
@@ -31,6 +32,11 @@ export type ResponseDecl =
   | { kind: 'json'; schema: JsonSchema; contentType?: string }
   | { kind: 'text'; contentType: string }
   | { kind: 'redirect' }
+  /**
+   * A live stream (issue 33): Server-Sent Events on a plain GET, a WebSocket on an upgrade of the same path; each event
+   * named here with its data schema carries the cursor after it (SSE id, WebSocket `id`).
+   */
+  | { kind: 'stream'; events: Record<string, JsonSchema> }
 
 /**
  * The route as an MCP tool (spec, MCP tool server): the same dispatcher path as REST (one validation, one price, one
@@ -83,6 +89,8 @@ export type HandlerResult =
     }
   | { raw: { body: string | Uint8Array; contentType: string; status?: number; headers?: Record<string, string> } }
   | { redirect: string; status?: 301 | 302 }
+  /** A stream route accepted: the stream and the reader positioned after the client's cursor (or at now). */
+  | { stream: { source: EventStream; reader: StreamReader } }
 
 /**
  * Where a payer-scoped route names its payer (spec, Authentication 1): a header, and optionally the query or body

@@ -22,6 +22,10 @@ import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { makeAjv, PAY_TO, withServer } from '../helpers/serving/server.ts'
 import { OPS_TOKEN, withBilling } from '../helpers/serving/billing.ts'
 import { withArena } from '../helpers/serving/arena.ts'
+import { makeTempDir } from '../helpers/tmp.ts'
+import { EmbeddedLog } from '../../pipeline/log/EmbeddedLog.ts'
+import { DecisionLedger } from '../../engine/DecisionLedger.ts'
+import { LedgerStreams } from '../../engine/LedgerStreams.ts'
 import { publicIdOf } from '../../product/arena/handles.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
 import { computeFunnel } from '../../product/funnel/computeFunnel.ts'
@@ -125,6 +129,10 @@ const CASES: Record<string, { query?: string; body?: unknown; headers?: Record<s
   'arena.opt_in': { body: { opt_in: true }, headers: { payer: PAYER } },
   'arena.agent': { body: { is_agent: false }, headers: { payer: PAYER } },
   'arena.notifications': { query: `payer=${PAYER}` },
+  'streams.feed': {},
+  'streams.clocks': {},
+  'streams.decisions': {},
+  'streams.notifications': { query: `payer=${PAYER}` },
   'arena.notifications.read': { body: { payer: PAYER } },
   'arena.notifications.preferences': { headers: { payer: PAYER } },
   'arena.notifications.preferences.set': { body: { payer: PAYER, preferences: { streak_ended: false } } },
@@ -172,12 +180,33 @@ t.test('walks every route with every part wired', async (t) => {
   await delivery.registerEndpoint(PAYER, 'https://hooks.example.com/walker', WALKER_ENDPOINT, { kind: 'paid', payment_id: WALKER_ENDPOINT, rail: 'credits', payer: PAYER }, unit)
   await unit.commit()
   parts.delivery = delivery
+  // The live streams over a real (empty) ledger on an embedded log.
+  const streamLog = await EmbeddedLog.open(await makeTempDir(t, 'svc-walker-streams-'))
+  const streamLedger = await DecisionLedger.open({ log: streamLog })
+  const streams = await LedgerStreams.open({ ledger: streamLedger, clockOf: () => null })
+  t.teardown(async () => {
+    await streams.close()
+    await streamLedger.close()
+    await streamLog.close()
+  })
+  parts.streams = streams
   const server = await withServer(t, { services: parts })
   for (const route of ROUTES) {
     await t.test(`${route.method} ${route.path}`, async (t) => {
       const { url, init } = requestFor(route)
       await proofFor(server, route, url, init)
-      const res = await fetch(server.url + url, init)
+      const stop = new AbortController()
+      const res = await fetch(server.url + url, { ...init, signal: stop.signal })
+      if (route.response.kind === 'stream') {
+        // A stream never ends by itself: its head and first bytes, then the client goes away.
+        t.equal(res.status, 200)
+        t.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+        t.match(res.headers.get('ratelimit-limit'), /^\d+$/, 'RateLimit-Limit')
+        const first = await res.body!.getReader().read()
+        t.match(new TextDecoder().decode(first.value), /^retry: \d+\n/, 'the stream opens with its reconnect delay')
+        stop.abort()
+        return
+      }
       const text = await res.text()
       t.ok(res.headers.get('x-request-id'), 'x-request-id')
       if (route.unlimited) t.equal(res.headers.get('ratelimit-limit'), null, 'health probes and metrics are not rate limited')
