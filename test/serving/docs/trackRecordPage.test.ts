@@ -10,9 +10,10 @@
  * where .ci/run installs it.
  */
 import t from 'tap'
-import { access, constants, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { chromiumMissing, launchChromium } from '../../helpers/chromium.ts'
 import { writeSyntheticLedger } from '../../../bench/syntheticLedger.ts'
 import { consistencyInterval } from '../../../models/verification/consistency.ts'
 import type { QuestionModel } from '../../../models/QuestionModel.ts'
@@ -27,7 +28,6 @@ import { withServer } from '../../helpers/serving/server.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 import type { TapTest } from '../../helpers/logs.ts'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /** A label with every character HTML escapes: it must come out as text, never as markup. */
 const HOSTILE_LABEL = `S03 <b class="x">bold</b> & 'quotes' "too"`
 const QIDS = ['S03_synthetic', 'S04_synthetic', 'S05_synthetic', 'S06_synthetic', 'S07_synthetic']
@@ -38,15 +38,6 @@ const QUESTIONS = [
   { id: DIST.question_id, label: DIST.question_id, answer: 'choice', classes: DIST.classes, sold: true, horizonMs: 4 * 3_600_000 } as unknown as QuestionModel,
 ]
 const SECTIONS = [...QIDS, DIST.question_id]
-
-async function chromiumMissing(): Promise<string | null> {
-  try {
-    await access(CHROMIUM, constants.X_OK)
-    return null
-  } catch {
-    return `no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`
-  }
-}
 
 /** A record with a curve of four points: runs over 1,500 decisions, then 600 more three times. */
 async function buildRecord(t: TapTest, dataDir: string): Promise<MeasuredRecord> {
@@ -117,7 +108,7 @@ if (missing !== null) {
     const server = await withServer(t, { services: { record, ladder: record, releases, dataTime } })
     const api = async (path: string) => ((await (await fetch(server.url + path)).json()) as { data: any }).data
 
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+    const browser: Browser = await launchChromium()
     t.teardown(() => browser.close())
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } })
     const requested: string[] = []
@@ -262,7 +253,7 @@ if (missing !== null) {
     const db = await RecordDb.open(dir)
     t.teardown(() => db.close())
     const server = await withServer(t, { services: { record: new MeasuredRecord(db, { questions: QUESTIONS }) } })
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+    const browser = await launchChromium()
     t.teardown(() => browser.close())
     const page = await browser.newPage()
     t.equal((await page.goto(`${server.url}/record`))?.status(), 200)

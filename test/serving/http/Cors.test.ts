@@ -9,10 +9,9 @@
  * failure under CI=true.
  */
 import t from 'tap'
-import { access, constants } from 'node:fs/promises'
 import { createServer, type Server as HttpServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { chromium } from 'playwright-core'
+import { chromiumMissing, launchChromium } from '../../helpers/chromium.ts'
 import { RateLimiter } from '../../../serving/RateLimiter.ts'
 import { CORS_MAX_AGE_S } from '../../../serving/http/Cors.ts'
 import { REQUEST_HEADER, RESPONSE_HEADER } from '../../../serving/http/apiHeaders.ts'
@@ -20,7 +19,6 @@ import { memoryServices } from '../../helpers/serving/memoryServices.ts'
 import { withServer } from '../../helpers/serving/server.ts'
 import { skipUnlessTool } from '../../helpers/requiredTool.ts'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const PAYER = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
 const ALLOWED = 'http://app.example:3000'
 const OTHER = 'http://evil.example'
@@ -144,15 +142,6 @@ t.test('answers to an allowed origin expose every API header they carry (200, 40
   t.ok(calls[4]![1].headers.get('retry-after'), 'the 429 carries Retry-After')
 })
 
-async function chromiumMissing(): Promise<string | null> {
-  try {
-    await access(CHROMIUM, constants.X_OK)
-    return null
-  } catch {
-    return `no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`
-  }
-}
-
 /** A page server on its own port: its origin is http://127.0.0.1:<port>, another origin than the API's. */
 async function pageServer(t: Parameters<typeof withServer>[0]): Promise<string> {
   const server: HttpServer = createServer((_req, res) => {
@@ -176,7 +165,7 @@ t.test('in Chromium: a page of an allowed origin calls /v1 and reads exposed hea
   const allowedPage = await pageServer(t)
   const otherPage = await pageServer(t)
   const server = await corsServer(t, [allowedPage])
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+  const browser = await launchChromium()
   t.teardown(() => browser.close())
 
   const visit = async (pageUrl: string): Promise<Seen> => {

@@ -10,11 +10,11 @@
  * Needs chromium (CHROMIUM_PATH, default /usr/bin/chromium); without it the browser half skips locally (fails in CI).
  */
 import t from 'tap'
-import { access, constants } from 'node:fs/promises'
 import { join } from 'node:path'
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { chromiumMissing, launchChromium } from '../../helpers/chromium.ts'
 import WebSocket from 'ws'
 import { ENGINE_CUT, engineRelease, engineTicks } from '../../../bench/engineFixture.ts'
 import { EngineRunner } from '../../../engine/EngineRunner.ts'
@@ -30,21 +30,11 @@ import { skipUnlessTool } from '../../helpers/requiredTool.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 
 const HOUR = 3_600_000
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /** The replay up to here happens before anyone subscribes; the hours after it are streamed. */
 const START = ENGINE_CUT + 2 * 24 * HOUR
 const HOURS_BEFORE_CUT = 3
 const HOURS_WHILE_CUT = 1
 const HOURS_AFTER = 3
-
-async function chromiumMissing(): Promise<string | null> {
-  try {
-    await access(CHROMIUM, constants.X_OK)
-    return null
-  } catch {
-    return `no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`
-  }
-}
 
 async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -118,7 +108,7 @@ t.test('the feed over WebSocket and EventSource: every resolution of the replaye
   runner.ledger.bus.resolutions.subscribe('streams-test', (e) => void resolved.push(e.outcome.decision_id), { replay: false })
   runner.ledger.bus.decisions.subscribe('streams-test', (d) => void opened.push(d.decision_id), { replay: false })
 
-  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+  const browser: Browser = await launchChromium()
   t.teardown(() => browser.close())
   const page: Page = await browser.newPage()
   t.equal((await page.goto(`${base}/healthz`))?.status(), 200)
