@@ -14,6 +14,7 @@ import { benchArena } from './arena.ts'
 import { benchDelivery } from './delivery.ts'
 import { benchVenue } from './venue.ts'
 import { benchAnswers } from './answers.ts'
+import { benchStreams } from './streams.ts'
 
 const print = (line: string) => process.stdout.write(line + '\n')
 const brokers = process.env.KAFKA_BROKERS ? process.env.KAFKA_BROKERS.split(',') : null
@@ -65,3 +66,6 @@ await benchDelivery({ resolutions: Number(process.env.DELIVERY_BENCH_RESOLUTIONS
 
 print('\n== live venue: Hyperliquid websocket frames (LocalVenue at 1x, replayed as fast as they go) through the connector into durable ticks on the embedded log vs a bare websocket client reading the same frames, same server, same run (goal ≥ 0.5); memory over 30 minutes of venue time replayed at 60x, read after full collections')
 await benchVenue({ hours: Number(process.env.VENUE_BENCH_HOURS ?? 6), print }).catch((err: unknown) => print(`venue bench failed: ${String(err)}`))
+
+print('\n== live streams: resolutions reaching 10,000 WebSocket subscribers of /v1/streams/feed vs the same resolutions found by 10,000 clients polling /v1/feed each second, same server, same run (delivery delay p50/p99, server and client CPU side by side)')
+await benchStreams({ subscribers: Number(process.env.STREAMS_BENCH_SUBSCRIBERS ?? 10_000), print }).catch((err: unknown) => print(`streams bench failed: ${String(err)}`))
