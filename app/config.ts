@@ -19,6 +19,11 @@ const URL_WORDS = 'an http:// or https:// URL'
 const Url = (description: string) => Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', 'x-expected': URL_WORDS, description }))
 /** Topic and group names: what Kafka accepts. */
 const NAME_WORDS = 'a name of letters, digits, ".", "_" and "-"'
+/** A list of browser origins (the MCP endpoint's and the API's CORS allowlists): the one pattern and its words. */
+const ORIGIN_LIST = {
+  pattern: '^https?://[^/,\\s]+(,https?://[^/,\\s]+)*$',
+  'x-expected': 'http:// or https:// origins without a path, separated by commas (https://app.example.com,https://b.example.com)',
+} as const
 
 /**
  * Every variable. `default` is what an unset (or empty) variable means; `x-unset` says it in words where the default
@@ -215,14 +220,13 @@ export const ENV_SCHEMA = Type.Object(
     }),
     SVC_MCP_ORIGINS: Type.Optional(
       Type.String({
-        pattern: '^https?://[^/,\\s]+(,https?://[^/,\\s]+)*$',
-        'x-expected': 'http:// or https:// origins without a path, separated by commas (https://app.example.com,https://b.example.com)',
+        ...ORIGIN_LIST,
         description: 'comma-separated browser origins allowed to call the MCP endpoint besides its own (an Origin outside them gets 403)',
       }),
     ),
     SVC_CORS_ORIGINS: Type.Optional(
       Type.String({
-        pattern: '^https?://[^/,\\s]+(,https?://[^/,\\s]+)*$',
+        ...ORIGIN_LIST,
         'x-unset': 'no CORS: no Access-Control-* header is sent and a preflight is 405 like any OPTIONS',
         description:
           'comma-separated browser origins (scheme://host[:port]) whose pages may call the API cross-origin: preflights answered, PAYMENT-*, RateLimit-*, x-request-id and x-svc-* headers exposed; a preflight from any other origin is 403 ORIGIN_FORBIDDEN',
