@@ -28,7 +28,7 @@ import type { LedgerReads } from '../engine/LedgerReads.ts'
 import { QuestionCatalog } from '../engine/QuestionCatalog.ts'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
 import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
-import type { LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
+import { testDecision, testOutcome } from './ledgerRecords.ts'
 import { RateLimiter } from '../serving/RateLimiter.ts'
 import { Server } from '../serving/Server.ts'
 
@@ -86,7 +86,7 @@ export async function benchStreams(o: { subscribers?: number; seconds?: number; 
       const count = Math.round(seconds * perSec)
       // The decisions the run resolves, durable before the clients come (a feed chip needs its decision).
       const decisions: LedgerDecision[] = []
-      for (let i = 0; i < count; i++) decisions.push(ledger.stageDecision(benchDecision(++n)).record)
+      for (let i = 0; i < count; i++) decisions.push(ledger.stageDecision(testDecision(++n)).record)
       await ledger.flush()
       const url = mode === 'ws' ? `ws://127.0.0.1:${server.port}/v1/streams/feed` : `${server.url}/v1/feed?limit=${FEED_PAGE}`
       const child = startClients({ mode, url, clients: subscribers })
@@ -102,7 +102,7 @@ export async function benchStreams(o: { subscribers?: number; seconds?: number; 
         if (wait > 0) await sleep(wait)
         const d = decisions[i]!
         staged.set(d.decision_id, epochNow())
-        ledger.stageOutcome(benchOutcome(d))
+        ledger.stageOutcome(testOutcome(d))
         await ledger.flush()
       }
       // Long enough for the last resolution to reach every subscriber and every poller's next poll.
@@ -253,46 +253,6 @@ async function runClients(req: ClientsRequest): Promise<void> {
   const wallMs = epochNow() - t0
   for (const s of stop) s()
   process.send!({ kind: 'result', receipts: Object.fromEntries(receipts), cpuMicros: cpu.user + cpu.system, wallMs, errors } satisfies ClientsMessage)
-}
-
-function benchDecision(n: number): LedgerDecision {
-  const created = Date.UTC(2026, 6, 1) + n * 1000
-  return {
-    v: 1,
-    decision_id: `0198a3c4-5e6f-8a0b-9c1d-${n.toString(16).padStart(12, '0')}`,
-    question_id: 'S05_volatility_expansion',
-    asset: 'BTC',
-    subject: null,
-    event: `bench ${n}`,
-    horizon: '240m',
-    horizon_end: new Date(created + 4 * 3_600_000).toISOString(),
-    created_at: new Date(created).toISOString(),
-    conditions: { n },
-    probability: 0.2,
-    confidence: 0.5,
-    decision: 'vol_expansion:unlikely',
-    action: 'monitor',
-    input_hash: 'a'.repeat(64),
-    state_hash: 'b'.repeat(64),
-    policy_version: 'policy-2.0.0',
-    jev_version: 'jev-1.0.0',
-    choice: null,
-    payment_id: null,
-    payment_rail: 'none',
-    matched_rules: [],
-    refusal_reason: null,
-    model_id: 'S05_volatility_expansion',
-    fitted_version: null,
-    policy_checksum: 'c'.repeat(64),
-    journal: null,
-  }
-}
-
-function benchOutcome(d: LedgerDecision): LedgerOutcome {
-  return {
-    v: 1, decision_id: d.decision_id, question_id: d.question_id, asset: d.asset, subject: d.subject, outcome: 'not',
-    resolved_at: d.horizon_end, horizon_end: d.horizon_end, statistic: 0.01, statistic_detail: null, realized_choice: null, reason: null,
-  }
 }
 
 if (process.argv.includes('--clients')) {
