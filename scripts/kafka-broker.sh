@@ -112,7 +112,9 @@ log.flush.interval.messages=9223372036854775807
 # records within a test run, not silently some minutes later (test/pipeline/log/kafkaRetention.test.ts).
 log.retention.check.interval.ms=1000
 EOF
-  cluster_id="$(node -e 'console.log(require("node:crypto").randomBytes(16).toString("base64url"))')"
+  # 16 random bytes in base64url, as Kafka's own random-uuid, and like it never starting with '-': the format tool's
+  # argument parser would read such an id as an option ("--cluster-id: expected one argument"; 1 start in 64 failed).
+  cluster_id="$(node -e 'let id; do id = require("node:crypto").randomBytes(16).toString("base64url"); while (id.startsWith("-")); console.log(id)')"
   # A resumed data dir is formatted already, with its own cluster id (formatting it again under a new id fails).
   if [ "$resumed" -eq 0 ] && ! java "${JVM_OPTS[@]}" -cp "$K/lib/*" kafka.tools.StorageTool format -t "$cluster_id" -c "$state/server.properties" --ignore-formatted >"$state/format.log" 2>&1; then
     say "storage format failed:"
