@@ -8,19 +8,19 @@
  * sends on its own reconnect) or ?cursor= (both: the header wins, it is the newer). Without one the stream starts at
  * the next event.
  */
-import { Address, Open, Type } from '../../common/schema.ts'
 import type { EventStream } from '../../common/EventStream.ts'
 import { DECISION_RECORD, FEED_CHIP, OPEN_CLOCK } from '../../engine/schemas.ts'
 import { OUTCOMES } from '../../pipeline/records/outcomeRecord.ts'
-import { Instant, JsonObject, QuestionId, StringEnum, Uuid } from '../../common/schema.ts'
+import { Address, Instant, JsonObject, Open, QuestionId, StringEnum, Type, Uuid } from '../../common/schema.ts'
 import { FREE, PAYER_IN_ARENA, callerPayer } from './define.ts'
-import type { HandlerContext, HandlerResult, RouteDef } from './types.ts'
+import type { HandlerContext, HandlerResult, JsonSchema, RouteDef } from './types.ts'
 
 /** Where every stream route lives (the WebSocket upgrade pattern is this prefix). */
 export const STREAMS_PREFIX = '/v1/streams/'
 
 const CURSOR_QUERY = { cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'resume after this cursor (an event id this stream sent)' })) }
-const CURSOR_HEADERS = Open({ 'last-event-id': Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'resume after this cursor (set by EventSource on reconnect)' })) })
+const LAST_EVENT_ID = { 'last-event-id': Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'resume after this cursor (set by EventSource on reconnect)' })) }
+const CURSOR_HEADERS = Open(LAST_EVENT_ID)
 
 /** Accepts the stream after the client's cursor (a bad one is the usual 400 INVALID_CURSOR, before anything streams). */
 function streamOf(ctx: HandlerContext, source: EventStream): HandlerResult {
@@ -40,46 +40,27 @@ const NOTIFICATION = Type.Object(
   { additionalProperties: false },
 )
 
+/** One of the ledger's public streams (engine/LedgerStreams.ts): free, anonymous, resumable by cursor. */
+function ledgerStream(name: 'feed' | 'clocks' | 'decisions', summary: string, events: Record<string, JsonSchema>): RouteDef {
+  return {
+    id: `streams.${name}`,
+    method: 'GET',
+    path: `${STREAMS_PREFIX}${name}`,
+    summary,
+    tags: ['streams'],
+    pay: FREE,
+    needs: ['streams'],
+    request: { query: Open(CURSOR_QUERY), headers: CURSOR_HEADERS },
+    response: { kind: 'stream', events },
+    errors: [],
+    handler: (ctx) => streamOf(ctx, ctx.need('streams')[name]),
+  }
+}
+
 export const STREAM_ROUTES: readonly RouteDef[] = [
-  {
-    id: 'streams.feed',
-    method: 'GET',
-    path: `${STREAMS_PREFIX}feed`,
-    summary: 'Live feed: each resolution as the chip /v1/feed lists (SSE, or WebSocket on upgrade)',
-    tags: ['streams'],
-    pay: FREE,
-    needs: ['streams'],
-    request: { query: Open(CURSOR_QUERY), headers: CURSOR_HEADERS },
-    response: { kind: 'stream', events: { chip: FEED_CHIP } },
-    errors: [],
-    handler: (ctx) => streamOf(ctx, ctx.need('streams').feed),
-  },
-  {
-    id: 'streams.clocks',
-    method: 'GET',
-    path: `${STREAMS_PREFIX}clocks`,
-    summary: 'Live open clocks: a clock opened (as /v1/clocks/open lists it), a clock closed (SSE, or WebSocket on upgrade)',
-    tags: ['streams'],
-    pay: FREE,
-    needs: ['streams'],
-    request: { query: Open(CURSOR_QUERY), headers: CURSOR_HEADERS },
-    response: { kind: 'stream', events: { opened: OPEN_CLOCK, closed: CLOCK_CLOSED } },
-    errors: [],
-    handler: (ctx) => streamOf(ctx, ctx.need('streams').clocks),
-  },
-  {
-    id: 'streams.decisions',
-    method: 'GET',
-    path: `${STREAMS_PREFIX}decisions`,
-    summary: 'Live decisions: each new market decision record as GET /v1/decisions/{id} serves it (SSE, or WebSocket on upgrade)',
-    tags: ['streams'],
-    pay: FREE,
-    needs: ['streams'],
-    request: { query: Open(CURSOR_QUERY), headers: CURSOR_HEADERS },
-    response: { kind: 'stream', events: { decision: DECISION_RECORD } },
-    errors: [],
-    handler: (ctx) => streamOf(ctx, ctx.need('streams').decisions),
-  },
+  ledgerStream('feed', 'Live feed: each resolution as the chip /v1/feed lists (SSE, or WebSocket on upgrade)', { chip: FEED_CHIP }),
+  ledgerStream('clocks', 'Live open clocks: a clock opened (as /v1/clocks/open lists it), a clock closed (SSE, or WebSocket on upgrade)', { opened: OPEN_CLOCK, closed: CLOCK_CLOSED }),
+  ledgerStream('decisions', 'Live decisions: each new market decision record as GET /v1/decisions/{id} serves it (SSE, or WebSocket on upgrade)', { decision: DECISION_RECORD }),
   {
     id: 'streams.notifications',
     method: 'GET',
@@ -91,7 +72,7 @@ export const STREAM_ROUTES: readonly RouteDef[] = [
     needs: ['arena'],
     request: {
       query: Open({ payer: Type.Optional(Address), ...CURSOR_QUERY }),
-      headers: Open({ payer: Type.Optional(Address), 'last-event-id': Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })) }),
+      headers: Open({ payer: Type.Optional(Address), ...LAST_EVENT_ID }),
     },
     response: { kind: 'stream', events: { notification: NOTIFICATION } },
     errors: [],
