@@ -552,13 +552,20 @@ export class HyperliquidConnector {
       // stream delivered inside an open episode's span counts too: the episode closes once every expected bar of its
       // span is in the log, whichever way it came (a bar late on the stream for one coin while the other coins' bars
       // arrived live made bars_repaired < bars_expected on a closed episode, depending on timing).
-      if (provider === 'hyperliquid-info') this.#episodeFor(close, 'stream').barsRepaired++
-      else {
-        const holding = this.#episodeHolding(close)
-        if (holding) holding.barsRepaired++
-      }
+      // A REST bar outside every episode opens a one-bar 'stream' episode; the other coins' bars of that close may
+      // already be in from the stream (a busy machine lets them arrive first), and they count as in the log.
+      const holding = this.#episodeHolding(close)
+      if (holding) holding.barsRepaired++
+      else if (provider === 'hyperliquid-info') this.#episodeFor(close, 'stream').barsRepaired = this.#barsObtainedAt(close)
       this.#advance(due)
     }
+  }
+
+  /** Coins whose bar closing at `close` is in the log or held for it (the due bar is past it, or it is held ahead). */
+  #barsObtainedAt(close: number): number {
+    let n = 0
+    for (const due of this.#bars.values()) if (close < due.next || due.ahead.has(close)) n++
+    return n
   }
 
   #obtainFunding(rows: readonly HlFundingRow[], receivedAt: number): void {
