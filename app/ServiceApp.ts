@@ -342,8 +342,7 @@ export class ServiceApp {
       // The generator's checkpoint beside the processors' snapshots: a restart generates only the gap (issue 31).
       const resume = await SimulatedVenueResume.open({ venue: simulatedVenue, snapshots: checkpoints.snapshots, log: eventLog, topic: names.ticks, everyMs: checkpoints.everyMs })
       feed = { mode: 'present', venue: simulatedVenue, resume }
-    }
-    else feed = { mode: 'replay', ...replay! }
+    } else feed = { mode: 'replay', ...replay! }
     const connector = feed.mode === 'live' ? feed.connector : null
     let timeline: DataTimeline | null = null
     const market = await openMarketServices({
