@@ -74,6 +74,7 @@ import { HL_DEFAULT_WS_URL } from '../ingest/hyperliquid/HyperliquidStream.ts'
 import { RestWeightBudget, type RestWeightBudgetOptions } from '../ingest/hyperliquid/RestWeightBudget.ts'
 import { HL_VENUE_SOURCE, HyperliquidConnector, type HyperliquidConnectorOptions } from '../pipeline/venue/HyperliquidConnector.ts'
 import { VenueLogSink } from '../pipeline/venue/VenueLogSink.ts'
+import { SimulatedVenueResume } from '../pipeline/venue/SimulatedVenueResume.ts'
 import { startProgress, type Progress } from '../common/progress.ts'
 import { progressOf } from './config.ts'
 import { DAY_MS, MINUTE_MS } from '../common/time.ts'
@@ -196,7 +197,7 @@ async function simulatedVenueOf(dataDir: string, config: AppConfig, clock: Clock
 
 /** Where the ticks come from: the simulated venue in the present (default), the live venue, or a dated tape (SVC_TAPE). */
 type VenueFeed =
-  | { mode: 'present'; venue: SimulatedVenue }
+  | { mode: 'present'; venue: SimulatedVenue; resume: SimulatedVenueResume }
   | { mode: 'live'; venue: LiveVenueFile; connector: HyperliquidConnector; sink: VenueLogSink; progress: { bar: Progress | null } }
   | { mode: 'replay'; tape: string; firstTime: number }
 
@@ -337,8 +338,11 @@ export class ServiceApp {
         },
       })
       feed = { mode: 'live', venue: liveFile, connector, sink, progress }
-    } else if (simulatedVenue) feed = { mode: 'present', venue: simulatedVenue }
-    else feed = { mode: 'replay', ...replay! }
+    } else if (simulatedVenue) {
+      // The generator's checkpoint beside the processors' snapshots: a restart generates only the gap (issue 31).
+      const resume = await SimulatedVenueResume.open({ venue: simulatedVenue, snapshots: checkpoints.snapshots, log: eventLog, topic: names.ticks, everyMs: checkpoints.everyMs })
+      feed = { mode: 'present', venue: simulatedVenue, resume }
+    } else feed = { mode: 'replay', ...replay! }
     const connector = feed.mode === 'live' ? feed.connector : null
     let timeline: DataTimeline | null = null
     const market = await openMarketServices({
@@ -609,7 +613,9 @@ export class ServiceApp {
     if (live) {
       // Everything up to this instant is history; the first record after it waits for the clock.
       paceFrom = this.clock.now() + 1
-      say(`svc: warming up: simulating the venue at full speed up to now, ${new Date(paceFrom - 1).toISOString()}${resuming}`)
+      const from = feed.resume.from
+      const fromCheckpoint = from ? ` from the generator's checkpoint at ${new Date(feed.venue.checkpointTime(from)).toISOString()} (line ${from.market.ticks})` : ''
+      say(`svc: warming up: simulating the venue at full speed up to now, ${new Date(paceFrom - 1).toISOString()}${resuming}${fromCheckpoint}`)
     } else {
       const cut = trainUntilOf(config) ?? feed.firstTime + config.SVC_TRAIN_DAYS * DAY_MS
       paceFrom = EngineRunner.primedAt(cut, resumedAt)
@@ -626,7 +632,7 @@ export class ServiceApp {
       warmBar = null
     }
     const result = await pipeline.replay({
-      ...(live ? { source: () => feed.venue.entries(), liveClock: this.clock } : { tape: feed.tape, speed: config.SVC_REPLAY_SPEED }),
+      ...(live ? { source: feed.resume.source(), liveClock: this.clock, onDurable: (line: number) => feed.resume.onDurable(line) } : { tape: feed.tape, speed: config.SVC_REPLAY_SPEED }),
       tapeId,
       paceFrom,
       signal,
@@ -643,6 +649,8 @@ export class ServiceApp {
     })
     warmBar?.stop() // aborted, or a tape that ended before paceFrom
     warmBar = null
+    // At a stop, the checkpoint of the newest minute appended: the next start generates only what comes after it.
+    if (live) await feed.resume.save().catch((err: unknown) => log.warn({ err }, 'the simulated venue checkpoint was not written; the next start regenerates from the last one'))
     if (!result.aborted) {
       await pipeline.drain() // starts the sink if the replay never paced (speed 0, or a tape ending before paceFrom)
       warm()

@@ -105,7 +105,7 @@ export const ENV_SCHEMA = Type.Object(
       minimum: 0,
       default: 60,
       description:
-        "seconds between state snapshots of each stream processor (<data>/state: its state tied to the log positions it reflects, so a restart reads only the tail); one more is written at a clean stop; 0: only at stop",
+        "seconds between state snapshots of each stream processor (<data>/state: its state tied to the log positions it reflects, so a restart reads only the tail) and of the simulated venue's generator (so a restart generates only the gap); one more is written at a clean stop; 0: only at stop",
     }),
     SVC_COMPACT_INTERVAL_S: Type.Number({
       minimum: 0,

@@ -35,6 +35,9 @@ function cyrb128(str: string): [number, number, number, number] {
   return [h1 >>> 0, h2 >>> 0, h3 >>> 0, h4 >>> 0]
 }
 
+/** The generator's whole state: its four 32-bit words (Box–Muller here caches no spare normal). */
+export type PrngWords = readonly [number, number, number, number]
+
 const TWO_POW_26 = 67108864
 const TWO_POW_53 = 9007199254740992
 
@@ -58,6 +61,24 @@ export class Prng {
     if ((a | b | c | d) === 0) this.#s0 = 1
     // Discard the first outputs so nearby seeds decorrelate fully.
     for (let i = 0; i < 16; i++) this.nextUint32()
+  }
+
+  /** A generator that continues exactly where the one whose `words()` these are stood (a resumed simulation). */
+  static fromWords(words: PrngWords): Prng {
+    if (words.length !== 4 || !words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffffffff)) throw new RangeError('Prng words must be four unsigned 32-bit integers')
+    if ((words[0] | words[1] | words[2] | words[3]) === 0) throw new RangeError('Prng words must not all be zero (xoshiro never reaches that state)')
+    // Private fields exist only on a constructed object; the 16 discarded draws of a throwaway seed cost nothing.
+    const prng = new Prng(0, 'restore')
+    prng.#s0 = words[0]
+    prng.#s1 = words[1]
+    prng.#s2 = words[2]
+    prng.#s3 = words[3]
+    return prng
+  }
+
+  /** The four state words, unsigned: with fromWords() the sequence goes on from here, draw for draw. */
+  words(): PrngWords {
+    return [this.#s0 >>> 0, this.#s1 >>> 0, this.#s2 >>> 0, this.#s3 >>> 0]
   }
 
   /** Uniform integer in [0, 2^32). */

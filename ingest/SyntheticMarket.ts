@@ -10,7 +10,7 @@
  * 8-hour basis, paid at 1/8 per hour … Interest component I = 0.01 % per 8 h = 1.25e-05/h … Cap: 4 % per hour."
  */
 import { OptionsError, validateOptions } from '../common/validation.ts'
-import { Prng } from './Prng.ts'
+import { Prng, type PrngWords } from './Prng.ts'
 import {
   CANONICAL_ASSETS,
   TICK_KINDS,
@@ -224,6 +224,79 @@ interface AssetState {
   burstSide: 'long' | 'short'
   burstLastTriggerMinute: number
   pendingPush: number
+  /** Number (1-based, over the whole run) of this asset's newest tick; 0 before its first. */
+  lastTick: number
+}
+
+/** The fields of AssetState that change as the run goes (the rest follows from the asset and the model). */
+const ASSET_STATE_FIELDS = [
+  'logOracle',
+  'premium',
+  'markBasis',
+  'hourPremiumSum',
+  'hourPremiumCount',
+  'lastMid',
+  'lastMark',
+  'logOpenInterest',
+  'openInterest',
+  'burstIntensity',
+  'burstLastTriggerMinute',
+  'pendingPush',
+  'lastTick',
+] as const
+
+/** Version of MarketCheckpoint's shape and meaning: bump it when the generator's state changes, so old ones are refused. */
+export const MARKET_CHECKPOINT_SCHEMA = 1
+
+/** One asset's generator state at a minute boundary. */
+export type AssetCheckpoint = { asset: CanonicalAsset; rng: PrngWords; burstSide: 'long' | 'short' } & Record<(typeof ASSET_STATE_FIELDS)[number], number>
+
+/**
+ * The whole state of a run after `minute` minutes: every Prng's words, the regime, the lagged market return, each
+ * asset's state, and `ticks` (how many ticks the run has yielded, so the next is number ticks + 1). ticks(from) goes on
+ * from it with exactly the ticks a run from the start yields after that minute. Numbers are kept exactly, including
+ * -Infinity ("no burst yet") and -0: a serializer must keep them (JSON alone does not).
+ */
+export interface MarketCheckpoint {
+  schema: number
+  minute: number
+  ticks: number
+  regime: Regime
+  previousMarketReturn: number
+  market: PrngWords
+  assets: AssetCheckpoint[]
+}
+
+/** Continuing a run: `from` a checkpoint, and `onCheckpoint` sees each minute's checkpoint before its ticks are yielded. */
+export interface TickRun {
+  from?: MarketCheckpoint
+  onCheckpoint?: (checkpoint: MarketCheckpoint) => void
+}
+
+function isWords(v: unknown): v is PrngWords {
+  return Array.isArray(v) && v.length === 4 && v.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffffffff) && v.some((w) => w !== 0)
+}
+
+/**
+ * Why `value` is not a checkpoint of a run over `assets` within `minutes`, or null when it is (a structural check: a
+ * hand-edited or foreign file is refused with a reason rather than generating garbage).
+ */
+export function checkpointProblem(value: unknown, assets: readonly CanonicalAsset[], minutes: number): string | null {
+  if (value === null || typeof value !== 'object') return 'not an object'
+  const c = value as Partial<MarketCheckpoint>
+  if (c.schema !== MARKET_CHECKPOINT_SCHEMA) return `schema ${String(c.schema)}, this generator reads ${MARKET_CHECKPOINT_SCHEMA}`
+  if (!Number.isSafeInteger(c.minute) || c.minute! < 0 || c.minute! > minutes) return `/minute: ${String(c.minute)} is not a minute of the run (0..${minutes})`
+  if (!Number.isSafeInteger(c.ticks) || c.ticks! < 0) return `/ticks: ${String(c.ticks)} is not a count`
+  if (!REGIMES.includes(c.regime as Regime)) return `/regime: ${String(c.regime)}`
+  if (typeof c.previousMarketReturn !== 'number' || Number.isNaN(c.previousMarketReturn)) return '/previousMarketReturn: not a number'
+  if (!isWords(c.market)) return '/market: not four unsigned 32-bit words'
+  if (!Array.isArray(c.assets) || c.assets.map((a) => a?.asset).join() !== assets.join()) return `/assets: ${Array.isArray(c.assets) ? c.assets.map((a) => a?.asset).join() : 'none'}, the run has ${assets.join()}`
+  for (const [i, a] of c.assets.entries()) {
+    if (!isWords(a.rng)) return `/assets/${i}/rng: not four unsigned 32-bit words`
+    if (a.burstSide !== 'long' && a.burstSide !== 'short') return `/assets/${i}/burstSide: ${String(a.burstSide)}`
+    for (const field of ASSET_STATE_FIELDS) if (typeof a[field] !== 'number' || Number.isNaN(a[field])) return `/assets/${i}/${field}: not a number`
+  }
+  return null
 }
 
 /** The hidden state of one simulated minute (ending at `time`, epoch ms). */
@@ -291,9 +364,14 @@ export class SyntheticMarket implements Iterable<Tick>, AsyncIterable<Tick> {
    * The ticks, in event-time order; within one instant by asset order, then tick-kind order. `observe` sees the
    * hidden state (the regime) of each minute before its ticks are yielded, for diagnostics and tests.
    */
-  *ticks(observe?: (minute: MinuteState) => void): Generator<Tick> {
+  *ticks(observe?: (minute: MinuteState) => void, run: TickRun = {}): Generator<Tick> {
     const m = SYNTHETIC_MODEL
-    const market = new Prng(this.seed, 'market')
+    const { from, onCheckpoint } = run
+    if (from) {
+      const problem = checkpointProblem(from, this.assets, this.minutes)
+      if (problem !== null) throw new RangeError(`SyntheticMarket checkpoint: ${problem}`)
+    }
+    const market = from ? Prng.fromWords(from.market) : new Prng(this.seed, 'market')
     const states: AssetState[] = this.assets.map((asset, index) => {
       const profile = m.assets[asset]
       const mid = profile.startPrice
@@ -316,14 +394,40 @@ export class SyntheticMarket implements Iterable<Tick>, AsyncIterable<Tick> {
         burstSide: 'long',
         burstLastTriggerMinute: -Infinity,
         pendingPush: 0,
+        lastTick: 0,
       }
     })
     const markAlpha = 1 - Math.exp(-1 / m.premium.markEmaMinutes)
     let regime: Regime = m.initialRegime
     let previousMarketReturn = 0
-    this.#minutesDone = 0
+    let ticks = 0
+    if (from) {
+      for (const [i, s] of states.entries()) {
+        const saved = from.assets[i]!
+        s.rng = Prng.fromWords(saved.rng)
+        s.burstSide = saved.burstSide
+        for (const field of ASSET_STATE_FIELDS) s[field] = saved[field]
+      }
+      regime = from.regime
+      previousMarketReturn = from.previousMarketReturn
+      ticks = from.ticks
+    }
+    const checkpointAt = (minute: number): MarketCheckpoint => ({
+      schema: MARKET_CHECKPOINT_SCHEMA,
+      minute,
+      ticks,
+      regime,
+      previousMarketReturn,
+      market: market.words(),
+      assets: states.map((s) => {
+        const saved = { asset: s.asset, rng: s.rng.words(), burstSide: s.burstSide } as AssetCheckpoint
+        for (const field of ASSET_STATE_FIELDS) saved[field] = s[field]
+        return saved
+      }),
+    })
+    this.#minutesDone = from?.minute ?? 0
 
-    for (let minute = 1; minute <= this.minutes; minute++) {
+    for (let minute = (from?.minute ?? 0) + 1; minute <= this.minutes; minute++) {
       const t = this.startMs + minute * MINUTE_MS
       const ts = isoMs(t)
 
@@ -549,7 +653,10 @@ export class SyntheticMarket implements Iterable<Tick>, AsyncIterable<Tick> {
       previousMarketReturn = marketReturn
 
       pending.sort((a, b) => a.time - b.time || a.asset - b.asset || a.kind - b.kind || a.seq - b.seq)
+      for (const p of pending) states[p.asset]!.lastTick = ++ticks
       this.#minutesDone = minute
+      // The state after this minute is complete before its ticks go out: whoever keeps it decides when it is durable.
+      onCheckpoint?.(checkpointAt(minute))
       for (const p of pending) yield p.tick
     }
   }

@@ -321,6 +321,6 @@ export function tickLine(tick: Tick): string {
 }
 
 /** The log key that gives per-asset order downstream. */
-export function tickKey(tick: Tick): string {
+export function tickKey(tick: Pick<Tick, 'asset'>): string {
   return tick.asset
 }

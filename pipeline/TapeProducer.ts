@@ -44,6 +44,11 @@ export interface TapeProducerOptions {
   /** Stop before the first record at or after this event time (epoch ms); a later run resumes from there. */
   until?: number
   onProgress?: (progress: ReplayProgress & { produced: number }) => void
+  /**
+   * Awaited after each send: every record up to `line` (the batch's last) is now in the log, sent by this run or skipped
+   * as already there (the simulated venue keeps its checkpoint of that point, never one ahead of the log).
+   */
+  onDurable?: (line: number) => void | Promise<void>
 }
 
 export interface TapeProducerResult {
@@ -102,6 +107,7 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
   const producer = await eventLog.createProducer()
   let buffer: LogRecord[] = []
   let bufferTime = -1
+  let bufferLine = 0
   let produced = 0
 
   const flush = async () => {
@@ -110,6 +116,7 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
     buffer = []
     await producer.send(topic, batch)
     produced += batch.length
+    await options.onDurable?.(bufferLine)
   }
 
   // `until` stops the replay through its own abort signal, chained to the caller's.
@@ -155,6 +162,7 @@ export async function produceTape(options: TapeProducerOptions): Promise<TapePro
       // for throughput.
       if (paced && buffer.length > 0 && time !== bufferTime) await flush()
       bufferTime = time
+      bufferLine = entry.line
       buffer.push({ key: tickKey(entry.tick), value: encodeTickEnvelope({ seq: entry.line, tape: tapeId, tick: entry.tick }, entry.raw), timestamp: time })
       if (buffer.length >= batchSize) await flush()
     })
