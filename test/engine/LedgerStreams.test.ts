@@ -1,0 +1,171 @@
+/**
+ * The ledger streams' bounded memory (issue 31, item 2), on both logs, over a real ledger, server and WebSockets:
+ * - the window holds at most its bound of records however long the history grows;
+ * - a resume from a cursor older than the window (the first event's, and the very beginning) reads the journals from
+ *   the cursor's positions and yields every event after it once, in each partition's log order, then goes live;
+ * - a duplicate append is skipped by the live stream and by a resume that reads it from the log;
+ * - a restart reads only the journals' last records (counted), not the history, and an old cursor still resumes.
+ */
+import t from 'tap'
+import WebSocket from 'ws'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { decodeCursor, encodeCursor } from '../../common/Cursor.ts'
+import { partitionForKey } from '../../common/murmur2.ts'
+import { DecisionLedger } from '../../engine/DecisionLedger.ts'
+import { LedgerStreams, type LedgerStreamWindow } from '../../engine/LedgerStreams.ts'
+import { openClockOf } from '../../engine/LedgerView.ts'
+import { QuestionCatalog } from '../../engine/QuestionCatalog.ts'
+import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
+import { Server } from '../../serving/Server.ts'
+import { testDecision, testOutcome } from '../helpers/ledgerRecords.ts'
+import { forEachLog, type TapTest } from '../helpers/logs.ts'
+import { PAY_TO } from '../helpers/serving/server.ts'
+
+const WINDOW: LedgerStreamWindow = { entries: 40, restartRecords: 10 }
+const ASSETS = ['BTC', 'ETH', 'SOL']
+
+async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`)
+    await sleep(20)
+  }
+}
+
+interface Message {
+  id: string
+  event: string
+  data: { decision_id: string; asset: string }
+}
+
+function wsClient(url: string) {
+  const got: Message[] = []
+  const ws = new WebSocket(url)
+  ws.on('message', (m) => got.push(JSON.parse(String(m)) as Message))
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve())
+    ws.once('error', reject)
+  })
+  return { ws, got, opened }
+}
+
+/** Decision n on asset n mod 3 (so on more than one partition), a minute after n − 1. */
+function decision(n: number): LedgerDecision {
+  return testDecision(n, { asset: ASSETS[n % ASSETS.length]! })
+}
+
+/**
+ * Where each event sat on the log, from the cursor it came with: an outcome's partition is its key's (the decision
+ * id, common/murmur2.ts), and the cursor after it names the offset after it on that partition.
+ */
+function positions(list: Message[]): Array<{ id: string; slot: number; offset: number }> {
+  return list.map((m) => {
+    const slot = 3 + partitionForKey(m.data.decision_id, 3)
+    return { id: m.data.decision_id, slot, offset: (decodeCursor('feed', m.id, 'cursor') as number[])[slot]! - 1 }
+  })
+}
+
+/** Each partition's events in offset order, and each event at the position the live client saw it at. */
+function inLogOrder(t: TapTest, name: string, got: ReturnType<typeof positions>, live: Map<string, string>): void {
+  const last = new Map<number, number>()
+  const misordered = got.filter((p) => {
+    const before = last.get(p.slot) ?? -1
+    last.set(p.slot, p.offset)
+    return p.offset <= before
+  })
+  t.same(misordered, [], `${name}: each partition in offset order`)
+  t.same(got.filter((p) => live.has(p.id) && live.get(p.id) !== `${p.slot}/${p.offset}`), [], `${name}: each event at its log position`)
+}
+
+t.test('a bounded window; old cursors resume from the log, once and in order; a restart reads only the tail', (t) =>
+  forEachLog(t, async (t, makeLog) => {
+    const log = await makeLog()
+    const ledger = await DecisionLedger.open({ log })
+    t.teardown(() => ledger.close())
+    const catalog = new QuestionCatalog()
+    const clockOf = (d: LedgerDecision) => openClockOf(catalog, d)
+    let streams = await LedgerStreams.open({ ledger, clockOf, window: WINDOW })
+    t.teardown(() => streams.close())
+    let server = await Server.start({ port: 0, config: { payTo: PAY_TO }, services: { streams } })
+    t.teardown(() => server.close())
+    const live = wsClient(`ws://127.0.0.1:${server.port}/v1/streams/feed`)
+    await live.opened
+
+    // A history many times the window: decisions and their resolutions, in flushes as an engine writes them.
+    let n = 0
+    const resolved: string[] = []
+    let largest = 0
+    const write = async (count: number, client = live, before = 0) => {
+      for (let i = 0; i < count; i += 25) {
+        const batch = Array.from({ length: 25 }, () => decision(++n))
+        for (const d of batch) ledger.stageDecision(d)
+        await ledger.flush()
+        for (const d of batch) resolved.push(ledger.stageOutcome(testOutcome(d)).record.decision_id)
+        await ledger.flush()
+        await until('the streams read the flush', () => streams.size.held === 0 && client.got.length + before === resolved.length)
+        largest = Math.max(largest, streams.size.entries)
+      }
+    }
+    await write(300)
+    t.equal(live.got.length, 300, 'the live client got every resolution')
+    t.ok(largest <= WINDOW.entries!, `the window never held more than ${WINDOW.entries} records (at most ${largest}) over ${2 * n} records`)
+
+    // From the first event's cursor (long out of the window) and from the very beginning: every later event, once.
+    const fromFirst = wsClient(`ws://127.0.0.1:${server.port}/v1/streams/feed?cursor=${encodeURIComponent(live.got[0]!.id)}`)
+    const zero = encodeCursor('feed', new Array<number>(6).fill(0))
+    const fromStart = wsClient(`ws://127.0.0.1:${server.port}/v1/streams/feed?cursor=${encodeURIComponent(zero)}`)
+    await Promise.all([fromFirst.opened, fromStart.opened])
+    await until('the resumes caught up', () => fromFirst.got.length >= 299 && fromStart.got.length >= 300)
+    t.ok(streams.size.coldReads >= 2, `the resumes read the log (${streams.size.coldReads} cold reads)`)
+    await write(50) // live after the catch-up
+    await sleep(200)
+    const livePositions = () => new Map(positions(live.got).map((p) => [p.id, `${p.slot}/${p.offset}`]))
+    const ids = (list: Message[]) => list.map((m) => m.data.decision_id)
+    for (const [name, client, expected] of [['first', fromFirst, live.got.slice(1)], ['start', fromStart, live.got]] as const) {
+      t.equal(new Set(ids(client.got)).size, client.got.length, `from ${name}: no event twice`)
+      t.same([...ids(client.got)].sort(), [...ids(expected)].sort(), `from ${name}: every one of the ${expected.length} events after the cursor`)
+      inLogOrder(t, `from ${name}`, positions(client.got), livePositions())
+    }
+    t.ok(streams.size.entries <= WINDOW.entries!, 'the window is still bounded after the resumes')
+
+    // A duplicate append (a writer's retry) is skipped live and by a resume reading it from the log.
+    const dup = decision(++n)
+    ledger.stageDecision(dup)
+    await ledger.flush()
+    await ledger.decisions.append([dup])
+    const o = ledger.stageOutcome(testOutcome(dup)).record
+    await ledger.flush()
+    await ledger.outcomes.append([o])
+    resolved.push(o.decision_id)
+    await until('the live client has the resolution', () => live.got.length === resolved.length)
+    await sleep(200)
+    t.equal(live.got.filter((m) => m.data.decision_id === dup.decision_id).length, 1, 'live: the duplicate outcome is not sent')
+    const again = wsClient(`ws://127.0.0.1:${server.port}/v1/streams/feed?cursor=${encodeURIComponent(zero)}`)
+    await again.opened
+    await until('the resume from the start caught up', () => again.got.length >= resolved.length)
+    await sleep(200)
+    t.same(ids(again.got).sort(), [...resolved].sort(), 'from the start: every resolution once, the duplicate too')
+    inLogOrder(t, 'from the start again', positions(again.got), livePositions())
+
+    // A restart: the new streams read at most restartRecords per partition, not the history; the old cursor resumes.
+    const cursor = live.got[99]!.id
+    const seenLive = livePositions()
+    for (const c of [live, fromFirst, fromStart, again]) c.ws.close()
+    await server.close()
+    await streams.close()
+    const started = performance.now()
+    streams = await LedgerStreams.open({ ledger, clockOf, window: WINDOW })
+    const startMs = performance.now() - started
+    t.ok(streams.size.read <= 6 * WINDOW.restartRecords!, `the restart read ${streams.size.read} records of ${2 * n + 2} (${startMs.toFixed(0)} ms)`)
+    server = await Server.start({ port: 0, config: { payTo: PAY_TO }, services: { streams } })
+    const resumed = wsClient(`ws://127.0.0.1:${server.port}/v1/streams/feed?cursor=${encodeURIComponent(cursor)}`)
+    await resumed.opened
+    await until('the resume after the restart caught up', () => resumed.got.length >= resolved.length - 100)
+    await write(25, resumed, 100)
+    await sleep(200)
+    t.equal(new Set(ids(resumed.got)).size, resumed.got.length, 'after the restart: no event twice')
+    t.same([...ids(resumed.got)].sort(), [...resolved.slice(100)].sort(), `after the restart: the ${resolved.length - 100} resolutions after the cursor, then live`)
+    inLogOrder(t, 'after the restart', positions(resumed.got), seenLive)
+    resumed.ws.close()
+  }),
+)
