@@ -42,6 +42,12 @@ const HOLD_RETRY_MS = 10
 /** Records a cold read holds decoded ahead of its reader before its consumer waits (its memory bound). */
 const COLD_BUFFER = 4096
 
+/**
+ * Ids a cold read remembers per topic to recognise a duplicate below where this process started (at most about 1.6 MB
+ * a read): duplicate appends are retried units seconds apart, far fewer records than this.
+ */
+const COLD_REMEMBER = 10_000
+
 const DAY_MS = 86_400_000
 
 /** What the streams keep in memory (issue 31, item 2). */
@@ -382,7 +388,7 @@ export class LedgerStreams {
       slot < this.decisionPartitions ? { topic: names.decisions, partition: slot, next } : { topic: names.outcomes, partition: slot - this.decisionPartitions, next },
     )
     return new ColdRead(this.ledger.log.createConsumer({ groupId: `svc.streams.resume-${randomUUID()}`, topics: [names.decisions, names.outcomes], startAt }), v.length, (topic, partition) =>
-      this.slotOf(topic === names.decisions ? DECISIONS : OUTCOMES, partition), this.floor, this.window.entries)
+      this.slotOf(topic === names.decisions ? DECISIONS : OUTCOMES, partition), this.floor, COLD_REMEMBER)
   }
 
   /**
