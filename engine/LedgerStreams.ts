@@ -58,9 +58,11 @@ export interface LedgerStreamWindow {
   entries?: number
   /** A start follows each partition from this many records before its end (default 1,000), not from the beginning. */
   restartRecords?: number
+  /** Cold reads (a consumer each) running at once; more resumes wait their turn (default 16). */
+  coldReads?: number
 }
 
-export const DEFAULT_STREAM_WINDOW: Required<LedgerStreamWindow> = { ms: 7 * DAY_MS, entries: 100_000, restartRecords: 1_000 }
+export const DEFAULT_STREAM_WINDOW: Required<LedgerStreamWindow> = { ms: 7 * DAY_MS, entries: 100_000, restartRecords: 1_000, coldReads: 16 }
 
 export type LedgerStreamName = 'feed' | 'clocks' | 'decisions'
 
@@ -134,6 +136,10 @@ export class LedgerStreams {
   private newest = Number.NEGATIVE_INFINITY
   private readCount = 0
   private coldReads = 0
+  private coldActive = 0
+  /** Readers waiting for a cold read to end (at most `window.coldReads` run at once). */
+  private coldQueue: Array<() => void> = []
+  private readonly colds = new Set<ColdRead>()
   private readonly listeners = new Map<LedgerStreamName, Set<(e: StreamEvent) => void>>()
   private followers: JournalFollower[] = []
   private readonly window: Required<LedgerStreamWindow>
@@ -198,10 +204,10 @@ export class LedgerStreams {
 
   /**
    * Records in the window, records still waiting for the ledger index, records the followers read since the start,
-   * and cold reads opened (tests, metrics).
+   * cold reads opened and running now (tests, metrics).
    */
-  get size(): { entries: number; held: number; read: number; coldReads: number } {
-    return { entries: this.entries.end - this.entries.first, held: this.held.length, read: this.readCount, coldReads: this.coldReads }
+  get size(): { entries: number; held: number; read: number; coldReads: number; coldActive: number } {
+    return { entries: this.entries.end - this.entries.first, held: this.held.length, read: this.readCount, coldReads: this.coldReads, coldActive: this.coldActive }
   }
 
   private slotOf(topic: 0 | 1, partition: number): number {
@@ -348,7 +354,10 @@ export class LedgerStreams {
             while (events.length < max) {
               if (!this.covers(v)) {
                 // Older than the window (or the window moved past a paused reader): read the log from `v`.
-                cold ??= this.openCold(v)
+                if (cold === null) {
+                  if (this.coldActive >= this.window.coldReads) return { events, done: false, ...(events.length === 0 ? { wait: this.coldTurn() } : {}) }
+                  cold = this.openCold(v)
+                }
                 const step = this.coldStep(name, cold, v, events, max)
                 if (step === 'stale') {
                   stopCold()
@@ -381,14 +390,29 @@ export class LedgerStreams {
     }
   }
 
+  /** Resolves when a running cold read ended (the reader then tries again: another may have taken the place). */
+  private coldTurn(): Promise<void> {
+    return new Promise<void>((resolve) => this.coldQueue.push(resolve))
+  }
+
+  /** Every waiting reader tries again (one whose connection ended meanwhile must not take the turn from the others). */
+  private coldEnded(read: ColdRead): void {
+    this.colds.delete(read)
+    this.coldActive--
+    for (const fn of this.coldQueue.splice(0)) fn()
+  }
+
   private openCold(v: readonly number[]): ColdRead {
     this.coldReads++
+    this.coldActive++
     const names = this.ledger.names
     const startAt = v.map((next, slot) =>
       slot < this.decisionPartitions ? { topic: names.decisions, partition: slot, next } : { topic: names.outcomes, partition: slot - this.decisionPartitions, next },
     )
-    return new ColdRead(this.ledger.log.createConsumer({ groupId: `svc.streams.resume-${randomUUID()}`, topics: [names.decisions, names.outcomes], startAt }), v.length, (topic, partition) =>
-      this.slotOf(topic === names.decisions ? DECISIONS : OUTCOMES, partition), this.floor, COLD_REMEMBER)
+    const read: ColdRead = new ColdRead(this.ledger.log.createConsumer({ groupId: `svc.streams.resume-${randomUUID()}`, topics: [names.decisions, names.outcomes], startAt }), v.length, (topic, partition) =>
+      this.slotOf(topic === names.decisions ? DECISIONS : OUTCOMES, partition), this.floor, COLD_REMEMBER, () => this.coldEnded(read))
+    this.colds.add(read)
+    return read
   }
 
   /**
@@ -445,6 +469,7 @@ export class LedgerStreams {
   async close(): Promise<void> {
     if (this.holdTimer) clearTimeout(this.holdTimer)
     this.holdTimer = null
+    for (const c of [...this.colds]) c.stop()
     for (const f of this.followers.splice(0)) await f.stop().catch(() => undefined)
   }
 }
@@ -474,6 +499,7 @@ class ColdRead {
     private readonly slotOf: (topic: string, partition: number) => number,
     private readonly floor: readonly number[],
     private readonly remember: number,
+    private readonly ended: () => void,
   ) {
     this.queues = Array.from({ length: slots }, () => [])
     this.hotAt = new Array<number | undefined>(slots).fill(undefined)
@@ -546,6 +572,7 @@ class ColdRead {
   stop(): void {
     if (this.stopped) return
     this.stopped = true
+    this.ended()
     this.space?.()
     this.wake()
     this.consumer?.stop().catch(() => undefined)

@@ -222,3 +222,36 @@ t.test('a reader paused while the window moves past it reads the log again, then
     for (let k = 0; k < ASSETS.length; k++) t.same(got.filter((id) => key(id) === k), all.filter((id) => key(id) === k), `${ASSETS[(k + 1) % 3]}'s partition in log order`)
   }),
 )
+
+t.test('cold reads run at most `coldReads` at once; the others wait their turn and lose nothing', (t) =>
+  forEachLog(t, async (t, makeLog) => {
+    const log = await makeLog()
+    const ledger = await DecisionLedger.open({ log })
+    t.teardown(() => ledger.close())
+    const catalog = new QuestionCatalog()
+    const streams = await LedgerStreams.open({ ledger, clockOf: (d) => openClockOf(catalog, d), window: { ...WINDOW, coldReads: 1 } })
+    t.teardown(() => streams.close())
+    const all = Array.from({ length: 120 }, (_, i) => ledger.stageDecision(decision(i + 1)).record.decision_id)
+    await ledger.flush()
+    await until('the streams read the flush', () => streams.size.held === 0 && streams.size.read >= all.length)
+    let most = 0
+    const drain = async () => {
+      const reader = streams.decisions.reader(encodeCursor('decisions', new Array<number>(6).fill(0)), 'cursor')
+      const got: string[] = []
+      for (;;) {
+        const { events, done, wait } = reader.next(16)
+        most = Math.max(most, streams.size.coldActive)
+        for (const e of events) got.push((e.data as { decision_id: string }).decision_id)
+        if (done) break
+        if (wait) await wait
+      }
+      reader.close?.()
+      return got
+    }
+    const [a, b, c] = await Promise.all([drain(), drain(), drain()])
+    t.equal(most, 1, 'one cold read at a time')
+    t.equal(streams.size.coldReads, 3, 'each reader had its turn')
+    for (const got of [a!, b!, c!]) t.same([...got].sort(), [...all].sort(), `every one of the ${all.length} decisions once`)
+    t.equal(streams.size.coldActive, 0, 'none left running')
+  }),
+)
