@@ -6,6 +6,8 @@
  * - a duplicate append is skipped by the live stream and by a resume that reads it from the log;
  * - a restart reads only the journals' last records (counted), not the history, and an old cursor still resumes;
  * - half the outcomes are written as atomic units (on Kafka the offsets then have holes: transaction markers).
+ * - a reader paused while the window moves past it reads the log again; cold reads run a bounded number at once;
+ * - a resume whose log read fails ends the stream with close 1013 PROVIDER_DOWN (SSE: a final close event).
  */
 import t from 'tap'
 import WebSocket from 'ws'
@@ -19,7 +21,7 @@ import { QuestionCatalog } from '../../engine/QuestionCatalog.ts'
 import type { LedgerDecision } from '../../pipeline/records/decisionRecord.ts'
 import { Server } from '../../serving/Server.ts'
 import { testDecision, testOutcome } from '../helpers/ledgerRecords.ts'
-import { forEachLog, type TapTest } from '../helpers/logs.ts'
+import { forEachLog, makeEmbeddedFactory, type TapTest } from '../helpers/logs.ts'
 import { PAY_TO } from '../helpers/serving/server.ts'
 
 const WINDOW: LedgerStreamWindow = { entries: 40, restartRecords: 10 }
@@ -41,13 +43,15 @@ interface Message {
 
 function wsClient(url: string) {
   const got: Message[] = []
+  const closes: Array<{ code: number; reason: string }> = []
   const ws = new WebSocket(url)
   ws.on('message', (m) => got.push(JSON.parse(String(m)) as Message))
+  ws.on('close', (code, reason) => closes.push({ code, reason: String(reason) }))
   const opened = new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve())
     ws.once('error', reject)
   })
-  return { ws, got, opened }
+  return { ws, got, closes, opened }
 }
 
 /** Decision n on asset n mod 3 (so on more than one partition), a minute after n − 1. */
@@ -255,3 +259,30 @@ t.test('cold reads run at most `coldReads` at once; the others wait their turn a
     t.equal(streams.size.coldActive, 0, 'none left running')
   }),
 )
+
+t.test('a resume whose log read fails ends the stream naming PROVIDER_DOWN (reconnect later with the cursor)', async (t) => {
+  const { makeLog } = await makeEmbeddedFactory(t)
+  const log = await makeLog()
+  const ledger = await DecisionLedger.open({ log })
+  const catalog = new QuestionCatalog()
+  const streams = await LedgerStreams.open({ ledger, clockOf: (d) => openClockOf(catalog, d), window: WINDOW })
+  t.teardown(() => streams.close())
+  const server = await Server.start({ port: 0, config: { payTo: PAY_TO }, services: { streams } })
+  t.teardown(() => server.close())
+  for (let i = 1; i <= 60; i++) ledger.stageDecision(decision(i))
+  await ledger.flush()
+  await until('the streams read the flush', () => streams.size.held === 0 && streams.size.read >= 60)
+  // The log goes away (an outage): the window still serves the recent events, an older cursor cannot be read.
+  await ledger.close()
+  await log.close()
+  const zero = encodeURIComponent(encodeCursor('decisions', new Array<number>(6).fill(0)))
+  const ws = wsClient(`ws://127.0.0.1:${server.port}/v1/streams/decisions?cursor=${zero}`)
+  await ws.opened
+  await until('the WebSocket is closed', () => ws.closes.length === 1)
+  t.equal(ws.closes[0]!.code, 1013, 'WebSocket close 1013 (try again later)')
+  t.match(ws.closes[0]!.reason, /^PROVIDER_DOWN: /, 'naming the reason')
+  t.same(ws.got, [], 'nothing sent out of order before it')
+  const sse = await fetch(`${server.url}/v1/streams/decisions?cursor=${zero}`)
+  const text = await sse.text()
+  t.match(text, /event: close\ndata: \{"reason":"PROVIDER_DOWN"/, 'SSE: a final close event naming it, then the end')
+})
