@@ -409,7 +409,7 @@ export class LedgerStreams {
     const startAt = v.map((next, slot) =>
       slot < this.decisionPartitions ? { topic: names.decisions, partition: slot, next } : { topic: names.outcomes, partition: slot - this.decisionPartitions, next },
     )
-    const read: ColdRead = new ColdRead(this.ledger.log.createConsumer({ groupId: `svc.streams.resume-${randomUUID()}`, topics: [names.decisions, names.outcomes], startAt }), v.length, (topic, partition) =>
+    const read: ColdRead = new ColdRead(this.ledger.log.createConsumer({ groupId: `svc.streams.resume-${randomUUID()}`, topics: [names.decisions, names.outcomes], startAt }), v, (topic, partition) =>
       this.slotOf(topic === names.decisions ? DECISIONS : OUTCOMES, partition), this.floor, COLD_REMEMBER, () => this.coldEnded(read))
     this.colds.add(read)
     return read
@@ -482,6 +482,12 @@ export class LedgerStreams {
  */
 class ColdRead {
   private readonly queues: ConsumedRecord[][]
+  /**
+   * Per slot, the offset after the last record queued (from the reader's start): a redelivery (a Kafka re-join) or a
+   * start the log moved (a position past its end reset to the earliest) queues nothing twice, and nothing the reader
+   * would never take (a slot it no longer reads would hold the consumer for good).
+   */
+  private readonly queuedTo: number[]
   /** Per slot, the offset of the first record that arrived at or past the floor. */
   readonly hotAt: (number | undefined)[]
   private buffered = 0
@@ -495,14 +501,15 @@ class ColdRead {
 
   constructor(
     consumer: Promise<LogConsumer>,
-    slots: number,
+    from: readonly number[],
     private readonly slotOf: (topic: string, partition: number) => number,
     private readonly floor: readonly number[],
     private readonly remember: number,
     private readonly ended: () => void,
   ) {
-    this.queues = Array.from({ length: slots }, () => [])
-    this.hotAt = new Array<number | undefined>(slots).fill(undefined)
+    this.queues = Array.from({ length: from.length }, () => [])
+    this.queuedTo = [...from]
+    this.hotAt = new Array<number | undefined>(from.length).fill(undefined)
     consumer.then(
       (c) => {
         this.consumer = c
@@ -526,11 +533,13 @@ class ColdRead {
     const queue = this.queues[slot]!
     for (const r of records) {
       if (this.hotAt[slot] !== undefined) break
+      if (r.offset < this.queuedTo[slot]!) continue
       if (r.offset >= this.floor[slot]!) {
         this.hotAt[slot] = r.offset
         break
       }
       queue.push(r)
+      this.queuedTo[slot] = r.offset + 1
       this.buffered++
     }
     this.wake()
