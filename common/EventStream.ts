@@ -15,8 +15,15 @@ export interface StreamEvent {
 }
 
 export interface StreamReader {
-  /** The next events after the reader's position, at most `max`; `done` once it reached the newest event. */
-  next(max: number): { events: StreamEvent[]; done: boolean }
+  /**
+   * The next events after the reader's position, at most `max`; `done` once it reached the newest event (always in a
+   * synchronous step, so listening from it misses nothing). `wait`, with no events: the reader is reading older
+   * events from storage (a cursor older than what the domain keeps in memory); call next() again once it resolves
+   * (it rejects when that read failed).
+   */
+  next(max: number): { events: StreamEvent[]; done: boolean; wait?: Promise<void> }
+  /** Releases what the reader holds (a read from storage in progress); called when its connection ends. */
+  close?(): void
 }
 
 export interface EventStream {

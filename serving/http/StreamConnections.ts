@@ -32,7 +32,7 @@ export function eventFrame(cursor: string, event: string, data: unknown): EventF
 export const SSE_RETRY_MS = 1000
 
 /** WebSocket close codes of a stream ended by the service (4000–4999: application codes, RFC 6455 §7.4.2). */
-export const STREAM_CLOSE_CODES = { SLOW_CONSUMER: 4008, SHUTDOWN: 1001 } as const
+export const STREAM_CLOSE_CODES = { SLOW_CONSUMER: 4008, SHUTDOWN: 1001, PROVIDER_DOWN: 1013 } as const
 export type StreamCloseReason = keyof typeof STREAM_CLOSE_CODES
 
 export interface StreamConnection {

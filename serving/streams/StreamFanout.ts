@@ -65,18 +65,30 @@ export class StreamFanout {
   attach(conn: StreamConnection, ip: string, source: EventStream, reader: StreamReader): void {
     this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1)
     this.all.add(conn)
-    conn.onClose = () => this.detach(conn, ip, source.topic)
-    conn.onDrain = () => this.catchUp(conn, source, reader)
-    this.catchUp(conn, source, reader)
+    const state = { live: false, waiting: false }
+    conn.onClose = () => {
+      reader.close?.()
+      this.detach(conn, ip, source.topic)
+    }
+    conn.onDrain = () => this.catchUp(conn, source, reader, state)
+    this.catchUp(conn, source, reader, state)
   }
 
-  private catchUp(conn: StreamConnection, source: EventStream, reader: StreamReader): void {
+  /**
+   * Reads the connection's reader until it is done (then live) or the socket is full (the rest on drain) or the reader
+   * reads from storage (the rest when that resolves). `state` keeps a drain and a storage read that both resume it from
+   * reading past the join, which would send events twice.
+   */
+  private catchUp(conn: StreamConnection, source: EventStream, reader: StreamReader, state: { live: boolean; waiting: boolean }): void {
+    if (state.live || state.waiting) return
     const half = this.options.maxBufferedBytes / 2
     while (!conn.closed) {
-      const { events, done } = reader.next(CATCH_UP_CHUNK)
+      const { events, done, wait } = reader.next(CATCH_UP_CHUNK)
       for (const e of events) conn.send(frameOf(e))
       if (done) {
+        state.live = true
         conn.onDrain = null
+        reader.close?.()
         this.join(conn, source)
         this.check(conn)
         return
@@ -84,6 +96,22 @@ export class StreamFanout {
       // The rest when the socket took this much (drain); a reader that never drains is ended by the bound.
       if (conn.bufferedBytes() > half) {
         this.check(conn)
+        return
+      }
+      if (wait) {
+        state.waiting = true
+        wait.then(
+          () => {
+            state.waiting = false
+            this.catchUp(conn, source, reader, state)
+          },
+          (err: unknown) => {
+            state.waiting = false
+            if (conn.closed) return
+            this.options.logger.warn({ topic: source.topic, err: (err as Error).message }, 'stream catch-up could not read older events')
+            conn.end('PROVIDER_DOWN', 'older events could not be read now; reconnect with your last cursor')
+          },
+        )
         return
       }
     }
