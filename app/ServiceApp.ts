@@ -407,6 +407,11 @@ export class ServiceApp {
       now: () => runner.live.now() ?? clock.now(),
       wallNow: () => clock.now(),
       checkpoints,
+      // Bounded memory (issue 31): graded calls past the window are read back from the sealed Parquet through the
+      // record's DuckDB (the catalog's views), and leave memory only while the sink is sealing.
+      hotWindowMs: config.SVC_HOT_WINDOW_DAYS * DAY_MS,
+      cold: recordDb,
+      evictable: () => pipeline.sealing,
     })
     closes('duel', () => duel.close())
     // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
