@@ -98,8 +98,10 @@ export class CallBook {
   private readonly questions = new Map<string, QuestionTotals>()
   /** The newest resolved_at seen (ms), the present eviction is measured from; null before any resolution. */
   private newest: number | null = null
-  /** The newest value eviction last ran at: a sweep runs when it moved by a hundredth of the window. */
-  private sweptAt: number | null = null
+  /** Graded hot calls by grade time, oldest on top: what a sweep evicts next (in O(log n) per call). */
+  private readonly byGrade = new MinHeap()
+  /** The newest value the outcomes and marks were last pruned at: again once it moved by a tenth of a window. */
+  private prunedAt: number | null = null
   /** Bumped on every change, so derived boards can be cached per version. */
   version = 0
 
@@ -247,7 +249,7 @@ export class CallBook {
       if (o && o.decision_id !== c.decision_id) throw new Error(`call ${c.call_id} is graded on another clock`)
     }
     this.newest = newest
-    this.sweptAt = newest
+    this.prunedAt = newest
     for (const [payer, t] of totals) this.payers.set(payer, t)
     for (const [q, v] of questions) this.questions.set(q, v)
     for (const [c, o] of calls) {
@@ -257,6 +259,7 @@ export class CallBook {
         // Totals already count it: the grade is restored, not applied again.
         this.grades.set(c.call_id, grade(c, o))
         this.gradedBy.set(c.call_id, o)
+        this.byGrade.push(Date.parse(o.resolved_at), c.call_id)
       } else this.indexByDecision(c)
     }
     for (const r of consents.values()) this.setConsent(r)
@@ -319,6 +322,7 @@ export class CallBook {
     const g = grade(row, o)
     this.grades.set(row.call_id, g)
     this.gradedBy.set(row.call_id, o)
+    this.byGrade.push(Date.parse(g.graded_at), row.call_id)
     const t = this.payers.get(row.payer)!
     if (g.status === 'void') t.void++
     else {
@@ -341,37 +345,87 @@ export class CallBook {
     return g
   }
 
-  /** Sweeps when the newest resolution moved by a hundredth of the window (amortized; rows() filters meanwhile). */
+  /** Evicts on every resolution (a look at the heap's top when nothing is due); prunes the rest now and then. */
   private maybeSweep(): void {
     if (this.newest === null || !Number.isFinite(this.options.hotWindowMs)) return
-    if (this.sweptAt !== null && this.newest - this.sweptAt < Math.max(1, this.options.hotWindowMs / 100)) return
-    this.sweep()
+    this.sweep(this.prunedAt !== null && this.newest - this.prunedAt < this.options.hotWindowMs / 10)
   }
 
-  /** Drops the calls, grades, outcomes and marks that left the window. */
-  sweep(): void {
+  /** Drops the calls and grades that left the window (and, unless `callsOnly`, the old outcomes and marks). */
+  sweep(callsOnly = false): void {
     const cutoff = this.cutoff()
     if (cutoff === null || !(this.options.evictable?.() ?? true)) return
-    this.sweptAt = this.newest
-    const gone = new Set<string>()
-    for (const id of this.grades.keys()) if (!this.isHot(id, cutoff)) gone.add(id)
-    if (gone.size > 0) {
-      const payers = new Set<string>()
-      for (const id of gone) {
-        payers.add(this.calls.get(id)!.payer)
-        this.calls.delete(id)
-        this.grades.delete(id)
-        this.gradedBy.delete(id)
-      }
-      for (const p of payers) {
-        const t = this.payers.get(p)!
-        t.hot = t.hot.filter((c) => !gone.has(c.call_id))
-      }
-      this.version++
+    const payers = new Map<string, Set<string>>()
+    for (let top = this.byGrade.peek(); top !== null && top < cutoff; top = this.byGrade.peek()) {
+      const id = this.byGrade.pop()
+      const c = this.calls.get(id)
+      if (!c) continue
+      this.calls.delete(id)
+      this.grades.delete(id)
+      this.gradedBy.delete(id)
+      const gone = payers.get(c.payer)
+      if (gone) gone.add(id)
+      else payers.set(c.payer, new Set([id]))
     }
+    for (const [p, gone] of payers) {
+      const t = this.payers.get(p)!
+      t.hot = t.hot.filter((c) => !gone.has(c.call_id))
+    }
+    if (payers.size > 0) this.version++
+    if (callsOnly) return
+    this.prunedAt = this.newest
     for (const [id, o] of this.outcomes) if (Date.parse(o.resolved_at) < cutoff) this.outcomes.delete(id)
     const marksCutoff = this.marksCutoff()!
     for (const t of this.payers.values()) if (t.marks.some(([at]) => at < marksCutoff)) t.marks = t.marks.filter(([at]) => at >= marksCutoff)
+  }
+}
+
+/** A binary min-heap of (time, id). */
+class MinHeap {
+  private readonly times: number[] = []
+  private readonly ids: string[] = []
+
+  peek(): number | null {
+    return this.times.length === 0 ? null : this.times[0]!
+  }
+
+  push(time: number, id: string): void {
+    let i = this.times.length
+    this.times.push(time)
+    this.ids.push(id)
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if (this.times[parent]! <= time) break
+      this.swap(i, parent)
+      i = parent
+    }
+  }
+
+  pop(): string {
+    const id = this.ids[0]!
+    const lastTime = this.times.pop()!
+    const lastId = this.ids.pop()!
+    if (this.times.length > 0) {
+      this.times[0] = lastTime
+      this.ids[0] = lastId
+      let i = 0
+      for (;;) {
+        const l = 2 * i + 1
+        const r = l + 1
+        let m = i
+        if (l < this.times.length && this.times[l]! < this.times[m]!) m = l
+        if (r < this.times.length && this.times[r]! < this.times[m]!) m = r
+        if (m === i) break
+        this.swap(i, m)
+        i = m
+      }
+    }
+    return id
+  }
+
+  private swap(a: number, b: number): void {
+    ;[this.times[a], this.times[b]] = [this.times[b]!, this.times[a]!]
+    ;[this.ids[a], this.ids[b]] = [this.ids[b]!, this.ids[a]!]
   }
 }
 
