@@ -115,7 +115,9 @@ export class Arena {
       logger: options.logger ?? log,
       consistent: () => arena.staged.size === 0 && arena.queued === 0,
     })
-    if (options.events) arena.attach(options.events)
+    // A rebuilt projection folds every call the duel ever had (its channels replay only the hot ones, issue 31); a
+    // restored one has folded those that left the duel's memory, and skips what the replay repeats.
+    if (options.events) await arena.attach(options.events, { history: !arena.checkpoints.restored.restored })
     // A crash between an XP record and its rank_up notification: write the missing ones now.
     for (const s of arena.projection.payers.values()) arena.checkRankUp(s, arena.clock.now())
     return arena
@@ -131,7 +133,12 @@ export class Arena {
    * bus delivers synchronously within subscribe(), is collected and folded in resolution order (graded_at, then
    * call_id: the order PayerState keeps a payer's grades in), the order in which they were first graded.
    */
-  attach(events: CallEvents): void {
+  async attach(events: CallEvents, options: { history?: boolean } = {}): Promise<void> {
+    if (options.history && events.history) {
+      const all = await events.history()
+      for (const e of all.locked) this.onLocked(e)
+      for (const e of all.graded.sort(byResolution)) this.onGraded(e)
+    }
     this.subscriptions.push(events.locked.subscribe('arena', (e) => this.onLocked(e)))
     let replayed: CallGraded[] | null = []
     // A restored projection skips what it folded before sorting: a million replayed grades, a handful new.

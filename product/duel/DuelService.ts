@@ -40,7 +40,7 @@ import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
 import { CALL_BOOK_SCHEMA, CallBook } from './CallBook.ts'
 import type { CallEvents, CallGraded, CallLocked } from './CallEvents.ts'
 import type { Duel, LockCallInput } from './Duel.ts'
-import { callView, lockedEvent, type OutcomeFacts } from './grading.ts'
+import { callView, grade, lockedEvent, type OutcomeFacts } from './grading.ts'
 import { ColdCalls, type CallPosition, type CallsTableReader } from './ColdCalls.ts'
 import { handleOf } from './handles.ts'
 import {
@@ -132,7 +132,7 @@ export class DuelService implements Duel {
     this.cold = options.cold ? new ColdCalls(options.cold) : null
     this.locked = new Channel<CallLocked>('call.locked', () => [...this.book.hotCalls()].map(lockedEvent), (e) => e.call_id)
     this.graded = new Channel<CallGraded>('call.graded', () => [...this.book.hotGrades()], (e) => e.call_id)
-    this.events = { locked: this.locked, graded: this.graded }
+    this.events = { locked: this.locked, graded: this.graded, history: () => this.history() }
   }
 
   /** Rebuilds the book from the journals, then grades from the outcome bus (which replays every resolution). */
@@ -167,6 +167,35 @@ export class DuelService implements Duel {
   /** How the book started: restored from its snapshot, or rebuilt and why (null without checkpoints). */
   get restored(): RestoredState | null {
     return this.followers?.restored ?? null
+  }
+
+  /**
+   * Every call and grade (CallEvents.history): the hot ones from memory when none left it; else every call of the
+   * journal (first record per id, as the book admits them) graded on the outcome bus's replay of every resolution.
+   * Held only while the caller folds it (a consumer's rebuild, the fallback when its snapshot is unusable).
+   */
+  async history(): Promise<{ locked: CallLocked[]; graded: CallGraded[] }> {
+    const size = this.book.size
+    if (size.hot === size.calls) return { locked: [...this.book.hotCalls()].map(lockedEvent), graded: [...this.book.hotGrades()] }
+    const rows = await this.calls.readAll()
+    const outcomes = new Map<string, OutcomeFacts>()
+    // The bus replays every resolution synchronously within subscribe().
+    this.options.ledger.resolutions
+      .subscribe('duel.history', (e) => {
+        if (!outcomes.has(e.outcome.decision_id)) outcomes.set(e.outcome.decision_id, { decision_id: e.outcome.decision_id, outcome: e.outcome.outcome, realized_choice: e.outcome.realized_choice, resolved_at: e.outcome.resolved_at })
+      })
+      .unsubscribe()
+    const seen = new Set<string>()
+    const locked: CallLocked[] = []
+    const graded: CallGraded[] = []
+    for (const row of rows) {
+      if (seen.has(row.call_id)) continue
+      seen.add(row.call_id)
+      locked.push(lockedEvent(row))
+      const o = outcomes.get(row.decision_id)
+      if (o) graded.push(grade(row, o))
+    }
+    return { locked, graded }
   }
 
   private applyCall(row: CallRow): void {

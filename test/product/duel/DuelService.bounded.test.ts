@@ -5,7 +5,7 @@
  *
  * What it proves: once a newer resolution pushes a payer's graded calls out of the window they leave memory, and the
  * same routes (GET /v1/calls, GET /v1/decisions/mine, every page) answer the same bodies as before, read back from
- * the sealed Parquet; a call by id too; the totals (counts, Brier means, boards) do not move; nothing leaves memory
+ * the sealed Parquet; a call by id too; an Arena rebuilt from nothing still folds every call (CallEvents.history); the totals (counts, Brier means, boards) do not move; nothing leaves memory
  * while the sink is not sealing. Prints a cold page read's latency beside a hot one (figures in README, Measured).
  */
 import t from 'tap'
@@ -17,6 +17,7 @@ import { UnitOfWork } from '../../../pipeline/journal/UnitOfWork.ts'
 import { EmbeddedLog } from '../../../pipeline/log/EmbeddedLog.ts'
 import { Pipeline } from '../../../pipeline/Pipeline.ts'
 import { topicNames, topicSpecs } from '../../../pipeline/topics.ts'
+import { Arena } from '../../../product/arena/Arena.ts'
 import { DuelService } from '../../../product/duel/DuelService.ts'
 import { RecordDb } from '../../../record/RecordDb.ts'
 import { Catalog } from '../../../sql/Catalog.ts'
@@ -123,6 +124,13 @@ t.test('graded calls past the window leave memory; the routes answer the same bo
   t.same(cold, hot, 'the same bodies: every history page, the scoreboard (recent calls included), the public board')
   t.same(await duel.callById(ids[0]!), hotCall, 'a call by id, read back from Parquet')
   t.equal(await duel.callById('call_' + '0'.repeat(32)), null, 'an unknown id is null')
+
+  // An Arena rebuilding from nothing folds every call and grade, not only the hot ones the channels replay.
+  const arena = await Arena.open({ log, clock, partitions: 3, events: duel.events })
+  const stats = arena.profile(A).stats
+  await arena.idle()
+  await arena.close()
+  t.match(stats, { calls: hot.board.calls, graded: hot.board.graded, correct: hot.board.correct }, "the rebuilt Arena counts A's evicted calls")
 
   // A cold read beside a hot one (the same route, the same page size): figures for README, Measured.
   const time = async (payer: string, n: number) => {
