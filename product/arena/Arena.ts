@@ -65,6 +65,8 @@ export interface ArenaOptions {
   partitions?: number
   /** State snapshots (issue 31); absent or null: the projection is rebuilt from the journals at every start. */
   checkpoints?: CheckpointSettings | null
+  /** The duel's hot window (SVC_HOT_WINDOW_DAYS): graded calls' ids older than it leave the folded sets. Absent: all stay. */
+  hotWindowMs?: number
   logger?: Logger
 }
 
@@ -82,9 +84,9 @@ export interface Ask {
 }
 
 export class Arena {
-  readonly projection = new ArenaProjection()
+  readonly projection: ArenaProjection
   /** Each payer's notifications as a live stream (GET /v1/streams/notifications). */
-  readonly notificationStreams = new NotificationStreams(this.projection)
+  readonly notificationStreams: NotificationStreams
   /** Ids staged by the writer and not yet applied: reserved, so no later event awards them again. */
   private readonly staged = new Set<string>()
   private readonly subscriptions: Subscription[] = []
@@ -92,11 +94,15 @@ export class Arena {
   checkpoints: OwnWritesCheckpoint | null = null
 
   private constructor(
+    options: Pick<ArenaOptions, 'hotWindowMs'>,
     private readonly clock: Clock,
     private readonly experience: Journal<typeof EXPERIENCE.schema>,
     private readonly notes: Journal<typeof NOTIFICATIONS.schema>,
     private readonly settings: Journal<typeof ARENA_SETTINGS.schema>,
-  ) {}
+  ) {
+    this.projection = new ArenaProjection({ hotWindowMs: options.hotWindowMs ?? Infinity })
+    this.notificationStreams = new NotificationStreams(this.projection)
+  }
 
   static async open(options: ArenaOptions): Promise<Arena> {
     const partitions = options.partitions !== undefined ? { partitions: options.partitions } : {}
@@ -105,7 +111,7 @@ export class Arena {
       Journal.open({ log: options.log, def: NOTIFICATIONS, ...partitions }),
       Journal.open({ log: options.log, def: ARENA_SETTINGS, ...partitions }),
     ])
-    const arena = new Arena(options.clock, experience, notes, settings)
+    const arena = new Arena(options, options.clock, experience, notes, settings)
     // Notifications before settings: a read mark applies to the notifications it names.
     const p = arena.projection
     arena.checkpoints = await OwnWritesCheckpoint.open({
@@ -115,9 +121,15 @@ export class Arena {
       logger: options.logger ?? log,
       consistent: () => arena.staged.size === 0 && arena.queued === 0,
     })
-    // A rebuilt projection folds every call the duel ever had (its channels replay only the hot ones, issue 31); a
-    // restored one has folded those that left the duel's memory, and skips what the replay repeats.
-    if (options.events) await arena.attach(options.events, { history: !arena.checkpoints.restored.restored })
+    // A rebuilt projection folds every call the duel ever had (its channels replay only the hot ones, issue 31). A
+    // restored one has folded what left the duel's memory, unless its snapshot is older than that: then it folds the
+    // history from its own window on (what is older it folded before its newest grade), skipping ids it holds.
+    if (options.events) {
+      const e = options.events
+      const hotSince = e.hotSince?.() ?? null
+      const stale = hotSince !== null && (p.newestGraded === null || p.newestGraded < hotSince)
+      await arena.attach(e, { history: !arena.checkpoints.restored.restored ? 'all' : stale ? 'window' : 'none' })
+    }
     // A crash between an XP record and its rank_up notification: write the missing ones now.
     for (const s of arena.projection.payers.values()) arena.checkRankUp(s, arena.clock.now())
     return arena
@@ -133,11 +145,14 @@ export class Arena {
    * bus delivers synchronously within subscribe(), is collected and folded in resolution order (graded_at, then
    * call_id: the order PayerState keeps a payer's grades in), the order in which they were first graded.
    */
-  async attach(events: CallEvents, options: { history?: boolean } = {}): Promise<void> {
-    if (options.history && events.history) {
+  async attach(events: CallEvents, options: { history?: 'all' | 'window' | 'none' } = {}): Promise<void> {
+    if (options.history && options.history !== 'none' && events.history) {
       const all = await events.history()
-      for (const e of all.locked) this.onLocked(e)
-      for (const e of all.graded.sort(byResolution)) this.onGraded(e)
+      const cutoff = options.history === 'window' ? this.projection.cutoff() : null
+      // Calls graded before the projection's window were folded and their ids dropped: never folded again.
+      const old = new Set(cutoff === null ? [] : all.graded.filter((g) => Date.parse(g.graded_at) < cutoff).map((g) => g.call_id))
+      for (const e of all.locked) if (!old.has(e.call_id)) this.onLocked(e)
+      for (const e of all.graded.sort(byResolution)) if (!old.has(e.call_id)) this.onGraded(e)
     }
     this.subscriptions.push(events.locked.subscribe('arena', (e) => this.onLocked(e)))
     let replayed: CallGraded[] | null = []

@@ -166,6 +166,11 @@ export class CallBook {
     return this.questions
   }
 
+  /** The event time (ms) from which every grade is in memory; null while no call left it. */
+  hotSince(): number | null {
+    return this.size.hot === this.size.calls ? null : this.cutoff()
+  }
+
   /** Event time (ms) before which a grade leaves memory; null while nothing resolved. */
   private cutoff(): number | null {
     return this.newest === null ? null : this.newest - this.options.hotWindowMs

@@ -60,4 +60,6 @@ export interface CallEvents {
    * rebuilding its state from nothing folds before it subscribes (the channels' replay holds only the hot calls).
    */
   history?(): Promise<{ locked: CallLocked[]; graded: CallGraded[] }>
+  /** The event time (ms) from which the channels' replay holds every grade; null while it holds every call. */
+  hotSince?(): number | null
 }
