@@ -6,8 +6,9 @@
  *
  * Start: the projection is restored from its state snapshot and the journals' tails after it (or, with no usable
  * snapshot, every journal is read from the beginning: pipeline/state/OwnWritesCheckpoint.ts), then the call channels
- * are subscribed with replay (the duel rebuilds them from its own journal). The projection knows every call it folded
- * (by call id, in the snapshot too), so a replayed event already folded is skipped; the others are folded and every
+ * are subscribed with replay (the duel's hot calls, issue 31; a projection rebuilt from nothing first folds the duel's
+ * whole history, CallEvents.history). The projection knows every call it folded inside
+ * the window (by call id, in the snapshot too; older ones cannot be replayed again), so a replayed event already folded is skipped; the others are folded and every
  * award they imply is computed; an award whose deterministic id is already in the journal is not written again. A
  * restart therefore changes no XP, rank, board, streak or notification, and an event that arrived while the service
  * was down is awarded now. A snapshot is taken only while no award is staged or queued (consistent): a folded event's
@@ -136,7 +137,8 @@ export class Arena {
   }
 
   /**
-   * Subscribes to the duel's call events (replayed from the beginning, then live).
+   * Subscribes to the duel's call events (its hot calls replayed, then live), after folding the duel's history when
+   * asked: all of it (a rebuild) or from the projection's window on (a snapshot older than the duel's window).
    *
    * The replayed grades come in the order the duel re-learned its resolutions at this start, not the order they were
    * first graded in (a log's partitions are read back in another interleaving). Folded in that order a payer's record

@@ -292,14 +292,15 @@ export class DuelService implements Duel {
    * call in both is shown from memory: it may be graded there before its outcome is sealed).
    */
   async callsPage(payerAddress: string, before: CallPosition | null, limit: number): Promise<{ total: number; items: CallView[] }> {
-    const t = this.book.payer(payerAddress.toLowerCase())
+    const payer = payerAddress.toLowerCase()
+    const t = this.book.payer(payer)
     if (!t) return { total: 0, items: [] }
     const after = (v: CallView) => before === null || v.locked_at < before[0] || (v.locked_at === before[0] && v.call_id < before[1])
     const hot = t.hot.map((c) => this.view(c)).filter(after)
     let items = hot
     if (t.count > t.hot.length && this.cold) {
       const inMemory = new Set(hot.map((v) => v.call_id))
-      const sealed = (await this.cold.page(t.hot[0]?.payer ?? payerAddress.toLowerCase(), before, limit)).filter((v) => !inMemory.has(v.call_id))
+      const sealed = (await this.cold.page(payer, before, limit)).filter((v) => !inMemory.has(v.call_id))
       items = [...hot, ...sealed]
     }
     return { total: t.count, items: items.sort(newerFirst).slice(0, limit) }
