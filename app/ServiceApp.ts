@@ -390,7 +390,7 @@ export class ServiceApp {
     market.providers.computed('release', 'model', releaseHealth(() => served.follower.current))
     const engine = new EngineServices(runner)
     // The live streams follow the ledger's journals themselves, for the log positions their cursors are made of.
-    const ledgerStreams = await LedgerStreams.open({ ledger: runner.ledger, clockOf: (d) => runner.reads.clockOf(d) })
+    const ledgerStreams = await LedgerStreams.open({ ledger: runner.ledger, clockOf: (d) => runner.reads.clockOf(d), window: { ms: config.SVC_HOT_WINDOW_DAYS * DAY_MS } })
     closes('ledger streams', () => ledgerStreams.close())
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
@@ -411,10 +411,15 @@ export class ServiceApp {
       now: () => runner.live.now() ?? clock.now(),
       wallNow: () => clock.now(),
       checkpoints,
+      // Bounded memory (issue 31): graded calls past the window are read back from the sealed Parquet through the
+      // record's DuckDB (the catalog's views), and leave memory only while the sink is sealing.
+      hotWindowMs: config.SVC_HOT_WINDOW_DAYS * DAY_MS,
+      cold: recordDb,
+      evictable: () => pipeline.sealing,
     })
     closes('duel', () => duel.close())
     // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
-    const arena = await Arena.open({ log: eventLog, clock, partitions, events: duel.events, checkpoints })
+    const arena = await Arena.open({ log: eventLog, clock, partitions, events: duel.events, checkpoints, hotWindowMs: config.SVC_HOT_WINDOW_DAYS * DAY_MS })
     closes('arena', () => arena.close())
     // Delivery: its journals rebuilt, then the outcome bus (replayed from the beginning, so a resolution written while
     // the service was down is delivered now) and the decisions channel (alert watches), in the engine's event time.

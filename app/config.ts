@@ -107,6 +107,12 @@ export const ENV_SCHEMA = Type.Object(
       description:
         "seconds between state snapshots of each stream processor (<data>/state: its state tied to the log positions it reflects, so a restart reads only the tail) and of the simulated venue's generator (so a restart generates only the gap); one more is written at a clean stop; 0: only at stop",
     }),
+    SVC_HOT_WINDOW_DAYS: Type.Number({
+      minimum: 1,
+      default: 7,
+      description:
+        "days of event time a graded duel call stays in memory (and in its state snapshot) after the newest resolution, and the ledger's live streams keep in memory (an older cursor reads the log); older calls are read back from the sealed Parquet through DuckDB (history pages, the scoreboard's recent calls). At least a day: the Parquet sink seals within seconds, and calls leave memory only while it is sealing",
+    }),
     SVC_COMPACT_INTERVAL_S: Type.Number({
       minimum: 0,
       default: 3600,

@@ -61,6 +61,14 @@ export class Pipeline {
     return pipeline
   }
 
+  /**
+   * Whether the sink is sealing what reaches the log (started and not stopped by a failed write): a processor that
+   * drops rows from memory to read them back from Parquet waits for it (product/duel/CallBook.ts).
+   */
+  get sealing(): boolean {
+    return this.#running !== null && !this.sink.failed
+  }
+
   /** Starts the sink's consumer (once; later calls do nothing). */
   startSink(): void {
     if (this.#running) return

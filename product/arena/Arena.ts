@@ -6,8 +6,9 @@
  *
  * Start: the projection is restored from its state snapshot and the journals' tails after it (or, with no usable
  * snapshot, every journal is read from the beginning: pipeline/state/OwnWritesCheckpoint.ts), then the call channels
- * are subscribed with replay (the duel rebuilds them from its own journal). The projection knows every call it folded
- * (by call id, in the snapshot too), so a replayed event already folded is skipped; the others are folded and every
+ * are subscribed with replay (the duel's hot calls, issue 31; a projection rebuilt from nothing first folds the duel's
+ * whole history, CallEvents.history). The projection knows every call it folded inside
+ * the window (by call id, in the snapshot too; older ones cannot be replayed again), so a replayed event already folded is skipped; the others are folded and every
  * award they imply is computed; an award whose deterministic id is already in the journal is not written again. A
  * restart therefore changes no XP, rank, board, streak or notification, and an event that arrived while the service
  * was down is awarded now. A snapshot is taken only while no award is staged or queued (consistent): a folded event's
@@ -65,6 +66,8 @@ export interface ArenaOptions {
   partitions?: number
   /** State snapshots (issue 31); absent or null: the projection is rebuilt from the journals at every start. */
   checkpoints?: CheckpointSettings | null
+  /** The duel's hot window (SVC_HOT_WINDOW_DAYS): graded calls' ids older than it leave the folded sets. Absent: all stay. */
+  hotWindowMs?: number
   logger?: Logger
 }
 
@@ -82,9 +85,9 @@ export interface Ask {
 }
 
 export class Arena {
-  readonly projection = new ArenaProjection()
+  readonly projection: ArenaProjection
   /** Each payer's notifications as a live stream (GET /v1/streams/notifications). */
-  readonly notificationStreams = new NotificationStreams(this.projection)
+  readonly notificationStreams: NotificationStreams
   /** Ids staged by the writer and not yet applied: reserved, so no later event awards them again. */
   private readonly staged = new Set<string>()
   private readonly subscriptions: Subscription[] = []
@@ -92,11 +95,15 @@ export class Arena {
   checkpoints: OwnWritesCheckpoint | null = null
 
   private constructor(
+    options: Pick<ArenaOptions, 'hotWindowMs'>,
     private readonly clock: Clock,
     private readonly experience: Journal<typeof EXPERIENCE.schema>,
     private readonly notes: Journal<typeof NOTIFICATIONS.schema>,
     private readonly settings: Journal<typeof ARENA_SETTINGS.schema>,
-  ) {}
+  ) {
+    this.projection = new ArenaProjection({ hotWindowMs: options.hotWindowMs ?? Infinity })
+    this.notificationStreams = new NotificationStreams(this.projection)
+  }
 
   static async open(options: ArenaOptions): Promise<Arena> {
     const partitions = options.partitions !== undefined ? { partitions: options.partitions } : {}
@@ -105,7 +112,7 @@ export class Arena {
       Journal.open({ log: options.log, def: NOTIFICATIONS, ...partitions }),
       Journal.open({ log: options.log, def: ARENA_SETTINGS, ...partitions }),
     ])
-    const arena = new Arena(options.clock, experience, notes, settings)
+    const arena = new Arena(options, options.clock, experience, notes, settings)
     // Notifications before settings: a read mark applies to the notifications it names.
     const p = arena.projection
     arena.checkpoints = await OwnWritesCheckpoint.open({
@@ -115,14 +122,23 @@ export class Arena {
       logger: options.logger ?? log,
       consistent: () => arena.staged.size === 0 && arena.queued === 0,
     })
-    if (options.events) arena.attach(options.events)
+    // A rebuilt projection folds every call the duel ever had (its channels replay only the hot ones, issue 31). A
+    // restored one has folded what left the duel's memory, unless its snapshot is older than that: then it folds the
+    // history from its own window on (what is older it folded before its newest grade), skipping ids it holds.
+    if (options.events) {
+      const e = options.events
+      const hotSince = e.hotSince?.() ?? null
+      const stale = hotSince !== null && (p.newestGraded === null || p.newestGraded < hotSince)
+      await arena.attach(e, { history: !arena.checkpoints.restored.restored ? 'all' : stale ? 'window' : 'none' })
+    }
     // A crash between an XP record and its rank_up notification: write the missing ones now.
     for (const s of arena.projection.payers.values()) arena.checkRankUp(s, arena.clock.now())
     return arena
   }
 
   /**
-   * Subscribes to the duel's call events (replayed from the beginning, then live).
+   * Subscribes to the duel's call events (its hot calls replayed, then live), after folding the duel's history when
+   * asked: all of it (a rebuild) or from the projection's window on (a snapshot older than the duel's window).
    *
    * The replayed grades come in the order the duel re-learned its resolutions at this start, not the order they were
    * first graded in (a log's partitions are read back in another interleaving). Folded in that order a payer's record
@@ -131,7 +147,15 @@ export class Arena {
    * bus delivers synchronously within subscribe(), is collected and folded in resolution order (graded_at, then
    * call_id: the order PayerState keeps a payer's grades in), the order in which they were first graded.
    */
-  attach(events: CallEvents): void {
+  async attach(events: CallEvents, options: { history?: 'all' | 'window' | 'none' } = {}): Promise<void> {
+    if (options.history && options.history !== 'none' && events.history) {
+      const all = await events.history()
+      const cutoff = options.history === 'window' ? this.projection.cutoff() : null
+      // Calls graded before the projection's window were folded and their ids dropped: never folded again.
+      const old = new Set(cutoff === null ? [] : all.graded.filter((g) => Date.parse(g.graded_at) < cutoff).map((g) => g.call_id))
+      for (const e of all.locked) if (!old.has(e.call_id)) this.onLocked(e)
+      for (const e of all.graded.sort(byResolution)) if (!old.has(e.call_id)) this.onGraded(e)
+    }
     this.subscriptions.push(events.locked.subscribe('arena', (e) => this.onLocked(e)))
     let replayed: CallGraded[] | null = []
     // A restored projection skips what it folded before sorting: a million replayed grades, a handful new.

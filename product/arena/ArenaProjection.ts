@@ -82,7 +82,18 @@ const IDS_PER_ROW = 10_000
 export class ArenaProjection implements StateStore {
   /** The Arena's state store (issue 31; Arena.ts tells when a snapshot of it is consistent). */
   readonly name = 'arena.projection'
-  readonly schema = 1
+  readonly schema = 2
+  /** The newest graded_at folded (ms): graded calls older than it minus the window leave the id sets; null: none. */
+  private newest: number | null = null
+  /** The newest value the payers' graded lists were last trimmed at. */
+  private trimmedAt: number | null = null
+
+  /**
+   * hotWindowMs (SVC_HOT_WINDOW_DAYS, issue 31): how long a graded call's id stays folded, in event time after the newest
+   * grade; the duel's is the same window measured from its newest resolution (never older than this one's newest),
+   * so no id leaves here that the duel's replay could deliver again. Infinity: every id stays.
+   */
+  constructor(private readonly options: { hotWindowMs: number } = { hotWindowMs: Infinity }) {}
   readonly payers = new Map<string, PayerState>()
   /** Experience ids held (the first record per id counts; a later duplicate is ignored). */
   private readonly experienceIds = new Set<string>()
@@ -140,13 +151,18 @@ export class ArenaProjection implements StateStore {
    * only with nothing staged).
    */
   *rows(): Iterable<unknown> {
-    yield { t: 'kinds', kinds: Object.keys(this.awardsByKind).sort().map((k) => [k, this.awardsByKind[k]]) }
+    yield { t: 'kinds', kinds: Object.keys(this.awardsByKind).sort().map((k) => [k, this.awardsByKind[k]]), newest: this.newest }
+    // Written as trimmed at the window whether or not a trim ran yet, so equal states give equal rows.
+    const cutoff = this.cutoff()
+    const outside = new Set<string>()
     for (const key of [...this.payers.keys()].sort()) {
       const s = this.payers.get(key)!
+      const trimmed = cutoff === null ? { list: s.gradedList, prefix: s.prefix } : s.trimmedAt(cutoff)
+      for (let i = 0; i < s.gradedList.length - trimmed.list.length; i++) outside.add(s.gradedList[i]!.call_id)
       yield {
         t: 'payer', payer: s.payer, xp: s.xp, badges: s.badges, completions: s.completions.map((c) => [c.quest, c.period_key, c.xp, c.completed_at]),
         calls: s.calls, graded: s.graded, correct: s.correct, voided: s.voided, beat_house: s.beatHouse, markets: s.markets,
-        graded_list: s.gradedList.map((g) => [g.call_id, g.at, g.correct]), streak: s.streak, longest: s.longest,
+        graded_list: trimmed.list.map((g) => [g.call_id, g.at, g.correct]), prefix: [trimmed.prefix.streak, trimmed.prefix.longest], streak: s.streak, longest: s.longest,
         counters: [...s.counters.keys()].sort().map((k) => { const c = s.counters.get(k)!; return [k, c.calls_locked, c.correct_calls, c.markets] }),
         seasons: [...s.seasons.keys()].sort().map((k) => { const x = s.seasons.get(k)!; return [k, x.xp, x.calls, x.graded, x.correct] }),
         opt_in: s.optIn.map((f) => [f.at, f.value]), agent: s.agent.map((f) => [f.at, f.value]),
@@ -162,7 +178,7 @@ export class ArenaProjection implements StateStore {
       }
     }
     for (const [t, set] of [['experience_ids', this.experienceIds], ['locked_calls', this.lockedCalls], ['setting_ids', this.settingIds]] as const) {
-      const ids = [...set].sort()
+      const ids = (t === 'locked_calls' ? [...set].filter((id) => !outside.has(id)) : [...set]).sort()
       for (let i = 0; i < ids.length; i += IDS_PER_ROW) yield { t, ids: ids.slice(i, i + IDS_PER_ROW) }
     }
   }
@@ -173,10 +189,15 @@ export class ArenaProjection implements StateStore {
     const payers: PayerState[] = []
     const ids: Record<'experience_ids' | 'locked_calls' | 'setting_ids', string[][]> = { experience_ids: [], locked_calls: [], setting_ids: [] }
     let kinds: Array<[string, number]> | null = null
+    let newest: number | null = null
     rows.forEach((raw, i) => {
       try {
         const r = raw as Record<string, any>
-        if (r?.t === 'kinds') kinds = pairs(r.kinds, isNum)
+        if (r?.t === 'kinds') {
+          kinds = pairs(r.kinds, isNum)
+          if (r.newest !== null && !isNum(r.newest)) throw new Error('newest is not a number')
+          newest = r.newest as number | null
+        }
         else if (r?.t === 'payer') payers.push(payerOf(r))
         else if (r?.t === 'experience_ids' || r?.t === 'locked_calls' || r?.t === 'setting_ids') ids[r.t as keyof typeof ids].push(strings(r.ids))
         else throw new Error(`unknown row kind ${JSON.stringify(r?.t)}`)
@@ -186,6 +207,8 @@ export class ArenaProjection implements StateStore {
     })
     if (kinds === null) throw new Error('no award counts row')
     for (const [k, n] of kinds as Array<[string, number]>) this.awardsByKind[k] = n
+    this.newest = newest
+    this.trimmedAt = newest
     for (const s of payers) {
       this.payers.set(s.payer, s)
       this.byPublicId.set(publicIdOf(s.payer), s.payer)
@@ -281,12 +304,40 @@ export class ArenaProjection implements StateStore {
     return true
   }
 
+  /** Event time (ms) before which graded calls' ids left the folded sets; null: none did. */
+  cutoff(): number | null {
+    return this.newest === null ? null : this.newest - this.options.hotWindowMs
+  }
+
+  /** The newest graded_at folded (ms); null before any. */
+  get newestGraded(): number | null {
+    return this.newest
+  }
+
+  /** Trims every payer's graded list at the window, and drops the trimmed calls' ids (they cannot come back). */
+  trim(): void {
+    const cutoff = this.cutoff()
+    if (cutoff === null) return
+    this.trimmedAt = this.newest
+    for (const s of this.payers.values()) {
+      for (const id of s.trim(cutoff)) {
+        this.gradedCalls.delete(id)
+        this.lockedCalls.delete(id)
+      }
+    }
+  }
+
   /** A graded or void call; null when already folded, else the streak before it. */
   applyGraded(e: CallGraded): { streakBefore: number } | null {
     if (this.gradedCalls.has(e.call_id)) return null
     this.gradedCalls.add(e.call_id)
     const s = this.payer(e.payer)
     const at = Date.parse(e.graded_at)
+    if (this.newest === null || at > this.newest) {
+      this.newest = at
+      // A trim walks every payer: once the window moved by a tenth of itself.
+      if (Number.isFinite(this.options.hotWindowMs) && (this.trimmedAt === null || at - this.trimmedAt >= this.options.hotWindowMs / 10)) this.trim()
+    }
     const streakBefore = s.streak
     const correct = e.status === 'void' ? null : e.correct === true
     s.addGraded({ call_id: e.call_id, at, correct })
@@ -669,6 +720,8 @@ function payerOf(r: Record<string, any>): PayerState {
     if (correct !== null && !isBool(correct)) throw new Error('graded correct')
     return { call_id: need(call_id, isStr, 'call_id'), at: need(at, isNum, 'at'), correct: correct as boolean | null }
   })
+  const [ps, pl] = list(r.prefix, 'prefix')
+  s.prefix = { streak: need(ps, isNum, 'prefix streak'), longest: need(pl, isNum, 'prefix longest') }
   s.streak = need(r.streak, isNum, 'streak')
   s.longest = need(r.longest, isNum, 'longest')
   for (const c of list(r.counters)) {

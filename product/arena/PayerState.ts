@@ -54,8 +54,10 @@ export class PayerState {
   voided = 0
   beatHouse = 0
   markets: string[] = []
-  /** Graded calls ordered by (graded_at, call_id): the streak is read from its tail. */
+  /** Graded calls ordered by (graded_at, call_id), those inside the Arena's window: the streak is read from its tail. */
   gradedList: GradedEntry[] = []
+  /** The run at the end of the graded calls trimmed off the list (issue 31): where a recount of the list starts. */
+  prefix = { streak: 0, longest: 0 }
   streak = 0
   longest = 0
   /** Quest counters by period key (2026-03-02 or 2026-W10). */
@@ -114,9 +116,28 @@ export class PayerState {
     let i = list.length
     while (i > 0 && (list[i - 1]!.at > e.at || (list[i - 1]!.at === e.at && list[i - 1]!.call_id > e.call_id))) i--
     list.splice(i, 0, e)
-    const s = streakOf(list.map((x) => x.correct))
+    const s = streakOf(list.map((x) => x.correct), this.prefix)
     this.streak = s.streak
     this.longest = s.longest
+  }
+
+  /** The list and prefix with the entries graded before `cutoff` folded into the prefix (not changing this state). */
+  trimmedAt(cutoff: number): { list: GradedEntry[]; prefix: { streak: number; longest: number } } {
+    let i = 0
+    while (i < this.gradedList.length && this.gradedList[i]!.at < cutoff) i++
+    if (i === 0) return { list: this.gradedList, prefix: this.prefix }
+    const run = streakOf(this.gradedList.slice(0, i).map((x) => x.correct), this.prefix)
+    return { list: this.gradedList.slice(i), prefix: run }
+  }
+
+  /** Trims the entries graded before `cutoff` into the prefix; returns their call ids. */
+  trim(cutoff: number): string[] {
+    const { list, prefix } = this.trimmedAt(cutoff)
+    if (list === this.gradedList) return []
+    const gone = this.gradedList.slice(0, this.gradedList.length - list.length).map((x) => x.call_id)
+    this.gradedList = list
+    this.prefix = prefix
+    return gone
   }
 
   get accuracy(): number | null {
@@ -128,9 +149,9 @@ export class PayerState {
  * Consecutive correct graded calls at the end of the sequence, and the longest run anywhere. Void calls (null) neither
  * extend nor break a run (docs/decisions.md).
  */
-export function streakOf(results: ReadonlyArray<boolean | null>): { streak: number; longest: number } {
-  let streak = 0
-  let longest = 0
+export function streakOf(results: ReadonlyArray<boolean | null>, from: { streak: number; longest: number } = { streak: 0, longest: 0 }): { streak: number; longest: number } {
+  let streak = from.streak
+  let longest = from.longest
   for (const r of results) {
     if (r === true) {
       streak++

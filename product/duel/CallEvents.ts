@@ -52,6 +52,14 @@ export interface CallGraded extends CallLocked {
 }
 
 export interface CallEvents {
+  /** Replayed on subscribe: the calls the duel holds in memory (issue 31: not graded yet, or graded inside its window). */
   readonly locked: Channel<CallLocked>
   readonly graded: Channel<CallGraded>
+  /**
+   * Every call ever locked and every grade, read back from the call journal and the outcome bus: what a consumer
+   * rebuilding its state from nothing folds before it subscribes (the channels' replay holds only the hot calls).
+   */
+  history?(): Promise<{ locked: CallLocked[]; graded: CallGraded[] }>
+  /** The event time (ms) from which the channels' replay holds every grade; null while it holds every call. */
+  hotSince?(): number | null
 }

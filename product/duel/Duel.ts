@@ -6,6 +6,7 @@
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
 import type { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { CallEvents } from './CallEvents.ts'
+import type { CallPosition } from './ColdCalls.ts'
 import type { AggregateBoard, BoardWindow, CallView, CrowdBenchmark, LockedCall, OptInView, PersonalScoreboard, PublicBoard } from './schemas.ts'
 
 export interface LockCallInput {
@@ -27,9 +28,12 @@ export interface Duel {
   /** Stages the call in the paid call's unit of work. The same refusals as checkCall; unknown decision → null. */
   lockCall(input: LockCallInput, payment: PaidCall, unit: UnitOfWork): Promise<LockedCall | null>
   /** GET /v1/calls: the payer's personal scoreboard (an unknown payer has an empty record, accuracies null). */
-  scoreboard(payer: string): PersonalScoreboard
-  /** Every call of the payer with its grade, in the order locked (GET /v1/decisions/mine lists them with the asks). */
-  callsOf(payer: string): CallView[]
+  scoreboard(payer: string): Promise<PersonalScoreboard>
+  /**
+   * The payer's calls with their grades, newest first by (locked_at, call_id), strictly after `before`, at most
+   * `limit`, and the payer's total (GET /v1/decisions/mine pages them with the asks; older calls come from Parquet).
+   */
+  callsPage(payer: string, before: CallPosition | null, limit: number): Promise<{ total: number; items: CallView[] }>
   /** GET /v1/calls/scoreboard: opted-in payers with at least 10 graded calls, and the asking payer's standing. */
   aggregateBoard(payer: string): AggregateBoard
   /** GET /v1/scoreboard: the public board by abbreviated handle. */

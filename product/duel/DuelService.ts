@@ -17,7 +17,10 @@
  *   thrown before the payment is captured: nothing is charged;
  * - grades are derived, not written: the outcome bus replays every resolution on subscribe and after a restart, and a
  *   grade is a pure function of the call and the outcome (grading.ts), so a restart rebuilds the same grades and a
- *   resolution delivered twice grades once (CallBook).
+ *   resolution delivered twice grades once (CallBook);
+ * - memory is bounded (issue 31): the book keeps running totals, and only the calls not graded yet plus those graded
+ *   inside `hotWindowMs` of the newest resolution; a payer's older calls are read back from the sealed Parquet
+ *   (ColdCalls.ts, `cold`), so a history page or the scoreboard's recent calls answer the same body either way.
  */
 import { randomUUID } from 'node:crypto'
 import { ServiceError } from '../../common/ServiceError.ts'
@@ -37,7 +40,8 @@ import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
 import { CALL_BOOK_SCHEMA, CallBook } from './CallBook.ts'
 import type { CallEvents, CallGraded, CallLocked } from './CallEvents.ts'
 import type { Duel, LockCallInput } from './Duel.ts'
-import { lockedEvent, type OutcomeFacts } from './grading.ts'
+import { callView, grade, lockedEvent, type OutcomeFacts } from './grading.ts'
+import { ColdCalls, type CallPosition, type CallsTableReader } from './ColdCalls.ts'
 import { handleOf } from './handles.ts'
 import {
   BOARD_MIN_GRADED, CROWD_MIN_GRADED, RECENT_CALLS,
@@ -47,6 +51,8 @@ import { DAY_MS } from '../../common/time.ts'
 
 const log = childLogger('duel')
 const WINDOW_MS: Record<Exclude<BoardWindow, 'all'>, number> = { '30d': 30 * DAY_MS, '7d': 7 * DAY_MS }
+/** How far back the book keeps per-payer grade marks: the longest windowed board. */
+const MARKS_WINDOW_MS = Math.max(...Object.values(WINDOW_MS))
 
 /** What the duel needs of the decision ledger: a narrow port the composition root fills from the engine. */
 export interface DuelLedger {
@@ -71,11 +77,24 @@ export interface DuelOptions {
   groupId?: string
   /** Snapshot the book and start from the newest valid snapshot (absent: rebuild from the log at every open). */
   checkpoints?: CheckpointSettings | null
+  /**
+   * How long a graded call stays in memory after its grade, in the clocks' event time (SVC_HOT_WINDOW_DAYS; absent:
+   * every call stays). It must cover the Parquet sink's lag: an evicted call is read back from the sealed files only.
+   */
+  hotWindowMs?: number
+  /** The catalog's views (record/RecordDb.ts) a call that left memory is read from; absent: only hot calls are listed. */
+  cold?: CallsTableReader | null
+  /** Whether the Parquet sink is sealing (app: pipeline.sealing): calls leave memory only then. Absent: always. */
+  evictable?: () => boolean
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
-/** Means as published: sums accumulate in arrival order, so the last bits could differ between two rebuilds. */
+/** Means as published, rounded to 1e-9. */
 const mean = (sum: number, n: number): number | null => (n === 0 ? null : Math.round((sum / n) * 1e9) / 1e9)
+/** A mean of Brier sums kept in integers of 1e-12 (CallBook). */
+const meanE12 = (sum: bigint, n: number): number | null => mean(Number(sum) / 1e12, n)
+const newerFirst = (a: CallView, b: CallView): number =>
+  a.locked_at < b.locked_at ? 1 : a.locked_at > b.locked_at ? -1 : a.call_id < b.call_id ? 1 : a.call_id > b.call_id ? -1 : 0
 
 /** One opted-in payer's row on the call boards. */
 interface Standing {
@@ -92,8 +111,10 @@ function byStanding<E extends { accuracy: number; calls_graded: number; handle: 
 }
 
 export class DuelService implements Duel {
-  readonly book = new CallBook()
+  readonly book: CallBook
   readonly events: CallEvents
+  /** Reads of calls that left memory (null without a `cold` reader). */
+  readonly cold: ColdCalls | null
   private readonly locked: Channel<CallLocked>
   private readonly graded: Channel<CallGraded>
   /** Calls staged in a paid call's unit of work and not durable yet: a concurrent twin is refused, not charged twice. */
@@ -107,9 +128,11 @@ export class DuelService implements Duel {
     readonly calls: Journal<typeof CALLS.schema>,
     readonly optIns: Journal<typeof CALL_OPT_INS.schema>,
   ) {
-    this.locked = new Channel<CallLocked>('call.locked', () => [...this.book.allCalls()].map(lockedEvent), (e) => e.call_id)
-    this.graded = new Channel<CallGraded>('call.graded', () => [...this.book.allGrades()], (e) => e.call_id)
-    this.events = { locked: this.locked, graded: this.graded }
+    this.book = new CallBook({ hotWindowMs: options.hotWindowMs ?? Infinity, marksWindowMs: MARKS_WINDOW_MS, ...(options.evictable ? { evictable: options.evictable } : {}) })
+    this.cold = options.cold ? new ColdCalls(options.cold) : null
+    this.locked = new Channel<CallLocked>('call.locked', () => [...this.book.hotCalls()].map(lockedEvent), (e) => e.call_id)
+    this.graded = new Channel<CallGraded>('call.graded', () => [...this.book.hotGrades()], (e) => e.call_id)
+    this.events = { locked: this.locked, graded: this.graded, history: () => this.history(), hotSince: () => this.book.hotSince() }
   }
 
   /** Rebuilds the book from the journals, then grades from the outcome bus (which replays every resolution). */
@@ -144,6 +167,35 @@ export class DuelService implements Duel {
   /** How the book started: restored from its snapshot, or rebuilt and why (null without checkpoints). */
   get restored(): RestoredState | null {
     return this.followers?.restored ?? null
+  }
+
+  /**
+   * Every call and grade (CallEvents.history): the hot ones from memory when none left it; else every call of the
+   * journal (first record per id, as the book admits them) graded on the outcome bus's replay of every resolution.
+   * Held only while the caller folds it (a consumer's rebuild, the fallback when its snapshot is unusable).
+   */
+  async history(): Promise<{ locked: CallLocked[]; graded: CallGraded[] }> {
+    const size = this.book.size
+    if (size.hot === size.calls) return { locked: [...this.book.hotCalls()].map(lockedEvent), graded: [...this.book.hotGrades()] }
+    const rows = await this.calls.readAll()
+    const outcomes = new Map<string, OutcomeFacts>()
+    // The bus replays every resolution synchronously within subscribe().
+    this.options.ledger.resolutions
+      .subscribe('duel.history', (e) => {
+        if (!outcomes.has(e.outcome.decision_id)) outcomes.set(e.outcome.decision_id, { decision_id: e.outcome.decision_id, outcome: e.outcome.outcome, realized_choice: e.outcome.realized_choice, resolved_at: e.outcome.resolved_at })
+      })
+      .unsubscribe()
+    const seen = new Set<string>()
+    const locked: CallLocked[] = []
+    const graded: CallGraded[] = []
+    for (const row of rows) {
+      if (seen.has(row.call_id)) continue
+      seen.add(row.call_id)
+      locked.push(lockedEvent(row))
+      const o = outcomes.get(row.decision_id)
+      if (o) graded.push(grade(row, o))
+    }
+    return { locked, graded }
   }
 
   private applyCall(row: CallRow): void {
@@ -231,40 +283,43 @@ export class DuelService implements Duel {
   // ------------------------------------------------------------ reads
 
   private view(row: CallRow): CallView {
-    const g = this.book.gradeOf(row.call_id)
-    return {
-      call_id: row.call_id,
-      decision_id: row.decision_id,
-      question_id: row.question_id,
-      asset: row.asset,
-      call: row.call,
-      call_probability: row.call_probability,
-      house_probability: row.house_probability,
-      choice_id: row.choice_id,
-      locked_at: row.locked_at,
-      horizon_end: row.horizon_end,
-      status: g ? g.status : 'locked',
-      outcome: g ? g.outcome : null,
-      correct: g ? g.correct : null,
-      house_correct: g ? (g.house_correct ?? null) : null,
-      player_brier: g ? g.player_brier : null,
-      house_brier: g ? g.house_brier : null,
-      graded_at: g ? g.graded_at : null,
-    }
+    return callView(row, this.book.gradeOf(row.call_id))
   }
 
-  callsOf(payerAddress: string): CallView[] {
-    return (this.book.payer(payerAddress.toLowerCase())?.calls ?? []).map((c) => this.view(c))
-  }
-
-  scoreboard(payerAddress: string): PersonalScoreboard {
+  /**
+   * The payer's calls newest first ((locked_at, call_id) descending), strictly after `before`, at most `limit`, and
+   * how many it has in all. The hot ones come from memory; when some left it, the sealed Parquet gives the rest (a
+   * call in both is shown from memory: it may be graded there before its outcome is sealed).
+   */
+  async callsPage(payerAddress: string, before: CallPosition | null, limit: number): Promise<{ total: number; items: CallView[] }> {
     const payer = payerAddress.toLowerCase()
     const t = this.book.payer(payer)
-    const calls = t?.calls.length ?? 0
+    if (!t) return { total: 0, items: [] }
+    const after = (v: CallView) => before === null || v.locked_at < before[0] || (v.locked_at === before[0] && v.call_id < before[1])
+    const hot = t.hot.map((c) => this.view(c)).filter(after)
+    let items = hot
+    if (t.count > t.hot.length && this.cold) {
+      const inMemory = new Set(hot.map((v) => v.call_id))
+      const sealed = (await this.cold.page(payer, before, limit)).filter((v) => !inMemory.has(v.call_id))
+      items = [...hot, ...sealed]
+    }
+    return { total: t.count, items: items.sort(newerFirst).slice(0, limit) }
+  }
+
+  /** A call by id, from memory or, once it left it, from the sealed Parquet; null when unknown. */
+  async callById(callId: string): Promise<CallView | null> {
+    const row = this.book.call(callId)
+    if (row) return this.view(row)
+    return this.cold ? this.cold.byId(callId) : null
+  }
+
+  async scoreboard(payerAddress: string): Promise<PersonalScoreboard> {
+    const payer = payerAddress.toLowerCase()
+    const t = this.book.payer(payer)
+    const calls = t?.count ?? 0
     const graded = t?.graded ?? 0
     const voided = t?.void ?? 0
-    const recent: CallView[] = []
-    for (let i = calls - 1; i >= 0 && recent.length < RECENT_CALLS; i--) recent.push(this.view(t!.calls[i]!))
+    const recent = (await this.callsPage(payer, null, RECENT_CALLS)).items
     return {
       payer,
       opt_in: this.book.optedIn(payer),
@@ -276,9 +331,9 @@ export class DuelService implements Duel {
       house_correct: t?.house_correct ?? 0,
       player_accuracy: mean(t?.correct ?? 0, graded),
       house_accuracy: mean(t?.house_correct ?? 0, graded),
-      player_brier: mean(t?.sum_player_brier ?? 0, graded),
-      house_brier: mean(t?.sum_house_brier ?? 0, graded),
-      recent: recent.sort((a, b) => (a.locked_at < b.locked_at ? 1 : a.locked_at > b.locked_at ? -1 : 0)),
+      player_brier: meanE12(t?.player_brier_e12 ?? 0n, graded),
+      house_brier: meanE12(t?.house_brier_e12 ?? 0n, graded),
+      recent,
     }
   }
 
@@ -293,11 +348,11 @@ export class DuelService implements Duel {
       if (since !== null) {
         graded = 0
         correct = 0
-        for (const c of t.calls) {
-          const g = this.book.gradeOf(c.call_id)
-          if (!g || g.status !== 'graded' || Date.parse(g.graded_at) < since) continue
+        // The book's marks: every graded call inside the longest board window, whether or not it left memory.
+        for (const [at, ok] of t.marks) {
+          if (at < since) continue
           graded++
-          if (g.correct) correct++
+          correct += ok
         }
       }
       if (graded < BOARD_MIN_GRADED) continue
@@ -353,15 +408,15 @@ export class DuelService implements Duel {
    */
   crowdBenchmark(): CrowdBenchmark | null {
     let n = 0
-    let player = 0
-    let house = 0
+    let player = 0n
+    let house = 0n
     for (const q of this.book.questionTotals().values()) {
       if (q.n < CROWD_MIN_GRADED) continue
       n += q.n
-      player += q.sum_player_brier
-      house += q.sum_house_brier
+      player += q.player_brier_e12
+      house += q.house_brier_e12
     }
-    return n === 0 ? null : { brier: mean(player, n)!, n, house_brier: mean(house, n)! }
+    return n === 0 ? null : { brier: meanE12(player, n)!, n, house_brier: meanE12(house, n)! }
   }
 
   async close(): Promise<void> {

@@ -10,6 +10,7 @@
  */
 import type { CallRow } from '../../pipeline/records/callRecord.ts'
 import type { CallGraded, CallLocked, CallSide } from './CallEvents.ts'
+import type { CallView } from './schemas.ts'
 
 /** What grading needs of the clock's outcome record. */
 export interface OutcomeFacts {
@@ -66,5 +67,28 @@ export function grade(c: CallRow, o: OutcomeFacts): CallGraded {
     house_brier: round((c.house_probability - y) ** 2),
     house_call: house,
     house_correct: (house === 'obtains') === obtained,
+  }
+}
+
+/** A call as the routes show it: its record, and its grade once its clock resolved (hot or read back from Parquet). */
+export function callView(row: CallRow, g: CallGraded | null): CallView {
+  return {
+    call_id: row.call_id,
+    decision_id: row.decision_id,
+    question_id: row.question_id,
+    asset: row.asset,
+    call: row.call,
+    call_probability: row.call_probability,
+    house_probability: row.house_probability,
+    choice_id: row.choice_id,
+    locked_at: row.locked_at,
+    horizon_end: row.horizon_end,
+    status: g ? g.status : 'locked',
+    outcome: g ? g.outcome : null,
+    correct: g ? g.correct : null,
+    house_correct: g ? (g.house_correct ?? null) : null,
+    player_brier: g ? g.player_brier : null,
+    house_brier: g ? g.house_brier : null,
+    graded_at: g ? g.graded_at : null,
   }
 }

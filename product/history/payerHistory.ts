@@ -18,7 +18,8 @@ const HISTORY_CURSOR = 'mine'
 export interface HistorySources {
   /** The decision ids the payer asked (any order). */
   asks: (payer: string) => readonly string[]
-  calls: (payer: string) => CallView[]
+  /** The payer's calls newest first strictly after `before`, at most `limit`, and its total (hot or from Parquet). */
+  calls: (payer: string, before: readonly [string, string] | null, limit: number) => Promise<{ total: number; items: CallView[] }>
   ledger: Pick<LedgerReads, 'getDecision' | 'resolution'>
 }
 
@@ -30,7 +31,8 @@ export async function payerHistory(src: HistorySources, payerAddress: string, q:
   const before = q.cursor === null ? null : decodePosition(HISTORY_CURSOR, q.cursor, ['string', 'string'] as const)
   const after = (row: { at: string; id: string }) => before === null || newerFirst(row, { at: before[0], id: before[1] }) > 0
   const askIds = src.asks(payer)
-  const calls = src.calls(payer)
+  // One more call than the page holds, so the merge knows whether rows remain after it.
+  const calls = await src.calls(payer, before === null ? null : [before[0], before[1]], q.limit + 1)
   // An ask's time is its decision's: read every ask's record (an in-memory index read), then page.
   const asks: { at: string; id: string; decision: DecisionRecord }[] = []
   for (const id of askIds) {
@@ -40,7 +42,7 @@ export async function payerHistory(src: HistorySources, payerAddress: string, q:
   }
   const rows: ({ kind: 'ask'; at: string; id: string; ask: (typeof asks)[number] } | { kind: 'call'; at: string; id: string; call: CallView })[] = [
     ...asks.map((a) => ({ kind: 'ask' as const, at: a.at, id: a.id, ask: a })),
-    ...calls.map((c) => ({ kind: 'call' as const, at: c.locked_at, id: c.call_id, call: c })),
+    ...calls.items.map((c) => ({ kind: 'call' as const, at: c.locked_at, id: c.call_id, call: c })),
   ]
     .filter(after)
     .sort(newerFirst)
@@ -64,5 +66,5 @@ export async function payerHistory(src: HistorySources, payerAddress: string, q:
       call: null,
     })
   }
-  return { payer, asks: asks.length, calls: calls.length, items, next_cursor: page.next_cursor }
+  return { payer, asks: asks.length, calls: calls.total, items, next_cursor: page.next_cursor }
 }

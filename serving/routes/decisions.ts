@@ -63,7 +63,7 @@ export const DECISION_ROUTES: readonly RouteDef[] = [
     handler: async (ctx) => {
       const delivery = ctx.need('delivery')
       const duel = ctx.need('duel')
-      const sources = { asks: (p: string) => delivery.asksOf(p), calls: (p: string) => duel.callsOf(p), ledger: ctx.need('ledger') }
+      const sources = { asks: (p: string) => delivery.asksOf(p), calls: (p: string, before: readonly [string, string] | null, limit: number) => duel.callsPage(p, before, limit), ledger: ctx.need('ledger') }
       return { data: await payerHistory(sources, callerPayer(ctx, 'x-svc-payer', 'query'), { limit: Number(ctx.query.limit), cursor: cursorOf(ctx) }) }
     },
   },

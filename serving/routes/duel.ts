@@ -76,7 +76,7 @@ export const DUEL_ROUTES: readonly RouteDef[] = [
     request: { headers: OPTIONAL_PAYER_HEADER, query: Open({ payer: Type.Optional(Address) }) },
     response: env(PERSONAL_SCOREBOARD),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('duel').scoreboard(callerPayer(ctx, 'x-svc-payer', 'query')) }),
+    handler: async (ctx) => ({ data: await ctx.need('duel').scoreboard(callerPayer(ctx, 'x-svc-payer', 'query')) }),
   },
   {
     id: 'calls.scoreboard.aggregate',

@@ -8,9 +8,30 @@ import type { CallEvents, CallGraded, CallLocked } from '../../product/duel/Call
 export class TestCallEvents implements CallEvents {
   readonly lockedLog: CallLocked[] = []
   readonly gradedLog: CallGraded[] = []
-  readonly locked = new Channel<CallLocked>('call-locked', () => this.lockedLog, (e) => e.call_id)
-  readonly graded = new Channel<CallGraded>('call-graded', () => this.gradedLog, (e) => e.call_id)
+  // The replay holds what the duel keeps in memory (product/duel/CallBook.ts): calls not graded, or graded inside the
+  // window of the newest grade; history() every event.
+  readonly locked = new Channel<CallLocked>('call-locked', () => this.hot().locked, (e) => e.call_id)
+  readonly graded = new Channel<CallGraded>('call-graded', () => this.hot().graded, (e) => e.call_id)
   #n = 0
+
+  /** hotWindowMs: how long a graded call stays in the replay after the newest grade (default: always, as before). */
+  constructor(private readonly hotWindowMs = Infinity) {}
+
+  hotSince(): number | null {
+    if (!Number.isFinite(this.hotWindowMs) || this.gradedLog.length === 0) return null
+    return Math.max(...this.gradedLog.map((g) => Date.parse(g.graded_at))) - this.hotWindowMs
+  }
+
+  async history(): Promise<{ locked: CallLocked[]; graded: CallGraded[] }> {
+    return { locked: [...this.lockedLog], graded: [...this.gradedLog] }
+  }
+
+  private hot(): { locked: CallLocked[]; graded: CallGraded[] } {
+    const since = this.hotSince()
+    if (since === null) return { locked: this.lockedLog, graded: this.gradedLog }
+    const gone = new Set(this.gradedLog.filter((g) => Date.parse(g.graded_at) < since).map((g) => g.call_id))
+    return { locked: this.lockedLog.filter((e) => !gone.has(e.call_id)), graded: this.gradedLog.filter((g) => !gone.has(g.call_id)) }
+  }
 
   lock(payer: string, at: number, o: Partial<CallLocked> = {}): CallLocked {
     const n = ++this.#n

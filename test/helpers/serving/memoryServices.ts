@@ -332,8 +332,8 @@ export function memoryServices(nowMs = T0): { parts: ServiceParts; ledger: Memor
     },
     checkCall: () => ({}),
     lockCall: unreachable,
-    callsOf: () => [],
-    scoreboard: (payer) => ({
+    callsPage: async () => ({ total: 0, items: [] }),
+    scoreboard: async (payer) => ({
       payer: payer.toLowerCase(), opt_in: false, calls: 0, graded: 0, open: 0, void: 0, correct: 0, house_correct: 0,
       player_accuracy: null, house_accuracy: null, player_brier: null, house_brier: null, recent: [],
     }),

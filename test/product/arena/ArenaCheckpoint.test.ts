@@ -97,15 +97,20 @@ async function awardIds(log: EventLog): Promise<{ xp: string[]; notes: string[] 
   return { xp, notes }
 }
 
-t.test('snapshot at random cuts + tail + replayed call events == full rebuild; no award twice; bad snapshots rebuild', (t) =>
+/** Bounded (issue 31): the duel's replay holds only calls graded inside this window, the Arena drops older ids. */
+const WINDOW_MS = 3 * 24 * 3_600_000
+
+for (const bounded of [false, true])
+t.test(`snapshot at random cuts + tail + replayed call events == full rebuild; no award twice; bad snapshots rebuild${bounded ? ' (hot window of 3 days)' : ''}`, (t) =>
   forEachLog(t, async (t, makeLog, kind) => {
     const log = await makeLog()
     const rnd = seeded(kind === 'kafka' ? 11 : 47)
     const steps = history(rnd, kind === 'kafka' ? 150 : 500)
     const cuts = cutPoints(rnd, steps.length, kind === 'kafka' ? 2 : 4)
     const { logger } = capturingLogger()
-    const w: World = { events: new TestCallEvents(), clock: new TestClock(T0), open: new Set() }
-    const open = (checkpoints: CheckpointSettings | null, l: Logger = logger) => Arena.open({ log, clock: w.clock, events: w.events, partitions: 3, checkpoints, logger: l })
+    const w: World = { events: new TestCallEvents(bounded ? WINDOW_MS : Infinity), clock: new TestClock(T0), open: new Set() }
+    const open = (checkpoints: CheckpointSettings | null, l: Logger = logger) =>
+      Arena.open({ log, clock: w.clock, events: w.events, partitions: 3, checkpoints, logger: l, ...(bounded ? { hotWindowMs: WINDOW_MS } : {}) })
     const live = await StateSnapshots.open(await makeTempDir(t))
     const kept = await Promise.all(cuts.map(async () => StateSnapshots.open(await makeTempDir(t))))
 
@@ -146,6 +151,11 @@ t.test('snapshot at random cuts + tail + replayed call events == full rebuild; n
       }
     }
     t.ok(missed > 0, `${missed} call events while the Arena is down`)
+    if (bounded) {
+      const since = w.events.hotSince()!
+      const gone = w.events.gradedLog.filter((g) => Date.parse(g.graded_at) < since).length
+      t.ok(gone > 0, `${gone} of ${w.events.gradedLog.length} grades are past the window: not replayed, their ids dropped`)
+    }
     const before = await awardIds(log)
     arena = await open({ snapshots: live, everyMs: 0 })
     t.equal(arena.checkpoints?.restored.restored, true, 'the restart after the outage restores the final snapshot')

@@ -187,7 +187,7 @@ t.test('1,000 players calling over a month of replayed tape drive the boards; a 
 
   const mismatches: string[] = []
   for (const [payer, e] of expected) {
-    const s = world.duel.scoreboard(payer)
+    const s = await world.duel.scoreboard(payer)
     if (s.calls !== e.calls || s.graded !== e.graded || s.correct !== e.correct || s.void !== e.void || s.open !== e.open) {
       mismatches.push(`duel ${payer}: ${JSON.stringify({ calls: s.calls, graded: s.graded, correct: s.correct, void: s.void, open: s.open })} ≠ ${JSON.stringify(e)}`)
     }
@@ -229,7 +229,7 @@ t.test('1,000 players calling over a month of replayed tape drive the boards; a 
   t.ok(world.duel.crowdBenchmark() !== null, 'the crowd benchmark is measured (≥ 10 graded calls per question)')
 
   // A restart rebuilds identical profiles and boards from the log.
-  const snapshot = () => {
+  const snapshot = async () => {
     const a = world.arena
     return JSON.stringify({
       profiles: players.slice(0, 300).map((p) => a.profile(p)),
@@ -237,16 +237,16 @@ t.test('1,000 players calling over a month of replayed tape drive the boards; a 
         (['human', 'agent'] as const).flatMap((track) => (['lifetime', 'season'] as const).map((scope) => a.leaderboard({ sort, track, scope, limit: 200 })))),
       seasons: [0, 7, 14, 21, 28].map((d) => a.season(isoWeekOf(START + d * DAY).key)),
       notifications: players.slice(0, 100).map((p) => a.notifications(p)),
-      duel: { public: world.duel.publicBoard('all'), scoreboards: players.slice(0, 100).map((p) => world.duel.scoreboard(p)) },
+      duel: { public: world.duel.publicBoard('all'), scoreboards: await Promise.all(players.slice(0, 100).map((p) => world.duel.scoreboard(p))) },
     })
   }
-  const before = snapshot()
+  const before = await snapshot()
   const kindsBefore = world.arena.xpAwardsByKind()
   await world.close()
   world = await openWorld()
   await world.runner.waitForTicks()
   await world.arena.idle()
-  const after = snapshot()
+  const after = await snapshot()
   t.same(world.arena.xpAwardsByKind(), kindsBefore, 'no award is written by a restart')
   let at = 0
   while (at < before.length && before[at] === after[at]) at++

@@ -102,3 +102,107 @@ t.test('call book: snapshot at random cuts + tail == full rebuild; bad snapshots
     })
   }),
 )
+
+/**
+ * With a hot window (issue 31, Bounded memory): clocks resolve through the history an hour apart, so graded calls
+ * leave memory between the cuts; a restore (snapshot with the hot calls, their outcomes and the totals) + the tail + the
+ * bus's replay of every resolution equals the full rebuild, and an old resolution replayed grades nothing twice.
+ */
+const HOUR = 3_600_000
+type BoundedItem = Item | { resolve: number }
+
+function boundedHistory(n: number, seed: number, decisions: LedgerDecision[]): BoundedItem[] {
+  const rnd = seeded(seed)
+  const items: BoundedItem[] = []
+  const locked = new Set<string>()
+  let next = 0
+  while (items.length < n && next < decisions.length) {
+    const r = rnd()
+    if (r < 0.15) {
+      items.push({ resolve: next++ })
+      continue
+    }
+    const payer = PAYERS[Math.floor(rnd() * PAYERS.length)]!
+    if (r < 0.25) {
+      items.push({ optIn: { payer, opt_in: rnd() < 0.7 } })
+      continue
+    }
+    // Calls on the next few open clocks.
+    const d = decisions[Math.min(decisions.length - 1, next + Math.floor(rnd() * 4))]!
+    if (locked.has(payer + d.decision_id)) continue
+    locked.add(payer + d.decision_id)
+    items.push({ lock: { payer, decision_id: d.decision_id, call: rnd() < 0.5 ? 'obtains' : 'not' } })
+  }
+  return items
+}
+
+t.test('bounded call book: graded calls leave memory by event time; snapshot + tail == full rebuild', (t) =>
+  forEachLog(t, async (t, makeLog: () => Promise<EventLog>, kind) => {
+    const log = await makeLog()
+    const decisions = Array.from({ length: 80 }, (_, i) =>
+      testDecision(i, { probability: 0.3, created_at: new Date(T0).toISOString(), horizon_end: new Date(T0 + (i + 1) * HOUR).toISOString() }))
+    const items = boundedHistory(kind === 'kafka' ? 120 : 400, 23, decisions)
+    // The ledger as it stands: resolutions so far (replayed on subscribe); the clocks' time is the newest resolution's.
+    const resolutions: ResolutionEvent[] = []
+    let live: Channel<ResolutionEvent> | null = null
+    const open = (checkpoints: CheckpointSettings | null, other = false) => {
+      const byId = new Map(decisions.map((d) => [d.decision_id, d]))
+      const channel = new Channel<ResolutionEvent>('resolution', () => (other ? [] : resolutions), (e) => e.outcome.decision_id)
+      const clockNow = () => (other ? T0 : T0 + resolutions.length * HOUR + 1)
+      return DuelService.open({
+        log,
+        ledger: { decision: (id) => byId.get(id) ?? null, clockNow, resolutions: channel },
+        now: clockNow,
+        wallNow: () => T0,
+        checkpoints,
+        hotWindowMs: 6 * HOUR,
+        ...(other ? { groupId: 'svc.duel-other' } : {}),
+      }).then((duel) => {
+        if (!other) live = channel
+        return duel
+      })
+    }
+    const resolve = (i: number) => {
+      const d = decisions[i]!
+      const e = { decision: d, outcome: testOutcome(d, { outcome: i % 5 === 4 ? 'unresolvable' : i % 2 ? 'obtains' : 'not' }) }
+      resolutions.push(e)
+      return e
+    }
+    let evicted = 0
+    await checkCheckpointEquivalence(t, {
+      store: 'svc.duel',
+      total: items.length,
+      open: async (checkpoints) => {
+        const duel = await open(checkpoints)
+        return {
+          duel,
+          digest: () => {
+            duel.book.sweep()
+            evicted = Math.max(evicted, duel.book.size.calls - duel.book.size.hot)
+            return `${stateDigest(duel.book)} ${JSON.stringify(duel.book.size)}`
+          },
+          restored: duel.restored,
+          close: () => duel.close(),
+        }
+      },
+      write: async (from, to, through) => {
+        const slice = items.slice(from, to)
+        if (through) {
+          for (const x of slice) {
+            if ('resolve' in x) live!.publish(resolve(x.resolve))
+            else await write(through.duel, [x])
+          }
+          return
+        }
+        // Another process (its own group, not told of the resolutions); resolutions land in the ledger meanwhile.
+        const other = await open(null, true)
+        for (const x of slice) {
+          if ('resolve' in x) resolve(x.resolve)
+          else await write(other, [x])
+        }
+        await other.close()
+      },
+    })
+    t.ok(evicted > 0, `${evicted} graded calls had left memory in the compared states`)
+  }),
+)
