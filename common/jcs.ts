@@ -159,3 +159,41 @@ function serialize(value: unknown, path: Path, seen: Set<object>): string {
   seen.delete(obj)
   return out
 }
+
+/**
+ * True when JSON.stringify(value) is already canonicalJson(value): plain JSON (finite numbers, well-formed strings,
+ * plain objects and arrays, shallower than FAST_DEPTH) whose object members are in canonical order at every depth. A
+ * record read back from a log (written canonical, parsed in order) passes, so a writer of many such records (a state
+ * snapshot) checks the order, which is a walk over the keys, instead of re-serializing and re-parsing each one.
+ */
+export function isCanonicalOrder(value: unknown, depth = 0): boolean {
+  switch (typeof value) {
+    case 'string':
+      return isWellFormed(value)
+    case 'number':
+      return Number.isFinite(value)
+    case 'boolean':
+      return true
+    case 'object':
+      break
+    default:
+      return false
+  }
+  if (value === null) return true
+  if (depth >= FAST_DEPTH) return false
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!isCanonicalOrder(value[i], depth + 1)) return false
+    return true
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false
+  const obj = value as Record<string, unknown>
+  let previous: string | null = null
+  for (const key in obj) {
+    // Keys compare as UTF-16 code units with <, as RFC 8785 §3.2.3 sorts them; an undefined member would be dropped by
+    // canonicalJson and JSON.stringify alike, but a record never holds one: refuse it rather than reason about it.
+    if ((previous !== null && !(previous < key)) || !isWellFormed(key) || obj[key] === undefined) return false
+    if (!isCanonicalOrder(obj[key], depth + 1)) return false
+    previous = key
+  }
+  return true
+}

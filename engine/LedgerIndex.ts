@@ -11,7 +11,7 @@
  * differently) give equal rows. Loaded in that order, the bus replay after a restore (every decision, then every
  * resolution) is in event-time order.
  */
-import { canonicalJson } from '../common/jcs.ts'
+import { canonicalJson, isCanonicalOrder } from '../common/jcs.ts'
 import { DECISIONS, decisionKey, type LedgerDecision } from '../pipeline/records/decisionRecord.ts'
 import { OUTCOMES_JOURNAL, type LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
 
@@ -25,8 +25,12 @@ function newer(a: LedgerDecision, b: LedgerDecision): boolean {
   return a.created_at > b.created_at || (a.created_at === b.created_at && a.decision_id > b.decision_id)
 }
 
-/** A record with its keys in canonical order: own writes keep their construction order, records read back are sorted. */
-const canonical = <T>(record: T): T => JSON.parse(canonicalJson(record)) as T
+/**
+ * A record with its keys in canonical order: own writes keep their construction order, records read back (from the
+ * log or a snapshot) are sorted already and are kept as they are (re-canonicalizing every record made one snapshot
+ * write of a 35-day ledger take seconds on the event loop).
+ */
+const canonical = <T>(record: T): T => (isCanonicalOrder(record) ? record : (JSON.parse(canonicalJson(record)) as T))
 
 const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
@@ -166,19 +170,20 @@ export class LedgerIndex {
     const decisions: LedgerDecision[] = []
     const outcomes: LedgerOutcome[] = []
     let conflicts: number | null = null
-    const ids = new Set<string>()
+    const decisionIds = new Set<string>()
+    const outcomeIds = new Set<string>()
     for (const row of rows) {
       if (!Array.isArray(row) || row.length !== 2) throw new Error('a ledger state row is not a [kind, value] pair')
       const [kind, value] = row as [unknown, unknown]
       if (kind === 'd') {
         const d = DECISIONS.check(value)
-        if (ids.has(`d${d.decision_id}`)) throw new Error(`decision ${d.decision_id} appears twice`)
-        ids.add(`d${d.decision_id}`)
+        if (decisionIds.has(d.decision_id)) throw new Error(`decision ${d.decision_id} appears twice`)
+        decisionIds.add(d.decision_id)
         decisions.push(d)
       } else if (kind === 'o') {
         const o = OUTCOMES_JOURNAL.check(value)
-        if (ids.has(`o${o.decision_id}`)) throw new Error(`outcome ${o.decision_id} appears twice`)
-        ids.add(`o${o.decision_id}`)
+        if (outcomeIds.has(o.decision_id)) throw new Error(`outcome ${o.decision_id} appears twice`)
+        outcomeIds.add(o.decision_id)
         outcomes.push(o)
       } else if (kind === 'conflicts' && Number.isSafeInteger(value) && (value as number) >= 0 && conflicts === null) {
         conflicts = value as number

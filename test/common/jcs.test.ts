@@ -1,7 +1,7 @@
 import t from 'tap'
 import canonicalize from 'canonicalize'
 import { jcsSha256, sha256Hex } from '../../common/hash.ts'
-import { canonicalJson } from '../../common/jcs.ts'
+import { canonicalJson, isCanonicalOrder } from '../../common/jcs.ts'
 import { Prng } from '../../ingest/Prng.ts'
 
 function ieee754(hex: string): number {
@@ -124,6 +124,40 @@ t.test('agrees with the canonicalize package on random nested values', async (t)
     if (canonicalJson(JSON.parse(ours)) !== ours) t.fail('not a fixed point after a JSON round trip')
   }
   t.pass('500 random values')
+})
+
+t.test('isCanonicalOrder: true exactly when JSON.stringify already writes the canonical text', async (t) => {
+  t.ok(isCanonicalOrder(JSON.parse(canonicalJson({ b: [1, { z: 1, a: 'x' }], a: null, c: -0 }))), 'a value read back from canonical text')
+  t.notOk(isCanonicalOrder({ b: 1, a: 2 }), 'members out of order')
+  t.notOk(isCanonicalOrder({ a: [{ y: 1, x: 2 }] }), 'out of order deep inside an array')
+  t.notOk(isCanonicalOrder({ 10: 1, 9: 2 }), 'integer keys, which objects enumerate numerically')
+  t.notOk(isCanonicalOrder({ a: NaN }), 'a number JSON cannot carry')
+  t.notOk(isCanonicalOrder({ a: undefined }), 'an undefined member')
+  t.notOk(isCanonicalOrder({ a: new Date(0) }), 'a non-plain object')
+  t.notOk(isCanonicalOrder({ a: '\ud800' }), 'a lone surrogate')
+  const rng = new Prng(31)
+  // No integer-like keys: objects enumerate those first, so such a value is refused (tested above), never misjudged.
+  const keys = ['a', 'B', 'é', '€', '😀', 'דּ', 'aa', '1x', '']
+  const gen = (depth: number): unknown => {
+    const kind = rng.int(0, depth > 3 ? 2 : 4)
+    if (kind === 0) return rng.float() * 1e6
+    if (kind === 1) return keys[rng.int(0, keys.length - 1)]
+    if (kind === 2) return null
+    if (kind === 3) return Array.from({ length: rng.int(0, 3) }, () => gen(depth + 1))
+    const o: Record<string, unknown> = {}
+    for (let i = rng.int(0, 4); i > 0; i--) o[keys[rng.int(0, keys.length - 1)]!] = gen(depth + 1)
+    return o
+  }
+  let sorted = 0
+  for (let i = 0; i < 2000; i++) {
+    const v = gen(0)
+    if (isCanonicalOrder(v)) {
+      sorted++
+      if (JSON.stringify(v) !== canonicalJson(v)) t.fail(`said canonical but differs: ${JSON.stringify(v)}`)
+    }
+    if (!isCanonicalOrder(JSON.parse(canonicalJson(v)))) t.fail(`canonical text read back not recognized: ${canonicalJson(v)}`)
+  }
+  t.ok(sorted > 200 && sorted < 2000, `${sorted} of 2000 random values already in order, the rest not`)
 })
 
 t.test('values the fast walk gives up on (deep nesting, cycles, Dates inside) get the checked walk\'s text or error', async (t) => {

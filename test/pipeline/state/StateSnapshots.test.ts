@@ -39,6 +39,35 @@ t.test('each refusal says why: missing, old schema, torn, edited, a wrong store'
   t.match(await snapshots.read('credits', 1), { ok: true })
 })
 
+t.test('a snapshot larger than a read chunk: rows across chunk boundaries and one row bigger than a chunk read back whole; an edit anywhere is refused', async (t) => {
+  const snapshots = await StateSnapshots.open(await makeTempDir(t))
+  // About 12 MB: rows of varying length so chunk boundaries fall inside rows, and one 6 MB row (an engine series).
+  const rows: unknown[] = Array.from({ length: 40_000 }, (_, i) => ({ id: `r${i}`, text: 'é\n"x'.repeat(i % 97), n: i / 7 }))
+  rows.splice(20_000, 0, { big: 'y'.repeat(6 << 20) })
+  await snapshots.write('big', 1, POSITIONS, rows)
+  const read = await snapshots.read('big', 1)
+  t.ok(read.ok, 'read back')
+  if (!read.ok) return
+  t.equal(read.rows.length, rows.length)
+  t.same(read.rows, rows)
+  const path = snapshots.pathOf('big')
+  const whole = await readFile(path)
+  for (const at of [whole.length >> 1, (4 << 20) + 3, whole.length - 200]) {
+    const edited = Buffer.from(whole)
+    edited[at] = edited[at] === 0x79 ? 0x7a : 0x79
+    await writeFile(path, edited)
+    t.match(await snapshots.read('big', 1), { ok: false, reason: 'corrupt' }, `a byte changed at ${at}`)
+  }
+  await writeFile(path, whole.subarray(0, (8 << 20) + 5))
+  t.match(await snapshots.read('big', 1), { ok: false, reason: 'corrupt' }, 'torn inside the file')
+  await writeFile(path, Buffer.concat([whole, Buffer.from('{"rows":1}\n')]))
+  t.match(await snapshots.read('big', 1), { ok: false, reason: 'corrupt' }, 'a line appended after the trailer')
+  const lines = whole.toString('utf8').split('\n')
+  lines.splice(2, 0, '')
+  await writeFile(path, lines.join('\n'))
+  t.match(await snapshots.read('big', 1), { ok: false, reason: 'corrupt' }, 'a blank line inserted')
+})
+
 t.test('rows are captured before the first await: a state changed while the file is written does not leak in', async (t) => {
   const snapshots = await StateSnapshots.open(await makeTempDir(t))
   const state = [{ n: 1 }, { n: 2 }]
