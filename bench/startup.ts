@@ -3,7 +3,8 @@
  * bare node start-up) measured in the same run, since this 2-core machine is shared and its absolute figures drift.
  * Per round, in this order: `node -e 0` to exit; `svc --help` to exit (imports every command module); `svc start` on an
  * empty data folder with a short simulated history (SVC_SIM_HISTORY_DAYS=2, SVC_TRAIN_DAYS=1, no bootstrap release) to
- * its first log line and to /readyz 200. Medians over the rounds.
+ * its first log line and to /readyz 200. Each svc figure twice, interleaved: from bin/svc.js's bundle (built before the
+ * first round) and through tsx (SVC_NO_BUNDLE=1), the baseline it replaced. Medians over the rounds.
  *
  *   node --import tsx bench/startup.ts [rounds]   (default 3)
  */
@@ -30,10 +31,10 @@ function freePort(): Promise<number> {
 }
 
 /** Milliseconds from spawn to exit of `node args`; throws on a non-zero exit. */
-function timeToExit(args: string[]): Promise<number> {
+function timeToExit(args: string[], env: Record<string, string> = {}): Promise<number> {
   const started = performance.now()
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: 'ignore' })
+    const child = spawn(process.execPath, args, { stdio: 'ignore', env: { ...process.env, ...env } })
     child.on('error', reject)
     child.on('exit', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`node ${args.join(' ')} exited ${code}`))))
   })
@@ -45,14 +46,14 @@ export interface StartTimes {
 }
 
 /** `svc start` on an empty folder: spawn → first line on stdout or stderr, spawn → /readyz 200; then SIGTERM, exit 0. */
-export async function timeStart(): Promise<StartTimes> {
+export async function timeStart(env: Record<string, string> = {}): Promise<StartTimes> {
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-bench-startup-'))
   const port = await freePort()
   const started = performance.now()
   const child = spawn(process.execPath, ['--max-semi-space-size=32', SVC, 'start'], {
     env: {
       ...process.env, PORT: String(port), SVC_DATA_DIR: dataDir, SVC_SIM_HISTORY_DAYS: '2', SVC_TRAIN_DAYS: '1', SVC_BOOTSTRAP_RELEASE: 'off',
-      LOG_LEVEL: 'info', LOG_FORMAT: 'json',
+      LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -85,30 +86,37 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 export interface StartupFigures {
   nodeMs: number
-  helpMs: number
-  firstLogMs: number
-  readyMs: number
+  /** Medians from the bundle and through tsx. */
+  bundle: { helpMs: number; firstLogMs: number; readyMs: number }
+  tsx: { helpMs: number; firstLogMs: number; readyMs: number }
 }
 
+const TSX = { SVC_NO_BUNDLE: '1' }
+
 export async function benchStartup(o: { rounds: number; print: (line: string) => void }): Promise<StartupFigures> {
+  await timeToExit([SVC, '--help']) // builds the bundle of the current sources, if missing
   const node: number[] = []
-  const help: number[] = []
-  const firstLog: number[] = []
-  const ready: number[] = []
+  const runs = { bundle: { help: [] as number[], firstLog: [] as number[], ready: [] as number[] }, tsx: { help: [] as number[], firstLog: [] as number[], ready: [] as number[] } }
   for (let i = 0; i < o.rounds; i++) {
     node.push(await timeToExit(['-e', '0']))
-    help.push(await timeToExit([SVC, '--help']))
-    const s = await timeStart()
-    firstLog.push(s.firstLogMs)
-    ready.push(s.readyMs)
+    for (const [way, env] of [['bundle', {}], ['tsx', TSX]] as const) {
+      runs[way].help.push(await timeToExit([SVC, '--help'], env))
+      const s = await timeStart(env)
+      runs[way].firstLog.push(s.firstLogMs)
+      runs[way].ready.push(s.readyMs)
+    }
   }
-  const f = { nodeMs: median(node), helpMs: median(help), firstLogMs: median(firstLog), readyMs: median(ready) }
+  const medians = (r: typeof runs.tsx) => ({ helpMs: median(r.help), firstLogMs: median(r.firstLog), readyMs: median(r.ready) })
+  const f: StartupFigures = { nodeMs: median(node), bundle: medians(runs.bundle), tsx: medians(runs.tsx) }
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
   const all = (xs: number[]) => xs.map((x) => (x / 1000).toFixed(1)).join('/')
-  o.print(`  node -e 0            ${s(f.nodeMs)}  (${all(node)})`)
-  o.print(`  svc --help           ${s(f.helpMs)}  (${all(help)})`)
-  o.print(`  svc start, 1st log   ${s(f.firstLogMs)}  (${all(firstLog)})`)
-  o.print(`  svc start, /readyz   ${s(f.readyMs)}  (${all(ready)})  median of ${o.rounds}; 2 days of simulated history`)
+  o.print(`  node -e 0                     ${s(f.nodeMs)}  (${all(node)})`)
+  for (const [label, key] of [['svc --help', 'help'], ['svc start, 1st log line', 'firstLog'], ['svc start, /readyz 200', 'ready']] as const) {
+    const b = median(runs.bundle[key])
+    const x = median(runs.tsx[key])
+    o.print(`  ${label.padEnd(28)}  bundle ${s(b)} (${all(runs.bundle[key])})  tsx ${s(x)} (${all(runs.tsx[key])})  → ratio ${(b / x).toFixed(2)}`)
+  }
+  o.print(`  medians of ${o.rounds} rounds; svc start on an empty folder, 2 days of simulated history`)
   return f
 }
 
