@@ -106,7 +106,9 @@ function prune(keep) {
     if (dir === keep) continue
     try {
       const stale = Date.now() - statSync(dir).mtimeMs > PRUNE_AFTER_MS
-      const held = readdirSync(join(dir, 'pids'), { withFileTypes: true }).some((e) => alive(Number(e.name)))
+      // No pids folder: a build that crashed half way (its .tmp-<pid> folder) or was never run.
+      const pids = statSync(join(dir, 'pids'), { throwIfNoEntry: false }) ? readdirSync(join(dir, 'pids')) : []
+      const held = pids.some((pid) => alive(Number(pid)))
       if (stale && !held) rmSync(dir, { recursive: true, force: true })
     } catch {
       // A build in progress or half removed by another svc: left alone.

@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { cp, readFile, readdir, symlink, writeFile } from 'node:fs/promises'
+import { cp, mkdir, readFile, readdir, symlink, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { makeTempDir } from '../helpers/tmp.ts'
@@ -46,9 +46,18 @@ t.test('the bundle answers as tsx does, and a source edited is a new bundle', as
   const summary = /summary: '([^']+)'/.exec(source)?.[1]
   t.ok(summary, 'docs.ts has a summary')
   await writeFile(file, source.replace(`summary: '${summary}'`, `summary: 'EDITED ${summary}'`))
+  // Two builds unused for 8 days: one held by a live process (this test's), one not; a new build prunes only the latter.
+  const old = new Date(Date.now() - 8 * 24 * 3600_000)
+  for (const name of ['stale', 'held']) await mkdir(join(dir, '.cache', 'svc', name, 'pids'), { recursive: true })
+  await writeFile(join(dir, '.cache', 'svc', 'held', 'pids', String(process.pid)), '')
+  for (const name of ['stale', 'held']) await utimes(join(dir, '.cache', 'svc', name), old, old)
   const edited = await svc(dir, ['--help'])
   t.match(edited, `EDITED ${summary}`, 'the edit is what runs')
-  t.equal((await readdir(join(dir, '.cache', 'svc'))).length, 2, 'from a new build')
+  const after = await readdir(join(dir, '.cache', 'svc'))
+  t.equal(after.filter((n) => !builds.includes(n) && n !== 'held').length, 1, 'from a new build')
+  t.ok(after.includes(builds[0]!), 'the previous build, used today, is kept')
+  t.ok(after.includes('held'), 'an old build a live process holds is kept')
+  t.notOk(after.includes('stale'), 'an old build nobody holds is removed')
 })
 
 t.test('a checkout whose cache cannot be written runs through tsx', async (t) => {
