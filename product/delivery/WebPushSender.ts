@@ -26,7 +26,6 @@
 import { ECDH, createECDH } from 'node:crypto'
 import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import webpush from 'web-push'
 import { childLogger } from '../../common/logger.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { ReasonCode } from '../../common/errors.ts'
@@ -172,7 +171,7 @@ export class WebPushSender {
       log.warn({ bytes: plaintext.length, max: PUSH_MAX_PAYLOAD_BYTES }, 'push payload too large: nothing sent')
       return { status: null, latency_ms: 0, error_class: 'payload_too_large' }
     }
-    const details = webpush.generateRequestDetails(
+    const details = (await webPush()).generateRequestDetails(
       { endpoint: subscription.endpoint, keys: { p256dh: subscription.keys.p256dh, auth: subscription.keys.auth } },
       plaintext,
       {
@@ -372,6 +371,14 @@ function checkSendOptions(ttl: number, options: PushSendOptions): void {
   }
 }
 
+/**
+ * web-push, loaded at its first use (a first push or the first start's key pair), not when `svc start` loads this
+ * module: nothing before serving needs it (bench/startup.ts).
+ */
+async function webPush(): Promise<typeof import('web-push')> {
+  return (await import('web-push')).default
+}
+
 async function loadOrCreateKeys(dir: string): Promise<VapidKeys> {
   const path = join(dir, KEY_FILE)
   let text: string
@@ -379,7 +386,7 @@ async function loadOrCreateKeys(dir: string): Promise<VapidKeys> {
     text = await readFile(path, 'utf8')
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-    const keys = webpush.generateVAPIDKeys()
+    const keys = (await webPush()).generateVAPIDKeys()
     await writeKeyFile(dir, path, keys)
     log.info({ path }, 'generated the VAPID key pair')
     return keys

@@ -9,7 +9,8 @@
  * is kept in the data folder); single use is the journal's (PayerSessions.useNonce).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { getAddress, isAddress, isHex, recoverMessageAddress } from 'viem'
+// viem/utils, not the viem index (which loads every client, action and chain): svc start-up time, bench/startup.ts.
+import { getAddress, isAddress, isHex, recoverMessageAddress } from 'viem/utils'
 import { createSiweMessage } from 'viem/siwe'
 import { ProofRefusal } from './ProofRefusal.ts'
 import type { PayerSessions } from './PayerSessions.ts'

@@ -13,7 +13,9 @@
  * nothing it signs after proves anything. Windows and signed_at are wall time (when the operator rotated), not the
  * service's data clock: a replayed tape's virtual time restarts with the service and would fall outside them.
  */
-import { recoverMessageAddress, type Hex } from 'viem'
+// viem/utils, not the viem index: the index loads every client, action and chain (~0.5 s of svc start-up, bench/startup.ts).
+import { recoverMessageAddress } from 'viem/utils'
+import type { Hex } from 'viem'
 import { canonicalJson } from '../../common/jcs.ts'
 import type { AnswerSignature, PublishedAnswerKey } from '../schemas.ts'
 import type { AnswerKeyring } from './AnswerKeyring.ts'

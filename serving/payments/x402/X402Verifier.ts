@@ -15,7 +15,8 @@
  *   7. BigInt(value) === BigInt(amount) — "Equality, not >=".
  * Each refusal names the reference reason string (§9) in `reason`.
  */
-import { getAddress, recoverTypedDataAddress } from 'viem'
+// viem/utils, not the viem index (which loads every client, action and chain): svc start-up time, bench/startup.ts.
+import { getAddress, recoverTypedDataAddress } from 'viem/utils'
 import { ADDRESS_PATTERN } from '../../../common/schema.ts'
 import { BASE_NETWORK, USDC_BASE, USDC_BASE_EXTRA, X402_VERSION, type PaymentRequirements } from '../x402.ts'
 import type { Eip3009Authorization, Hex, PaymentPayload, X402Reason } from './types.ts'
