@@ -5,6 +5,8 @@
  */
 import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
 import type { LedgerOutcome } from '../pipeline/records/outcomeRecord.ts'
+import type { DecisionLedger } from '../engine/DecisionLedger.ts'
+import { DAY_MS } from '../common/time.ts'
 
 export function testDecision(n: number, o: Partial<LedgerDecision> = {}): LedgerDecision {
   const hex = n.toString(16).padStart(12, '0')
@@ -46,5 +48,25 @@ export function testOutcome(d: LedgerDecision, o: Partial<LedgerOutcome> = {}): 
     v: 1, decision_id: d.decision_id, question_id: d.question_id, asset: d.asset, subject: d.subject, outcome: 'not',
     resolved_at: d.horizon_end, horizon_end: d.horizon_end, statistic: 0.01, statistic_detail: null, realized_choice: null, reason: null,
     ...o,
+  }
+}
+
+/**
+ * Appends `decisions` sample decisions spread evenly over `days` from 2026-01-01 (assets in turn, 4-hour horizons),
+ * each followed by its outcome, in batches of 2,000: a long resolved ledger for the restart benches.
+ */
+export async function appendLedgerHistory(ledger: DecisionLedger, days: number, decisions: number, assets: readonly string[]): Promise<void> {
+  const start = Date.UTC(2026, 0, 1)
+  const step = (days * DAY_MS) / decisions
+  for (let i = 0; i < decisions; i += 2000) {
+    const batch: LedgerDecision[] = []
+    for (let n = i; n < Math.min(decisions, i + 2000); n++) {
+      const created = start + Math.floor(n * step)
+      batch.push(testDecision(n + 1, { asset: assets[n % assets.length]!, created_at: new Date(created).toISOString(), horizon_end: new Date(created + 4 * 3_600_000).toISOString() }))
+    }
+    for (const d of batch) ledger.stageDecision(d)
+    await ledger.flush()
+    for (const d of batch) ledger.stageOutcome(testOutcome(d))
+    await ledger.flush()
   }
 }

@@ -26,9 +26,8 @@ import { QuestionCatalog } from '../engine/QuestionCatalog.ts'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
 import { StateSnapshots } from '../pipeline/state/StateSnapshots.ts'
 import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
-import { testDecision, testOutcome } from './ledgerRecords.ts'
+import { appendLedgerHistory } from './ledgerRecords.ts'
 
-const DAY = 86_400_000
 const ASSETS = ['BTC', 'ETH', 'SOL']
 const decisions = Number(process.argv[2] ?? 96_000)
 const days = Number(process.argv[3] ?? 35)
@@ -43,20 +42,8 @@ const dir = await mkdtemp(join(tmpdir(), 'svc-bench-streams-start-'))
 try {
   const log = await EmbeddedLog.open(dir)
   let ledger: DecisionLedger | null = await DecisionLedger.open({ log })
-  const start = Date.UTC(2026, 0, 1)
-  const step = (days * DAY) / decisions
   const t0 = performance.now()
-  for (let i = 0; i < decisions; i += 2000) {
-    const batch: LedgerDecision[] = []
-    for (let n = i; n < Math.min(decisions, i + 2000); n++) {
-      const created = start + Math.floor(n * step)
-      batch.push(testDecision(n + 1, { asset: ASSETS[n % 3]!, created_at: new Date(created).toISOString(), horizon_end: new Date(created + 4 * 3_600_000).toISOString() }))
-    }
-    for (const d of batch) ledger.stageDecision(d)
-    await ledger.flush()
-    for (const d of batch) ledger.stageOutcome(testOutcome(d))
-    await ledger.flush()
-  }
+  await appendLedgerHistory(ledger, days, decisions, ASSETS)
   console.log(`ledger: ${decisions} decisions and their outcomes over ${days} days, written in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
   const catalog = new QuestionCatalog()
   const clockOf = (d: LedgerDecision) => openClockOf(catalog, d)

@@ -22,28 +22,17 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
-import { createServer } from 'node:net'
 import { EmbeddedLog } from '../pipeline/log/EmbeddedLog.ts'
 import { Journal } from '../pipeline/journal/Journal.ts'
 import { DECISIONS } from '../pipeline/records/decisionRecord.ts'
 import { CALLS, CALL_RECORD_VERSION, callId, type CallRow } from '../pipeline/records/callRecord.ts'
 import { topicNames } from '../pipeline/topics.ts'
+import { freePort } from './freePort.ts'
 
 const SVC = new URL('../bin/svc.js', import.meta.url).pathname
 const READY_WITHIN_MS = 30 * 60_000
 /** How long a started service runs before RSS is read (the warm-up's garbage collected, the first snapshots written). */
 const SETTLE_MS = 20_000
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address()
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 interface Run {
   child: ChildProcess

@@ -10,25 +10,14 @@
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
+import { freePort } from './freePort.ts'
 
 const SVC = new URL('../bin/svc.js', import.meta.url).pathname
 const READY_WITHIN_MS = 120_000
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address()
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 /** Milliseconds from spawn to exit of `node args`; throws on a non-zero exit. */
 function timeToExit(args: string[], env: Record<string, string> = {}): Promise<number> {

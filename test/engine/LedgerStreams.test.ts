@@ -23,17 +23,10 @@ import { Server } from '../../serving/Server.ts'
 import { testDecision, testOutcome } from '../helpers/ledgerRecords.ts'
 import { forEachLog, makeEmbeddedFactory, type TapTest } from '../helpers/logs.ts'
 import { PAY_TO } from '../helpers/serving/server.ts'
+import { until } from '../helpers/until.ts'
 
 const WINDOW: LedgerStreamWindow = { entries: 40, restartRecords: 10 }
 const ASSETS = ['BTC', 'ETH', 'SOL']
-
-async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`)
-    await sleep(20)
-  }
-}
 
 interface Message {
   id: string

@@ -2,7 +2,6 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createServer } from 'node:net'
 
 export async function makeTempDir(t: { teardown(fn: () => unknown): void }, prefix = 'svc-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix))
@@ -10,17 +9,7 @@ export async function makeTempDir(t: { teardown(fn: () => unknown): void }, pref
   return dir
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address()
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))))
-    })
-  })
-}
+export { freePort } from '../../bench/freePort.ts'
 
 /** Path of ../shared beside the repository (tapes and references; read-only). */
 export const SHARED_DIR = new URL('../../../shared/', import.meta.url).pathname

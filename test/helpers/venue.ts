@@ -63,14 +63,7 @@ export function connectorOn(
   })
 }
 
-/** Waits until `cond` holds (polling), or fails after `timeoutMs` wall ms. */
-export async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
+export { until } from './until.ts'
 
 /** Event times never go backwards. */
 export function outOfOrder(ticks: readonly Tick[]): number {

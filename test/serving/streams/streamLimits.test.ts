@@ -25,18 +25,11 @@ import { testDecision } from '../../helpers/ledgerRecords.ts'
 import { PAY_TO } from '../../helpers/serving/server.ts'
 import { signIn } from '../../helpers/serving/signIn.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
+import { until } from '../../helpers/until.ts'
 
 /** Enough event bytes to fill the loopback socket buffers of a reader that stopped (several MB) many times over. */
 const DECISIONS = 12_000
 const BOUND = 64 * 1024
-
-async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`)
-    await sleep(20)
-  }
-}
 
 interface Message {
   id: string
