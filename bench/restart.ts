@@ -134,7 +134,9 @@ export async function benchRestart(o: { days: number[]; calls: number; payers: n
   for (const days of o.days) {
     const dataDir = o.dataDir ?? (await mkdtemp(join(tmpdir(), `svc-bench-restart-${days}-`)))
     try {
-      const env = { SVC_SIM_HISTORY_DAYS: String(days) }
+      // A stop waits for the Arena to finish folding a million calls and write its snapshot (minutes on 2 cores), so
+      // the next start restores it rather than exiting 3 at the default 30 s deadline with the fold half done.
+      const env = { SVC_SIM_HISTORY_DAYS: String(days), SVC_STOP_DEADLINE_MS: String(1_800_000) }
       let firstStartMs = NaN
       if (!o.dataDir) {
         const port = await freePort()
