@@ -22,4 +22,15 @@ if [ -z "${KAFKA_BROKERS:-}" ] && [ "${SVC_SKIP_KAFKA:-}" != "1" ]; then
   export KAFKA_BROKERS
 fi
 
-NODE_ENV=test npx tap --jobs="${TAP_JOBS:-2}" "$@"
+# Off a terminal (CI), the whole TAP stream is also kept, and the failures are printed again at the end: a CI log
+# is often read from its tail only, and 35,000 passing checks would otherwise hide the one that failed.
+if [ -t 1 ]; then
+  NODE_ENV=test npx tap --jobs="${TAP_JOBS:-2}" "$@"
+else
+  TAP_OUT="$(mktemp "${TMPDIR:-/tmp}/svc-tap-out.XXXXXX")"
+  status=0
+  NODE_ENV=test npx tap --jobs="${TAP_JOBS:-2}" "$@" | tee "$TAP_OUT" || status=$?
+  bash test/failures.sh "$TAP_OUT"
+  rm -f "$TAP_OUT"
+  exit "$status"
+fi
