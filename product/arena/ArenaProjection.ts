@@ -706,6 +706,10 @@ export class ArenaProjection implements StateStore {
     if (before !== null && before[0] !== lower(payer)) {
       throw new ServiceError('VALIDATION', { message: `${CURSOR_FIELD}: a cursor of another payer's notifications`, detail: { reason: 'INVALID_CURSOR', field: CURSOR_FIELD } })
     }
+    // The id goes to DuckDB as a BIGINT (a cold page): an edited token's fraction or huge number is refused here.
+    if (before !== null && (!Number.isSafeInteger(before[1]) || before[1] < 0)) {
+      throw new ServiceError('VALIDATION', { message: `${CURSOR_FIELD}: not a cursor this service issued`, detail: { reason: 'INVALID_CURSOR', field: CURSOR_FIELD } })
+    }
     if (!s) return { payer: lower(payer), unread_count: 0, notifications: [], next_cursor: null }
     const scope = cold ? this.coldScope(s) : null
     const unread: NotificationRow[] = []

@@ -138,6 +138,10 @@ t.test('notifications past the window leave memory; every page, read_at and unre
   t.same(after, before, 'the same pages: items, order, read_at, unread_count and cursors')
   t.same(await streamFrom(arena, A, 0), streamBefore, 'the stream from the first cursor sends the same events through the cold rows')
   t.ok(streamBefore.length > 40, `${streamBefore.length} events streamed`)
+  for (const id of [1e300, -1, 1.5]) {
+    const r = await call('GET', `/v1/arena/notifications?payer=${A}&cursor=${encodeCursor('notifications', [A, id])}`)
+    t.match([r.status, r.body.error?.code, r.body.error?.detail?.reason], [400, 'VALIDATION', 'INVALID_CURSOR'], `an edited cursor with id ${id}: 400 INVALID_CURSOR, never a 500`)
+  }
 })
 
 t.test('a mark by id on a cold notification and a mark of every one: the state a whole feed gives, hot or cold', async (t) => {
