@@ -12,6 +12,7 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { EmbeddedLog } from '../../../pipeline/log/EmbeddedLog.ts'
 import { Pipeline } from '../../../pipeline/Pipeline.ts'
 import { StateSnapshots } from '../../../pipeline/state/StateSnapshots.ts'
@@ -138,6 +139,19 @@ t.test('notifications past the window leave memory; every page, read_at and unre
   t.same(after, before, 'the same pages: items, order, read_at, unread_count and cursors')
   t.same(await streamFrom(arena, A, 0), streamBefore, 'the stream from the first cursor sends the same events through the cold rows')
   t.ok(streamBefore.length > 40, `${streamBefore.length} events streamed`)
+  // A page of A's read from Parquet beside a page held in memory (B's inbox), the same route: figures for README.
+  const lastPage = `/v1/arena/notifications?payer=${A}&limit=7&cursor=${before[before.length - 2]!.next_cursor}`
+  const time = async (path: string, n: number) => {
+    const first = JSON.stringify((await call('GET', path)).body.data)
+    const start = performance.now()
+    let same = true
+    for (let i = 0; i < n; i++) if (JSON.stringify((await call('GET', path)).body.data) !== first) same = false
+    return { ms: (performance.now() - start) / n, same }
+  }
+  const hotRead = await time(`/v1/arena/notifications?payer=${B}&limit=7`, 50)
+  const coldRead = await time(lastPage, 50)
+  t.ok(hotRead.same && coldRead.same, 'repeated reads answer the same body')
+  t.comment(`feed page read: hot ${hotRead.ms.toFixed(2)} ms, cold (Parquet through DuckDB) ${coldRead.ms.toFixed(2)} ms`)
   for (const id of [1e300, -1, 1.5]) {
     const r = await call('GET', `/v1/arena/notifications?payer=${A}&cursor=${encodeCursor('notifications', [A, id])}`)
     t.match([r.status, r.body.error?.code, r.body.error?.detail?.reason], [400, 'VALIDATION', 'INVALID_CURSOR'], `an edited cursor with id ${id}: 400 INVALID_CURSOR, never a 500`)
