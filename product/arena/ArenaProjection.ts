@@ -266,11 +266,11 @@ export class ArenaProjection implements StateStore {
 
   applyNotification(row: NotificationRow): void {
     if (this.notificationKeys.has(row.key)) return
-    this.notificationKeys.add(row.key)
     const s = this.payer(row.payer)
     // One payer's records sit on one partition in id order, so an id not above the newest applied is a copy (a
     // retried append) of one that left memory with its key.
     if (row.id <= s.lastId) return
+    this.notificationKeys.add(row.key)
     // A row read back from the journal brings its own copies of the payer and the kind; the feed holds every row (a
     // million at a restart), so it keeps the copies already held instead (same text, one string).
     if (row.payer === s.payer) row.payer = s.payer
@@ -748,8 +748,9 @@ export class ArenaProjection implements StateStore {
       rows = page.items
       next_cursor = page.next_cursor
     }
-    const hotIds = new Set(s.notifications.map((n) => n.id))
-    const coldRead = rows.filter((n) => !hotIds.has(n.id) && s.isRead(n.id))
+    // Rows from memory carry their read_at; read rows from Parquet take theirs from the marks.
+    const hotIds = scope === null ? null : new Set(s.notifications.map((n) => n.id))
+    const coldRead = hotIds === null ? [] : rows.filter((n) => !hotIds.has(n.id) && s.isRead(n.id))
     const coldAt = coldRead.length > 0 && cold ? await this.coldReadAt(s, coldRead, cold) : new Map<number, string>()
     return {
       payer: s.payer,
