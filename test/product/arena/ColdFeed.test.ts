@@ -170,6 +170,12 @@ t.test('a mark by id on a cold notification and a mark of every one: the state a
   t.equal(again.marked, 0, 'a cold id already read changes nothing')
   t.equal(again.unread_count, r.unread_count)
   const marked = await walk()
+  // A copy of a row that left memory (a retried append read again) is not taken for a new notification.
+  const copy = marked.flatMap((p) => p.notifications).find((x) => x.id === coldUnread[0])! as unknown as { id: number; kind: string; ref: string; payload: Record<string, unknown>; created_at: string }
+  const held = hot()
+  arena.projection.applyNotification({ key: `${copy.kind}|${copy.ref}|${A}`, payer: A, id: copy.id, kind: copy.kind, ref: copy.ref, payload: copy.payload, created_at: copy.created_at })
+  t.equal(hot(), held, 'a copy of a cold notification is skipped')
+  t.notOk(arena.projection.hasNotification(`${copy.kind}|${copy.ref}|${A}`), 'its key is not held again')
   const at0 = marked.flatMap((p) => p.notifications).find((x) => x.id === coldUnread[0])!
   t.equal(at0.read_at, new Date(clock.t).toISOString(), "the cold row's read_at is its mark's instant")
 
