@@ -134,7 +134,8 @@ t.test(`snapshot at random cuts + tail + replayed call events == full rebuild; n
       const early = await arena.checkpoints!.checkpoint()
       if (kind === 'embedded') t.equal(early, null, `cut ${cut}: no snapshot while awards are queued`)
       await arena.idle()
-      t.ok(await arena.checkpoints!.checkpoint(), `cut ${cut}: a snapshot is written once the awards are`)
+      // (On Kafka an early snapshot whose end-offset read already saw the awards leaves nothing to move: then it is the one.)
+      t.ok((await arena.checkpoints!.checkpoint()) ?? (kind === 'kafka' ? early : null), `cut ${cut}: a snapshot is written once the awards are`)
       await keepSnapshot(live, kept[c]!, STORE)
       if (c === 1) {
         // A restart between cuts: the final snapshot at close, restored (the replay skips what it folded).
