@@ -419,7 +419,10 @@ export class ServiceApp {
     })
     closes('duel', () => duel.close())
     // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
-    const arena = await Arena.open({ log: eventLog, clock, partitions, events: duel.events, checkpoints, hotWindowMs: config.SVC_HOT_WINDOW_DAYS * DAY_MS })
+    // Its notification feed keeps the same window: older rows are read back through the record's DuckDB (issue 31).
+    const arena = await Arena.open({
+      log: eventLog, clock, partitions, events: duel.events, checkpoints, hotWindowMs: config.SVC_HOT_WINDOW_DAYS * DAY_MS, cold: recordDb, evictable: () => pipeline.sealing,
+    })
     closes('arena', () => arena.close())
     // Delivery: its journals rebuilt, then the outcome bus (replayed from the beginning, so a resolution written while
     // the service was down is delivered now) and the decisions channel (alert watches), in the engine's event time.

@@ -43,6 +43,7 @@ import { ASK_XP_DAILY_CAP, DECISION_BASE_CREDITS, RANKS, discountedCredits, leve
 import { QUESTS, measure, questAwardId, questPeriod, type QuestMetric } from './quests.ts'
 import type { PayerState } from './PayerState.ts'
 import { NotificationStreams } from './NotificationStreams.ts'
+import { ColdFeed, type FeedTableReader } from './ColdFeed.ts'
 
 const log = childLogger('arena')
 
@@ -68,6 +69,13 @@ export interface ArenaOptions {
   checkpoints?: CheckpointSettings | null
   /** The duel's hot window (SVC_HOT_WINDOW_DAYS): graded calls' ids older than it leave the folded sets. Absent: all stay. */
   hotWindowMs?: number
+  /**
+   * The record's DuckDB (the catalog's views): notifications that left memory are read back from the sealed Parquet
+   * (ColdFeed.ts). Absent: the feed shows what memory holds.
+   */
+  cold?: FeedTableReader | null
+  /** Whether the Parquet sink is sealing (app: pipeline.sealing): notifications leave memory only then. Absent: always. */
+  evictable?: () => boolean
   logger?: Logger
 }
 
@@ -93,16 +101,19 @@ export class Arena {
   private readonly subscriptions: Subscription[] = []
   private closed = false
   checkpoints: OwnWritesCheckpoint | null = null
+  /** The feed's rows that left memory, read through DuckDB (issue 31); null: none are read back. */
+  readonly cold: ColdFeed | null
 
   private constructor(
-    options: Pick<ArenaOptions, 'hotWindowMs'>,
+    options: Pick<ArenaOptions, 'hotWindowMs' | 'cold' | 'evictable'>,
     private readonly clock: Clock,
     private readonly experience: Journal<typeof EXPERIENCE.schema>,
     private readonly notes: Journal<typeof NOTIFICATIONS.schema>,
     private readonly settings: Journal<typeof ARENA_SETTINGS.schema>,
   ) {
-    this.projection = new ArenaProjection({ hotWindowMs: options.hotWindowMs ?? Infinity })
-    this.notificationStreams = new NotificationStreams(this.projection)
+    this.projection = new ArenaProjection({ hotWindowMs: options.hotWindowMs ?? Infinity, ...(options.evictable ? { evictable: options.evictable } : {}) })
+    this.cold = options.cold ? new ColdFeed(options.cold) : null
+    this.notificationStreams = new NotificationStreams(this.projection, this.cold)
   }
 
   static async open(options: ArenaOptions): Promise<Arena> {
@@ -501,7 +512,7 @@ export class Arena {
   }
 
   notifications(payer: string, q: { limit?: number; cursor?: string | null } = {}) {
-    return this.projection.notifications(payer, q)
+    return this.projection.notifications(payer, q, this.cold)
   }
 
   preferences(payer: string) {
@@ -536,13 +547,13 @@ export class Arena {
 
   /** Marks the ids given (or every unread one) as read; a mark that would change nothing writes nothing. */
   async markRead(payer: string, ids: number[] | null) {
-    const changing = this.projection.unreadIds(payer, ids)
-    if (changing.length > 0) {
+    // Decided from the running marks (issue 31): an id that left memory is marked as exactly as a hot one.
+    const changing = this.projection.markable(payer, ids)
+    if (changing.count > 0) {
       // "Every unread" means every durable one now: a notification still being written gets a later id and stays unread.
-      const durable = this.projection.payer(payer).notifications
-      await this.setting(payer, ids ? { kind: 'read', ids: changing } : { kind: 'read', through: durable[durable.length - 1]?.id ?? 0 })
+      await this.setting(payer, ids ? { kind: 'read', ids: changing.ids } : { kind: 'read', through: changing.through })
     }
-    return { payer: payer.toLowerCase(), marked: changing.length, unread_count: this.projection.notifications(payer).unread_count }
+    return { payer: payer.toLowerCase(), marked: changing.count, unread_count: await this.projection.unreadShown(payer, this.cold) }
   }
 
   async close(): Promise<void> {

@@ -21,7 +21,8 @@ import { JUDGMENT_FLOOR_CREDITS } from '../billing/index.ts'
 import { ASK_XP_DAILY_CAP, LEVELS, RANKS, rankIndexOf, rankOf } from './levels.ts'
 import { isoWeekByKey, isoWeekOf, type Period } from './periods.ts'
 import { QUESTS, emptyCounters, measure, questPeriod } from './quests.ts'
-import { flagAt, PayerState, type SeasonStats } from './PayerState.ts'
+import { flagAt, PayerState, type ReadMark, type SeasonStats } from './PayerState.ts'
+import type { ColdFeed, ColdScope } from './ColdFeed.ts'
 import type { StateStore } from '../../pipeline/state/StateStore.ts'
 import type { PeriodCounters } from './quests.ts'
 
@@ -82,7 +83,8 @@ const IDS_PER_ROW = 10_000
 export class ArenaProjection implements StateStore {
   /** The Arena's state store (issue 31; Arena.ts tells when a snapshot of it is consistent). */
   readonly name = 'arena.projection'
-  readonly schema = 2
+  /** 3: the feed keeps the hot window and the read marks are compact (issue 31, Bounded memory). */
+  readonly schema = 3
   /** The newest graded_at folded (ms): graded calls older than it minus the window leave the id sets; null: none. */
   private newest: number | null = null
   /** The newest value the payers' graded lists were last trimmed at. */
@@ -93,7 +95,12 @@ export class ArenaProjection implements StateStore {
    * grade; the duel's is the same window measured from its newest resolution (never older than this one's newest),
    * so no id leaves here that the duel's replay could deliver again. Infinity: every id stays.
    */
-  constructor(private readonly options: { hotWindowMs: number } = { hotWindowMs: Infinity }) {}
+  constructor(private readonly options: { hotWindowMs: number; evictable?: () => boolean } = { hotWindowMs: Infinity }) {}
+  /**
+   * Notifications created before this instant (ms) left memory at the last eviction; null: none did. Not state: the
+   * drop waits for the sink (evictable), the snapshot never holds a notification past the window either way.
+   */
+  private evictedBefore: number | null = null
   readonly payers = new Map<string, PayerState>()
   /** Experience ids held (the first record per id counts; a later duplicate is ignored). */
   private readonly experienceIds = new Set<string>()
@@ -159,6 +166,9 @@ export class ArenaProjection implements StateStore {
       const s = this.payers.get(key)!
       const trimmed = cutoff === null ? { list: s.gradedList, prefix: s.prefix } : s.trimmedAt(cutoff)
       for (let i = 0; i < s.gradedList.length - trimmed.list.length; i++) outside.add(s.gradedList[i]!.call_id)
+      const hot = cutoff === null ? s.notifications : s.notifications.filter((n) => Date.parse(n.created_at) >= cutoff)
+      let coldMax = s.coldMax
+      if (hot !== s.notifications) for (const n of s.notifications) if (n.id > coldMax && Date.parse(n.created_at) < cutoff!) coldMax = n.id
       yield {
         t: 'payer', payer: s.payer, xp: s.xp, badges: s.badges, completions: s.completions.map((c) => [c.quest, c.period_key, c.xp, c.completed_at]),
         calls: s.calls, graded: s.graded, correct: s.correct, voided: s.voided, beat_house: s.beatHouse, markets: s.markets,
@@ -167,14 +177,17 @@ export class ArenaProjection implements StateStore {
         seasons: [...s.seasons.keys()].sort().map((k) => { const x = s.seasons.get(k)!; return [k, x.xp, x.calls, x.graded, x.correct] }),
         opt_in: s.optIn.map((f) => [f.at, f.value]), agent: s.agent.map((f) => [f.at, f.value]),
         preferences: Object.keys(s.preferences).sort().map((k) => [k, s.preferences[k]]),
-        // The feed is most of the bytes: a tuple, the key and payer only where they are not the ones derived.
-        notifications: s.notifications.map((n) => {
+        // The feed of the window (written as evicted at the window whether or not the drop ran yet): a tuple, the
+        // key and payer only where they are not the ones derived.
+        notifications: hot.map((n) => {
           const row: unknown[] = [n.id, n.kind, n.ref, n.payload, n.created_at]
           if (n.key !== `${n.kind}|${n.ref}|${s.payer}` || n.payer !== s.payer) row.push(n.key, n.payer)
           return row
         }),
-        read_at: [...s.readAt.keys()].sort((a, b) => a - b).map((id) => [id, s.readAt.get(id)]),
-        seq: s.seq, rank_notified: s.rankNotified, ask_day: s.askDay, ask_count: s.askCount,
+        read_at: hot.filter((n) => s.readAt.has(n.id)).map((n) => n.id).sort((a, b) => a - b).map((id) => [id, s.readAt.get(id)]),
+        seq: s.seq, last_id: s.lastId, cold_max: coldMax, read_through: s.readThrough, read_ids: [...s.readIds].sort((a, b) => a - b),
+        marks: (cutoff === null ? s.marks : s.marks.filter((m) => Date.parse(m.at) >= cutoff)).map((m) => [m.at, m.through, m.ids]),
+        rank_notified: s.rankNotified, ask_day: s.askDay, ask_count: s.askCount,
       }
     }
     for (const [t, set] of [['experience_ids', this.experienceIds], ['locked_calls', this.lockedCalls], ['setting_ids', this.settingIds]] as const) {
@@ -209,6 +222,8 @@ export class ArenaProjection implements StateStore {
     for (const [k, n] of kinds as Array<[string, number]>) this.awardsByKind[k] = n
     this.newest = newest
     this.trimmedAt = newest
+    // The snapshot holds the feed of the window only: what is older is read from the Parquet.
+    this.evictedBefore = this.cutoff()
     for (const s of payers) {
       this.payers.set(s.payer, s)
       this.byPublicId.set(publicIdOf(s.payer), s.payer)
@@ -251,13 +266,17 @@ export class ArenaProjection implements StateStore {
 
   applyNotification(row: NotificationRow): void {
     if (this.notificationKeys.has(row.key)) return
-    this.notificationKeys.add(row.key)
     const s = this.payer(row.payer)
+    // One payer's records sit on one partition in id order, so an id not above the newest applied is a copy (a
+    // retried append) of one that left memory with its key.
+    if (row.id <= s.lastId) return
+    this.notificationKeys.add(row.key)
     // A row read back from the journal brings its own copies of the payer and the kind; the feed holds every row (a
     // million at a restart), so it keeps the copies already held instead (same text, one string).
     if (row.payer === s.payer) row.payer = s.payer
     row.kind = KIND_NAMES.get(row.kind) ?? row.kind
     s.notifications.push(row)
+    s.lastId = row.id
     if (row.id > s.seq) s.seq = row.id
     if (row.kind === 'rank_up') {
       const i = RANKS.findIndex((r) => r.name === row.ref)
@@ -275,14 +294,37 @@ export class ArenaProjection implements StateStore {
     else if (row.kind === 'agent') s.agent.push({ at, value: row.value === true })
     else if (row.kind === 'preferences') Object.assign(s.preferences, row.preferences ?? {})
     else if (row.kind === 'read') {
-      const ids = row.ids ? new Set(row.ids) : null
-      for (const n of s.notifications) {
-        if (s.readAt.has(n.id)) continue
-        if (ids ? ids.has(n.id) : n.id <= (row.through ?? 0)) s.readAt.set(n.id, row.created_at)
-      }
+      this.applyRead(s, row)
       return
     }
     this.version++
+  }
+
+  /**
+   * A read mark, on the compact marks (issue 31): a mark-all raises "read through" to its id (never past the newest
+   * applied: later ones stay unread) and clears the ids marked one by one below it; a mark by ids adds those above it.
+   * Hot rows it newly covers get their read_at; cold ones take theirs from the marks (ColdFeed.readAt, and `marks`).
+   */
+  private applyRead(s: PayerState, row: ArenaSettingRow): void {
+    if (row.ids) {
+      const changed: number[] = []
+      for (const id of row.ids) {
+        if (id < 1 || id > s.lastId || s.isRead(id)) continue
+        s.readIds.add(id)
+        changed.push(id)
+      }
+      if (changed.length === 0) return
+      const wanted = new Set(changed)
+      for (const n of s.notifications) if (wanted.has(n.id) && !s.readAt.has(n.id)) s.readAt.set(n.id, row.created_at)
+      s.marks.push({ ids: changed, through: 0, at: row.created_at })
+      return
+    }
+    const through = Math.min(row.through ?? 0, s.lastId)
+    if (through <= s.readThrough) return
+    for (const n of s.notifications) if (n.id > s.readThrough && n.id <= through && !s.readAt.has(n.id)) s.readAt.set(n.id, row.created_at)
+    s.readThrough = through
+    for (const id of s.readIds) if (id <= through) s.readIds.delete(id)
+    s.marks.push({ ids: null, through, at: row.created_at })
   }
 
   /** A locked call; false when already folded (events are at-least-once). */
@@ -325,6 +367,30 @@ export class ArenaProjection implements StateStore {
         this.lockedCalls.delete(id)
       }
     }
+    if (this.options.evictable?.() ?? true) this.evict(cutoff)
+  }
+
+  /**
+   * Drops the notifications created before `cutoff` (and the read marks made before it) from every payer's feed:
+   * they are in the sealed Parquet (the drop runs only while the sink is sealing), read back by ColdFeed.
+   */
+  private evict(cutoff: number): void {
+    for (const s of this.payers.values()) {
+      if (s.notifications.length > 0 && s.notifications.some((n) => Date.parse(n.created_at) < cutoff)) {
+        const kept: NotificationRow[] = []
+        for (const n of s.notifications) {
+          if (Date.parse(n.created_at) >= cutoff) kept.push(n)
+          else {
+            this.notificationKeys.delete(n.key)
+            s.readAt.delete(n.id)
+            if (n.id > s.coldMax) s.coldMax = n.id
+          }
+        }
+        s.notifications = kept
+      }
+      if (s.marks.length > 0 && Date.parse(s.marks[0]!.at) < cutoff) s.marks = s.marks.filter((m) => Date.parse(m.at) >= cutoff)
+    }
+    this.evictedBefore = cutoff
   }
 
   /** A graded or void call; null when already folded, else the streak before it. */
@@ -586,47 +652,110 @@ export class ArenaProjection implements StateStore {
     return s.preferences[kind] !== false
   }
 
+  /** Kinds the payer switched off (left out of the feed, its count and its stream). */
+  private hidden(s: PayerState): string[] {
+    return Object.keys(s.preferences).filter((k) => s.preferences[k] === false)
+  }
+
+  /** What ColdFeed needs to read the payer's cold rows; null when none left memory. */
+  coldScope(s: PayerState): ColdScope | null {
+    const before = this.evictedBefore
+    if (before === null || s.coldMax === 0) return null
+    return {
+      payer: s.payer, before: iso(before), hot: s.notifications.filter((n) => Date.parse(n.created_at) < before).map((n) => n.id),
+      readThrough: s.readThrough, readIds: [...s.readIds], hidden: this.hidden(s),
+    }
+  }
+
+  /** Unread notifications of the kinds shown, hot and cold (running state; DuckDB only for cold rows of hidden kinds). */
+  private async unreadCount(s: PayerState, hotUnread: number, hotUnreadShown: number, scope: ColdScope | null, cold: ColdFeed | null): Promise<number> {
+    const coldUnread = s.unreadTotal - hotUnread
+    if (coldUnread === 0 || scope === null || scope.hidden.length === 0) return hotUnreadShown + coldUnread
+    return hotUnreadShown + coldUnread - (cold ? await cold.count(scope, scope.hidden, false) : 0)
+  }
+
+  /** The read_at of read cold rows: the earliest mark covering each, sealed (DuckDB) or kept in memory (the window's). */
+  private async coldReadAt(s: PayerState, rows: readonly NotificationRow[], cold: ColdFeed): Promise<Map<number, string>> {
+    const out = await cold.readAt(s.payer, rows.map((n) => n.id))
+    for (const n of rows) {
+      for (const m of s.marks) {
+        if (!(m.ids ? m.ids.includes(n.id) : n.id <= m.through)) continue
+        const was = out.get(n.id)
+        if (was === undefined || m.at < was) out.set(n.id, m.at)
+        break
+      }
+    }
+    return out
+  }
+
   /**
    * Without a cursor, the inbox: unread first, then newest first; at most `limit` (50); kinds switched off in the
    * preferences are left out (and uncounted). The inbox's order moves as rows are read, so it cannot be walked; its
    * next_cursor (null when it shows every row) starts the history instead: every row, read or not, newest first by id
    * (the payer's own ordinal, assigned in append order, so new rows only extend it), each page after the id its cursor
    * names. The history's first page therefore repeats rows the inbox showed. A cursor of another payer is refused.
+   *
+   * Rows that left memory (issue 31) are merged in from the sealed Parquet (`cold`) in the same order, read or unread by
+   * the same running marks; DuckDB is asked only when a cold row could be on the page (no cold id above the page's
+   * last hot one: coldMax).
    */
-  notifications(payer: string, q: { limit?: number; cursor?: string | null } = {}) {
+  async notifications(payer: string, q: { limit?: number; cursor?: string | null } = {}, cold: ColdFeed | null = null) {
     const limit = q.limit ?? FEED_LIMIT
     const s = this.peek(payer)
     const before = q.cursor ? decodePosition(NOTIFICATIONS_CURSOR, q.cursor, ['string', 'number'] as const) : null
     if (before !== null && before[0] !== lower(payer)) {
       throw new ServiceError('VALIDATION', { message: `${CURSOR_FIELD}: a cursor of another payer's notifications`, detail: { reason: 'INVALID_CURSOR', field: CURSOR_FIELD } })
     }
+    // The id goes to DuckDB as a BIGINT (a cold page): an edited token's fraction or huge number is refused here.
+    if (before !== null && (!Number.isSafeInteger(before[1]) || before[1] < 0)) {
+      throw new ServiceError('VALIDATION', { message: `${CURSOR_FIELD}: not a cursor this service issued`, detail: { reason: 'INVALID_CURSOR', field: CURSOR_FIELD } })
+    }
     if (!s) return { payer: lower(payer), unread_count: 0, notifications: [], next_cursor: null }
+    const scope = cold ? this.coldScope(s) : null
     const unread: NotificationRow[] = []
     const read: NotificationRow[] = []
     const history: NotificationRow[] = []
+    let hotUnread = 0
     for (let i = s.notifications.length - 1; i >= 0; i--) {
       const n = s.notifications[i]!
+      const isRead = s.isRead(n.id)
+      if (!isRead) hotUnread++
       if (!this.enabled(s, n.kind)) continue
-      ;(s.readAt.has(n.id) ? read : unread).push(n)
+      ;(isRead ? read : unread).push(n)
       if (before !== null && n.id < before[1]) history.push(n)
     }
+    const unread_count = await this.unreadCount(s, hotUnread, unread.length, scope, cold)
+    // Cold rows that may belong among the first `want` of a hot list ordered newest first.
+    const needsCold = (hot: readonly NotificationRow[], want: number) => scope !== null && cold !== null && (hot.length < want || hot[want - 1]!.id < s.coldMax)
+    const merged = (hot: NotificationRow[], more: NotificationRow[]) => (more.length === 0 ? hot : [...hot, ...more].sort((a, b) => b.id - a.id))
     let rows: NotificationRow[]
     let next_cursor: string | null
     if (before === null) {
-      rows = [...unread.slice(0, limit), ...read.slice(0, Math.max(0, limit - unread.length))]
-      const newest = s.notifications.at(-1)
-      next_cursor = rows.length < unread.length + read.length && newest ? encodeCursor(NOTIFICATIONS_CURSOR, [s.payer, newest.id + 1]) : null
+      const top = needsCold(unread, limit) && unread_count > unread.length ? merged(unread, await cold!.rows(scope!, { read: false, order: 'desc', limit })) : unread
+      const room = Math.max(0, limit - unread_count)
+      const readTop = room > 0 && needsCold(read, room) ? merged(read, await cold!.rows(scope!, { read: true, order: 'desc', limit: room })) : read
+      rows = [...top.slice(0, limit), ...readTop.slice(0, room)]
+      // The history is offered when the inbox leaves a row out: every shown row is the ids 1..lastId less hidden kinds.
+      let hiddenRows = 0
+      for (const n of s.notifications) if (!this.enabled(s, n.kind)) hiddenRows++
+      if (scope !== null && scope.hidden.length > 0 && cold) hiddenRows += await cold.count(scope, scope.hidden, null)
+      next_cursor = rows.length < s.lastId - hiddenRows ? encodeCursor(NOTIFICATIONS_CURSOR, [s.payer, s.lastId + 1]) : null
     } else {
       // Ids are appended in order, but a rebuilt journal's order is the log's: sort rather than trust it.
       history.sort((a, b) => b.id - a.id)
-      const page = pageOf(NOTIFICATIONS_CURSOR, history, limit, (n) => [s.payer, n.id])
+      const all = needsCold(history, limit + 1) ? merged(history, await cold!.rows(scope!, { read: null, below: before[1], order: 'desc', limit: limit + 1 })) : history
+      const page = pageOf(NOTIFICATIONS_CURSOR, all, limit, (n) => [s.payer, n.id])
       rows = page.items
       next_cursor = page.next_cursor
     }
+    // Rows from memory carry their read_at; read rows from Parquet take theirs from the marks.
+    const hotIds = scope === null ? null : new Set(s.notifications.map((n) => n.id))
+    const coldRead = hotIds === null ? [] : rows.filter((n) => !hotIds.has(n.id) && s.isRead(n.id))
+    const coldAt = coldRead.length > 0 && cold ? await this.coldReadAt(s, coldRead, cold) : new Map<number, string>()
     return {
       payer: s.payer,
-      unread_count: unread.length,
-      notifications: rows.map((n) => ({ id: n.id, kind: n.kind, ref: n.ref, payload: n.payload, created_at: n.created_at, read_at: s.readAt.get(n.id) ?? null })),
+      unread_count,
+      notifications: rows.map((n) => ({ id: n.id, kind: n.kind, ref: n.ref, payload: n.payload, created_at: n.created_at, read_at: s.readAt.get(n.id) ?? coldAt.get(n.id) ?? null })),
       next_cursor,
     }
   }
@@ -637,11 +766,37 @@ export class ArenaProjection implements StateStore {
     return s === undefined || this.enabled(s, kind)
   }
 
-  /** The payer's notifications with an id above `afterId`, in id order, shown kinds only (the stream's catch-up). */
-  notificationsAfter(payer: string, afterId: number): NotificationRow[] {
+  /** The payer's hot notifications with an id above `afterId` (and at most `upTo`), in id order, shown kinds only. */
+  notificationsAfter(payer: string, afterId: number, upTo = Infinity): NotificationRow[] {
     const s = this.peek(payer)
     if (!s) return []
-    return s.notifications.filter((n) => n.id > afterId && this.enabled(s, n.kind)).sort((a, b) => a.id - b.id)
+    return s.notifications.filter((n) => n.id > afterId && n.id <= upTo && this.enabled(s, n.kind)).sort((a, b) => a.id - b.id)
+  }
+
+  /**
+   * What a read mark would change: the ids given that exist (ids are dense: 1..lastId, hot or cold) and are unread, or
+   * for a mark of every one the count of unread ones; read from the running marks alone.
+   */
+  markable(payer: string, ids: readonly number[] | null): { ids: number[]; count: number; through: number } {
+    const s = this.peek(payer)
+    if (!s) return { ids: [], count: 0, through: 0 }
+    if (ids === null) return { ids: [], count: s.unreadTotal, through: s.lastId }
+    const out = [...new Set(ids)].filter((id) => id >= 1 && id <= s.lastId && !s.isRead(id)).sort((a, b) => a - b)
+    return { ids: out, count: out.length, through: s.lastId }
+  }
+
+  /** The unread count the feed shows (the mark route's answer). */
+  async unreadShown(payer: string, cold: ColdFeed | null = null): Promise<number> {
+    const s = this.peek(payer)
+    if (!s) return 0
+    let hotUnread = 0
+    let shown = 0
+    for (const n of s.notifications) {
+      if (s.isRead(n.id)) continue
+      hotUnread++
+      if (this.enabled(s, n.kind)) shown++
+    }
+    return this.unreadCount(s, hotUnread, shown, cold ? this.coldScope(s) : null, cold)
   }
 
   /** Every kind the Arena writes plus any the payer named, each true unless explicitly switched off. */
@@ -651,14 +806,6 @@ export class ArenaProjection implements StateStore {
     for (const k of NOTIFICATION_KINDS) out[k] = true
     if (s) Object.assign(out, s.preferences)
     return out
-  }
-
-  /** Ids a read mark would change: the given ones still unread, or every unread one. */
-  unreadIds(payer: string, ids: readonly number[] | null): number[] {
-    const s = this.peek(payer)
-    if (!s) return []
-    const wanted = ids ? new Set(ids) : null
-    return s.notifications.filter((n) => !s.readAt.has(n.id) && (!wanted || wanted.has(n.id))).map((n) => n.id)
   }
 
   /** Badge keys a payer's facts now satisfy and it does not hold yet. */
@@ -755,6 +902,14 @@ function payerOf(r: Record<string, any>): PayerState {
     s.readAt.set(need(id, isNum, 'id'), need(at, isStr, 'read at'))
   }
   s.seq = need(r.seq, isNum, 'seq')
+  s.lastId = need(r.last_id, isNum, 'last_id')
+  s.coldMax = need(r.cold_max, isNum, 'cold_max')
+  s.readThrough = need(r.read_through, isNum, 'read_through')
+  for (const id of list(r.read_ids)) s.readIds.add(need(id, isNum, 'read id'))
+  s.marks = list(r.marks).map((m): ReadMark => {
+    const [at, through, ids] = list(m, 'a read mark')
+    return { at: need(at, isStr, 'mark at'), through: need(through, isNum, 'mark through'), ids: ids === null ? null : list(ids).map((id) => need(id, isNum, 'mark id')) }
+  })
   s.rankNotified = need(r.rank_notified, isNum, 'rank_notified')
   s.askDay = need(r.ask_day, isStr, 'ask_day')
   s.askCount = need(r.ask_count, isNum, 'ask_count')

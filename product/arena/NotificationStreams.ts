@@ -12,13 +12,20 @@ import type { EventStream, StreamEvent } from '../../common/EventStream.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
 import type { NotificationRow } from '../../pipeline/records/notificationRecord.ts'
 import type { ArenaProjection } from './ArenaProjection.ts'
+import type { ColdFeed } from './ColdFeed.ts'
+
+/** Cold rows read per DuckDB statement while a stream catches up from a cursor older than the hot feed. */
+const COLD_BATCH = 500
 
 const SCOPE = 'notifications'
 
 export class NotificationStreams {
   private readonly listeners = new Map<string, Set<(e: StreamEvent) => void>>()
 
-  constructor(private readonly projection: ArenaProjection) {
+  constructor(
+    private readonly projection: ArenaProjection,
+    private readonly cold: ColdFeed | null = null,
+  ) {
     projection.onNotification = (row) => this.entered(row)
   }
 
@@ -53,11 +60,35 @@ export class NotificationStreams {
           after = parts[1]
         } else after = this.projection.peek(p)?.seq ?? 0
         let pending: NotificationRow[] | null = null
+        // A cursor below the newest row that left memory (issue 31) reads the cold rows first, a batch at a time, each
+        // merged with the hot rows up to its last id; then the hot rest once, as before.
+        const s = this.projection.peek(p)
+        let coldDone = this.cold === null || s === undefined || after >= s.coldMax
+        let reading: Promise<void> | null = null
         return {
           next: (max) => {
-            pending ??= this.projection.notificationsAfter(p, after)
+            if (pending === null || (pending.length === 0 && !coldDone)) {
+              if (coldDone) pending = this.projection.notificationsAfter(p, after)
+              else {
+                const scope = this.projection.coldScope(s!)
+                if (scope === null) {
+                  coldDone = true
+                  pending = this.projection.notificationsAfter(p, after)
+                } else {
+                  reading ??= this.cold!.rows(scope, { read: null, above: after, order: 'asc', limit: COLD_BATCH }).then((rows) => {
+                    reading = null
+                    const upTo = rows.length < COLD_BATCH ? Infinity : rows[rows.length - 1]!.id
+                    if (upTo === Infinity) coldDone = true
+                    pending = [...rows, ...this.projection.notificationsAfter(p, after, upTo)].sort((a, b) => a.id - b.id)
+                    if (upTo !== Infinity) after = upTo
+                  })
+                  return { events: [], done: false, wait: reading }
+                }
+              }
+            }
             const rows = pending.splice(0, max)
-            return { events: rows.map((r) => this.event(p, r)), done: pending.length === 0 }
+            if (rows.length > 0) after = Math.max(after, rows[rows.length - 1]!.id)
+            return { events: rows.map((r) => this.event(p, r)), done: coldDone && pending.length === 0 }
           },
         }
       },

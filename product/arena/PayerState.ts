@@ -28,6 +28,13 @@ export interface Completion {
   completed_at: string
 }
 
+/** One read mark (an arena.settings `read` record): the ids given, or every id up to `through`. */
+export interface ReadMark {
+  ids: number[] | null
+  through: number
+  at: string
+}
+
 /** A flag's history: (instant, value) in journal order; the value at an instant is the last one set at or before it. */
 export type FlagHistory = Array<{ at: number; value: boolean }>
 
@@ -66,11 +73,25 @@ export class PayerState {
   optIn: FlagHistory = []
   agent: FlagHistory = []
   preferences: Record<string, boolean> = {}
+  /**
+   * The feed's hot rows (issue 31, Bounded memory): those created inside the Arena's window, in the order applied (id
+   * order: one payer's records sit on one partition); older ones are read back from the sealed Parquet (ColdFeed.ts).
+   */
   notifications: NotificationRow[] = []
-  /** Notification id → read instant. */
+  /** Hot notification id → read instant (the first mark covering it). */
   readAt = new Map<number, string>()
   /** Highest notification id allocated (durable or staged). */
   seq = 0
+  /** Highest notification id applied (durable): ids are dense per payer, so 1..lastId all exist, hot or cold. */
+  lastId = 0
+  /** The highest id of a notification created before the window (left memory or about to): no cold row is above it. */
+  coldMax = 0
+  /** Read marks in compact form: every id up to readThrough (the highest mark-all) is read … */
+  readThrough = 0
+  /** … and these ids above it were marked one by one (cleared by the next mark-all past them). */
+  readIds = new Set<number>()
+  /** The read marks applied inside the window, kept for the read_at of cold rows until the sink has sealed them. */
+  marks: ReadMark[] = []
   /** Index (in RANKS) of the highest rank a rank_up notification was written or staged for; 0: none needed. */
   rankNotified = 0
   /** Asks that earned XP on askDay (durable or staged): the daily cap. */
@@ -78,6 +99,16 @@ export class PayerState {
   askCount = 0
 
   constructor(readonly payer: string) {}
+
+  /** Whether notification `id` is read (the marks alone decide, hot or cold). */
+  isRead(id: number): boolean {
+    return id <= this.readThrough || this.readIds.has(id)
+  }
+
+  /** Unread notifications of every kind, hot and cold (ids are dense: 1..lastId). */
+  get unreadTotal(): number {
+    return this.lastId - this.readThrough - this.readIds.size
+  }
 
   get optedIn(): boolean {
     return this.optIn.length > 0 && this.optIn[this.optIn.length - 1]!.value

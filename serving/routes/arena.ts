@@ -216,7 +216,8 @@ export const ARENA_ROUTES: readonly RouteDef[] = [
     },
     response: env(NOTIFICATION_FEED),
     errors: [],
-    handler: (ctx) => ({ data: ctx.need('arena').notifications(callerPayer(ctx, 'payer', 'query'), { limit: Number(ctx.query.limit), cursor: cursorOf(ctx) }) }),
+    // Async: older pages read the rows that left memory through DuckDB (issue 31).
+    handler: async (ctx) => ({ data: await ctx.need('arena').notifications(callerPayer(ctx, 'payer', 'query'), { limit: Number(ctx.query.limit), cursor: cursorOf(ctx) }) }),
   },
   {
     id: 'arena.notifications.read',

@@ -41,7 +41,7 @@ t.test('a correct graded call earns correct-call XP once, however often it is de
   t.same(s.arena.projection.peek(A)!.completions.map((c) => c.quest).sort(), ['daily_correct_1', 'daily_lock_3'])
   t.same(p.stats, { calls: 3, graded: 2, correct: 1, void: 1, accuracy: 0.5, streak: 0, longest_streak: 1, markets_covered: 1 })
   t.same([...p.badges].sort(), ['first_call', 'first_correct'])
-  const feed = s.arena.notifications(A)
+  const feed = (await s.arena.notifications(A))
   t.equal(feed.notifications.filter((n) => n.kind === 'call_resolved').length, 3, 'one call_resolved per call, the redelivery adds none')
   t.equal(feed.unread_count, feed.notifications.length)
 })
@@ -58,11 +58,11 @@ t.test('streaks: consecutive correct calls extend (notified), a wrong one ends i
   const p = s.arena.profile(A)
   t.equal(p.stats.streak, 0)
   t.equal(p.stats.longest_streak, 3, 'the void call did not break the run')
-  const kinds = s.arena.notifications(A).notifications.map((n) => n.kind)
+  const kinds = (await s.arena.notifications(A)).notifications.map((n) => n.kind)
   t.equal(kinds.filter((k) => k === 'streak_extended').length, 2, 'streak 2 and 3')
   t.equal(kinds.filter((k) => k === 'streak_ended').length, 1)
   t.ok(p.badges.includes('streak_3'))
-  const ended = s.arena.notifications(A).notifications.find((n) => n.kind === 'streak_ended')!
+  const ended = (await s.arena.notifications(A)).notifications.find((n) => n.kind === 'streak_ended')!
   t.same(ended.payload, { ended_streak: 3, streak: 0 })
   t.match(ended.ref, /^call-/, 'ref names the call that ended it')
 })
@@ -85,7 +85,7 @@ t.test('quests: progress in the current UTC day and ISO week; completion awards 
   t.same(board.recent_completions.map((c) => c.quest).sort(), ['daily_lock_3', 'weekly_markets_3'])
   // first_call 10 + all_markets 25 + daily_lock_3 30 + weekly_markets_3 75
   t.equal(s.arena.profile(A).xp, 10 + 25 + 30 + 75, 'the fourth lock completes nothing twice')
-  t.equal(s.arena.notifications(A).notifications.filter((n) => n.kind === 'quest_complete').length, 2)
+  t.equal((await s.arena.notifications(A)).notifications.filter((n) => n.kind === 'quest_complete').length, 2)
   // The controlled clock crosses midnight: the daily quest is a new one, the weekly one keeps its progress.
   s.clock.t = Date.parse('2026-03-03T00:00:00.000Z')
   const next = s.arena.quests(A).quests
@@ -142,7 +142,7 @@ t.test('the agent track never changes rank, XP or price; opt-in only changes vis
   await s.arena.optIn(A, true)
   t.equal(s.arena.leaderboard({ sort: 'xp', track: 'agent', scope: 'lifetime', limit: 10 }).rows.length, 1)
   t.same(s.arena.leaderboard({ sort: 'xp', track: 'human', scope: 'lifetime', limit: 10 }).rows, [])
-  t.ok(s.arena.notifications(A).notifications.some((n) => n.kind === 'rank_up' && n.ref === 'Forecaster'), 'rank_up names the rank')
+  t.ok((await s.arena.notifications(A)).notifications.some((n) => n.kind === 'rank_up' && n.ref === 'Forecaster'), 'rank_up names the rank')
 })
 
 t.test('ask XP joins the paid unit of work: written with it, or not at all; capped per UTC day', async (t) => {
@@ -175,22 +175,22 @@ t.test('notifications: unread first then newest, read marks by id or all, prefer
   t.teardown(s.close)
   for (let i = 0; i < 3; i++) s.events.grade(s.events.lock(A, T0 + i), T0 + H + i, 'wrong')
   await s.arena.idle()
-  let feed = s.arena.notifications(A)
+  let feed = (await s.arena.notifications(A))
   const ids = feed.notifications.map((n) => n.id)
   t.same(ids, [...ids].sort((a, b) => b - a), 'newest first')
   const r = await s.arena.markRead(A, [ids[1]!])
   t.equal(r.marked, 1)
-  feed = s.arena.notifications(A)
+  feed = (await s.arena.notifications(A))
   t.equal(feed.notifications[feed.notifications.length - 1]!.id, ids[1], 'the read one sorts after the unread ones')
   t.ok(feed.notifications[feed.notifications.length - 1]!.read_at)
   t.equal(feed.unread_count, ids.length - 1)
   t.equal((await s.arena.markRead(A, null)).unread_count, 0)
   t.equal((await s.arena.markRead(A, null)).marked, 0, 'nothing left to mark')
   await s.arena.setPreferences(A, { call_resolved: false })
-  t.equal(s.arena.notifications(A).notifications.filter((n) => n.kind === 'call_resolved').length, 0)
+  t.equal((await s.arena.notifications(A)).notifications.filter((n) => n.kind === 'call_resolved').length, 0)
   t.match(s.arena.preferences(A).preferences, { call_resolved: false, badge_earned: true, rank_up: true })
   await s.arena.setPreferences(A, { call_resolved: true })
-  t.ok(s.arena.notifications(A).notifications.some((n) => n.kind === 'call_resolved'))
+  t.ok((await s.arena.notifications(A)).notifications.some((n) => n.kind === 'call_resolved'))
 })
 
 t.test('a seeded population over a month drives the boards; a restart rebuilds identical profiles, boards and feeds', async (t) => {
@@ -212,15 +212,15 @@ t.test('a seeded population over a month drives the boards; a restart rebuilds i
   }
   await s.arena.idle()
   s.clock.t = T0 + month
-  const snapshot = (a: Arena) => ({
+  const snapshot = async (a: Arena) => ({
     boards: (['xp', 'accuracy', 'streak'] as const).flatMap((sort) =>
       (['human', 'agent'] as const).flatMap((track) => (['lifetime', 'season'] as const).map((scope) => a.leaderboard({ sort, track, scope, limit: 200 })))),
     season: a.season(),
     past: a.season('2026-W11'),
     profiles: players.slice(0, 50).map((p) => a.profile(p)),
-    feeds: players.slice(0, 50).map((p) => a.notifications(p)),
+    feeds: await Promise.all(players.slice(0, 50).map((p) => a.notifications(p))),
   })
-  const before = snapshot(s.arena)
+  const before = await snapshot(s.arena)
   const xp = before.boards[0]!.rows
   t.equal(xp.length, 200, 'the lifetime human XP board is full')
   t.ok(xp.every((r, i) => i === 0 || xp[i - 1]!.xp >= r.xp), 'sorted by XP')
@@ -232,7 +232,7 @@ t.test('a seeded population over a month drives the boards; a restart rebuilds i
   // The duel replays its events to every new subscriber at a start: the same channels, to the rebuilt Arena.
   const reopened = await reopen(t, s.dir, s.events)
   reopened.clock.t = T0 + month
-  t.same(snapshot(reopened.arena), before, 'identical after the restart')
+  t.same(await snapshot(reopened.arena), before, 'identical after the restart')
 })
 
 /** Opens an Arena over an existing data dir with the given events (replayed to it on subscribe). */

@@ -85,7 +85,13 @@ function history(rnd: () => number, n: number): Step[] {
         if (kind < 0.35) await arena!.optIn(payer, flag)
         else if (kind < 0.55) await arena!.setAgent(payer, flag)
         else if (kind < 0.7) await arena!.setPreferences(payer, { streak_extended: flag })
-        else await arena!.markRead(payer, kind < 0.85 ? null : arena!.notifications(payer).notifications.slice(0, 2).map((x) => x.id))
+        else if (kind < 0.85) await arena!.markRead(payer, null)
+        else {
+          // Two rows of the inbox and one id anywhere in the feed (with a window: often one that left memory).
+          const last = arena!.projection.peek(payer)?.lastId ?? 0
+          const ids = (await arena!.notifications(payer)).notifications.slice(0, 2).map((x) => x.id)
+          await arena!.markRead(payer, last > 0 ? [...ids, 1 + Math.floor(((kind - 0.85) / 0.15) * last)] : ids)
+        }
       },
     }
   })
@@ -128,7 +134,8 @@ t.test(`snapshot at random cuts + tail + replayed call events == full rebuild; n
       const early = await arena.checkpoints!.checkpoint()
       if (kind === 'embedded') t.equal(early, null, `cut ${cut}: no snapshot while awards are queued`)
       await arena.idle()
-      t.ok(await arena.checkpoints!.checkpoint(), `cut ${cut}: a snapshot is written once the awards are`)
+      // (On Kafka an early snapshot whose end-offset read already saw the awards leaves nothing to move: then it is the one.)
+      t.ok((await arena.checkpoints!.checkpoint()) ?? (kind === 'kafka' ? early : null), `cut ${cut}: a snapshot is written once the awards are`)
       await keepSnapshot(live, kept[c]!, STORE)
       if (c === 1) {
         // A restart between cuts: the final snapshot at close, restored (the replay skips what it folded).
@@ -155,6 +162,9 @@ t.test(`snapshot at random cuts + tail + replayed call events == full rebuild; n
       const since = w.events.hotSince()!
       const gone = w.events.gradedLog.filter((g) => Date.parse(g.graded_at) < since).length
       t.ok(gone > 0, `${gone} of ${w.events.gradedLog.length} grades are past the window: not replayed, their ids dropped`)
+      const payers = [...arena.projection.payers.values()]
+      const left = payers.reduce((n, s) => n + s.lastId - s.notifications.length, 0)
+      t.ok(left > 0, `${left} of ${payers.reduce((n, s) => n + s.lastId, 0)} notifications left memory (the snapshots hold the window's)`)
     }
     const before = await awardIds(log)
     arena = await open({ snapshots: live, everyMs: 0 })

@@ -236,7 +236,7 @@ t.test('1,000 players calling over a month of replayed tape drive the boards; a 
       boards: (['xp', 'accuracy', 'streak'] as const).flatMap((sort) =>
         (['human', 'agent'] as const).flatMap((track) => (['lifetime', 'season'] as const).map((scope) => a.leaderboard({ sort, track, scope, limit: 200 })))),
       seasons: [0, 7, 14, 21, 28].map((d) => a.season(isoWeekOf(START + d * DAY).key)),
-      notifications: players.slice(0, 100).map((p) => a.notifications(p)),
+      notifications: await Promise.all(players.slice(0, 100).map((p) => a.notifications(p))),
       duel: { public: world.duel.publicBoard('all'), scoreboards: await Promise.all(players.slice(0, 100).map((p) => world.duel.scoreboard(p))) },
     })
   }
