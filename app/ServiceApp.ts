@@ -7,7 +7,8 @@
  *   run:   the venue's history at full speed, then live: by default the simulated venue generated up to now and then
  *          at 1x in the present; with SVC_VENUE=hyperliquid the live venue connector's backfill (or repair since the
  *          last run), then its stream; with SVC_TAPE a dated tape up to the first primed instant, then paced at
- *          SVC_REPLAY_SPEED. The sink starts, and the market routes answer, when the warm-up ends
+ *          SVC_REPLAY_SPEED. The market routes answer once the market state and the engine hold the warm-up; the
+ *          Parquet sink starts then and seals its backlog in the background (never a gate of readiness)
  *   close: server (drain) → release wiring (a bootstrap release in progress stops) → funnel → record job (a run in progress finishes) → x402 nonces → payer proofs → delivery → Arena → duel → billing → market → engine → venue sink → pipeline (seal, commit) → event log
  *
  * `svc start` (cli/commands/start.ts) parses flags into the configuration and runs this.
@@ -85,6 +86,8 @@ const log = childLogger('app')
 const SIMULATED_SEED = 1
 /** The Parquet sink's consumer group: its committed offsets are what retention counts as sealed. */
 const SINK_GROUP = 'svc.parquet-sink'
+/** How often a start still catching up with its warm-up says so (it waits as long as it takes). */
+const CATCH_UP_LOG_EVERY_MS = 60_000
 
 export const APP_ERRORS = {
   APP_CONFIG: { retryable: false, meaning: 'a configuration the app cannot run with that the schema cannot see (an empty tape, a history shorter than the training window)' },
@@ -308,9 +311,10 @@ export class ServiceApp {
     const checkpoints: CheckpointSettings = { snapshots: await StateSnapshots.open(join(dataDir, 'state')), everyMs: config.SVC_STATE_SNAPSHOT_S * 1000 }
     const eventLog = await openEventLog(eventLogOf(config))
     closes('event log', () => eventLog.close())
-    // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts when the warm-up ends:
-    // no API read comes from Parquet, and in this one process it would take a third of the warm-up's CPU; it then
-    // catches up on the history in the background.
+    // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts once the service is
+    // ready (run(): the market state and the engine hold the warm-up): no API read needs the newest ticks in Parquet,
+    // and in this one process it would take a third of the warm-up's CPU; it then catches up on the history in the
+    // background.
     const pipeline = await Pipeline.start({ dataDir, log: eventLog, names, partitions, sinkGroup: SINK_GROUP, ticksRetentionMs: tickRetentionMsOf(config), sink: { maxAgeMs: 5_000 }, startSink: false })
     closes('pipeline', () => pipeline.close())
     // One REST budget for every call this process makes to the venue (the venue meters per IP).
@@ -570,17 +574,38 @@ export class ServiceApp {
    * - replay (SVC_TAPE): the tape up to the training cut and on until every sold question has resolved a clock (after
    *   a restart, up to the next cadence instant after what the log holds), then paced at SVC_REPLAY_SPEED; when the
    *   tape ends the service keeps serving.
-   * The sink starts when the warm-up ends, and the market routes answer once the market state has caught up.
+   * The market routes answer once the market state and the engine have caught up with the warm-up; the sink starts
+   * then.
    */
   async run(signal: AbortSignal): Promise<void> {
     const { config, pipeline, runner, server, say, feed } = this
     const warm = () => {
       // Old prices are never served: the market routes (and /readyz) answer 503 WARMING_UP until the market state and
       // the engine hold all the warm-up produced, so open clocks and prices are of the present when it says ready.
-      Promise.all([this.market.state.caughtUp(180_000, signal), runner.waitForTicks(3_600_000, signal)]).then(
-        () => this.timeline.markWarm(),
+      // Waited for without a give-up: a bounded wait that timed out left the service warming up for good (issue 31, a
+      // year of history); a slow catch-up is logged instead. The Parquet sink starts only then: its backlog (a year
+      // of unsealed ticks after a first start) is sealed in the background and never gates readiness; its lag is
+      // svc_consumer_lag{group="svc.parquet-sink"} on /metrics.
+      const caughtUp = async (what: string, wait: (timeoutMs: number) => Promise<void>) => {
+        for (let waited = 0; ; waited += CATCH_UP_LOG_EVERY_MS) {
+          try {
+            return await wait(CATCH_UP_LOG_EVERY_MS)
+          } catch (err) {
+            if (signal.aborted || !(err instanceof Error) || !/did not catch up/.test(err.message)) throw err
+            log.warn({ waitedMs: waited + CATCH_UP_LOG_EVERY_MS }, `${what} is still catching up with the warm-up; not ready yet`)
+          }
+        }
+      }
+      Promise.all([
+        caughtUp('the market state', (ms) => this.market.state.caughtUp(ms, signal)),
+        caughtUp('the engine', (ms) => runner.waitForTicks(ms, signal)),
+      ]).then(
+        () => {
+          this.timeline.markWarm()
+          pipeline.startSink()
+        },
         (err: unknown) => {
-          if (!signal.aborted) log.warn({ err }, 'the market state did not catch up with the warm-up')
+          if (!signal.aborted) log.warn({ err }, 'the market state or the engine stopped before catching up with the warm-up; not ready')
         },
       )
     }
@@ -607,7 +632,6 @@ export class ServiceApp {
         feed.progress.bar?.stop()
         const s = connector.status()
         say(`svc: warm-up done (${s.backfill.ticks} ticks fetched); now streaming ${venue.ws_url}`)
-        pipeline.startSink()
         warm()
         void sayReady()
       })
@@ -650,7 +674,6 @@ export class ServiceApp {
       onPaceStart: ({ produced }) => {
         warmDone()
         say(live ? `svc: warm-up done (${produced} records); now live in the present at 1x` : `svc: warm-up done (${produced} records); now replaying at speed ${config.SVC_REPLAY_SPEED}`)
-        pipeline.startSink()
         warm()
         void sayReady()
       },

@@ -9,7 +9,7 @@
  *   groups/<group>.json                    committed offsets, replaced atomically (GroupOffsetsFile)
  *   retired-tx.json                        {"ranges"}: atomic units retention deleted part of (complete by construction)
  * Each record is one frame (frame.ts): length + CRC32 + offset + timestamp + key + value. Offsets → file positions
- * are indexed in memory, rebuilt by scanning every segment on open.
+ * are indexed in memory, rebuilt by scanning the segments on open (see "Clean shutdown" for which).
  *
  * Durability (fsync policy): send() writes all its records, then fdatasyncs every segment file it touched (and the
  * partition directory when a segment was created) before resolving. Syncs are group commits: sends whose writes
@@ -22,6 +22,15 @@
  * plays for Kafka), so consumers that keep up — in one process, every stream processor reads every tick — get them
  * without a disk read and CRC check each, and all get the same record objects (read-only by contract). Older records
  * are read from the segment files.
+ *
+ * Clean shutdown (Kafka's clean-shutdown marker, issue 31: a year of ticks is gigabytes, and scanning all of it made
+ * a restart's time grow with history): close(), once every write is fsynced and nothing failed, writes
+ * `clean-shutdown.json` (every segment's name and byte size, the next transaction id, the last timestamp of segments
+ * that can no longer grow). An open that finds it, with every segment file present at exactly the recorded size and no
+ * other, deletes it (durably, before anything can be written) and scans only each partition's last segment; the older
+ * segments are indexed on their first read (the same frame checks, CRC included; a mismatch is LOG_CORRUPT then). A
+ * clean shutdown left no torn tail and no incomplete transaction, so the recovery below has nothing to do. No marker
+ * (a crash, a kill, an older version) or one that does not match the files: every segment is scanned, as below.
  *
  * Recovery on open: the log is the longest valid prefix of each partition — the first frame that is incomplete,
  * fails its CRC, or is out of offset sequence marks a torn tail: that segment is truncated there (logged) and any
@@ -60,7 +69,7 @@
  * (the visibility rule), so the ids in deleted segments are recorded in retired-tx.json first and recovery never calls
  * them incomplete; ids no longer found in any segment are dropped from the file at the next open.
  */
-import { open, readdir, readFile, rm, unlink, type FileHandle } from 'node:fs/promises'
+import { open, readdir, readFile, rm, stat, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { JSONSchemaType } from 'ajv'
 import type { Logger } from 'pino'
@@ -113,8 +122,10 @@ interface Segment {
   fh: FileHandle
   /** Bytes written by completed writes. */
   size: number
-  /** File position of record baseOffset + i. */
+  /** File position of record baseOffset + i (empty while `lazy`). */
   positions: number[]
+  /** Not indexed yet (opened after a clean shutdown): its record count, and the scan in progress. */
+  lazy: { records: number; indexing: Promise<void> | null } | null
   /** Reads in progress on fh: a segment deleted by retention closes its handle once they finish. */
   readers: number
   /** Deleted by retention (file unlinked, no longer in its partition's list). */
@@ -193,6 +204,27 @@ const SEGMENT_FILE = /^(\d{20})\.log$/
 const START_FILE = 'start.json'
 /** At the log root: transaction ids retention deleted frames of. */
 const RETIRED_TX_FILE = 'retired-tx.json'
+/** At the log root: written by a clean close, consumed by the next open (see the file comment). */
+const CLEAN_SHUTDOWN_FILE = 'clean-shutdown.json'
+const CLEAN_SHUTDOWN_VERSION = 1
+
+/** What a clean close records per segment: its file name (under topics/), byte size, and final last timestamp. */
+interface CleanSegment {
+  file: string
+  size: number
+  lastTimestamp?: number
+}
+
+interface CleanShutdown {
+  version: number
+  nextTxId: number
+  segments: CleanSegment[]
+}
+
+/** Records in a segment: indexed, or as a clean shutdown recorded them. */
+function recordCount(s: Segment): number {
+  return s.lazy ? s.lazy.records : s.positions.length
+}
 
 /** Sorted, merged inclusive ranges of transaction ids. */
 type IdRanges = Array<[number, number]>
@@ -374,6 +406,9 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     await this.fsyncs.drained()
     await this.retentionChain.catch(() => {})
     for (const g of this.groups.values()) await (await g.catch(() => null))?.settle()
+    // Everything written is durable now: the next open may skip scanning (see the file comment). Best effort: without
+    // the marker the next open scans every segment, as after a crash.
+    if (!this.failure) await this.writeCleanShutdown().catch((err: unknown) => this.logger.warn({ err }, 'clean-shutdown marker not written; the next open scans every segment'))
     await this.closeFiles()
     await this.lock.release()
   }
@@ -399,7 +434,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     const infos: SegmentInfo[] = []
     for (let i = 0; i < list.length; i++) {
       const s = list[i]!
-      const endOffset = Math.min(i + 1 < list.length ? list[i + 1]!.baseOffset : Infinity, p.durableEnd, s.baseOffset + s.positions.length)
+      const endOffset = Math.min(i + 1 < list.length ? list[i + 1]!.baseOffset : Infinity, p.durableEnd, s.baseOffset + recordCount(s))
       let lastTimestamp: number | null = s.lastTimestamp ?? null
       if (lastTimestamp === null && endOffset > Math.max(s.baseOffset, p.logStart) && !s.retired) {
         const [last] = await this.readRange(p, endOffset - 1, 1)
@@ -460,6 +495,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
 
   /** Adds the transaction ids of a segment's version-2 frames to `ids` (one read of the whole file). */
   private async collectTxIds(s: Segment, ids: Set<number>): Promise<void> {
+    await this.indexed(s)
     if (s.positions.length === 0) return
     const buf = Buffer.allocUnsafe(s.size)
     let read = 0
@@ -692,7 +728,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     } catch (err) {
       this.fail(err, `creating segment ${path} failed`)
     }
-    const segment: Segment = { baseOffset, path, fh, size: 0, positions: [], readers: 0, retired: false }
+    const segment: Segment = { baseOffset, path, fh, size: 0, positions: [], lazy: null, readers: 0, retired: false }
     p.segments.push(segment)
     this.dirtyDirs.add(p.dir)
     return segment
@@ -763,6 +799,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     const held = this.fromMemory(p, fromOffset, max, end)
     if (held) return held
     const segment = this.segmentFor(p, fromOffset)
+    await this.indexed(segment)
     const first = fromOffset - segment.baseOffset
     const limit = Math.min(end - segment.baseOffset, segment.positions.length, first + max)
     const start = segment.positions[first]!
@@ -896,6 +933,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   private async recover(): Promise<void> {
     this.retiredTx = await this.readRetiredTx()
     const topicsDir = join(this.dir, 'topics')
+    const clean = await this.takeCleanShutdown(topicsDir)
     const runs = new Map<PartitionState, TxRun[]>()
     for (const name of (await readdir(topicsDir)).sort()) {
       if (name.includes('.tmp-')) continue
@@ -919,7 +957,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
         const dir = join(topicDir, String(p))
         await mkdirData(dir)
         const found: TxRun[] = []
-        const state = await this.recoverPartition(name, p, dir, found)
+        const state = await this.recoverPartition(name, p, dir, found, clean?.segments ?? null)
         partitions.push(state)
         if (found.length > 0) runs.set(state, found)
       }
@@ -927,8 +965,14 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     }
     for (const list of runs.values()) for (const r of list) if (r.id >= this.nextTxId) this.nextTxId = r.id + 1
     for (const [lo, hi] of this.retiredTx) if (hi >= this.nextTxId) this.nextTxId = hi + 1
-    await this.dropIncompleteTransactions(runs)
-    await this.pruneRetiredTx(runs)
+    if (clean) {
+      // Nothing to recover after a clean close (and the runs cover only the last segments, so counting them would
+      // take transactions reaching into older segments for incomplete ones).
+      if (clean.nextTxId > this.nextTxId) this.nextTxId = clean.nextTxId
+    } else {
+      await this.dropIncompleteTransactions(runs)
+      await this.pruneRetiredTx(runs)
+    }
     for (const file of await readdir(join(this.dir, 'groups'))) {
       if (file.includes('.tmp-')) await unlink(join(this.dir, 'groups', file)).catch(() => {})
     }
@@ -983,7 +1027,104 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     return logStart as number
   }
 
-  private async recoverPartition(topic: string, partition: number, dir: string, runs: TxRun[]): Promise<PartitionState> {
+  /**
+   * Reads and deletes the clean-shutdown marker (durably: a crash after this open must scan everything), and returns
+   * it when every segment file under `topicsDir` is one it lists, at its recorded size, and it lists no other; else null.
+   */
+  private async takeCleanShutdown(topicsDir: string): Promise<{ nextTxId: number; segments: Map<string, CleanSegment> } | null> {
+    const path = join(this.dir, CLEAN_SHUTDOWN_FILE)
+    let text: string
+    try {
+      text = await readFile(path, 'utf8')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw err
+    }
+    await unlink(path)
+    await fsyncDir(this.dir)
+    const mismatch = (why: string) => {
+      this.logger.warn({ why }, 'the clean-shutdown marker does not match the log; scanning every segment')
+      return null
+    }
+    let marker: CleanShutdown
+    try {
+      marker = JSON.parse(text) as CleanShutdown
+    } catch {
+      return mismatch('not valid JSON')
+    }
+    if (marker?.version !== CLEAN_SHUTDOWN_VERSION || !Number.isSafeInteger(marker.nextTxId) || !Array.isArray(marker.segments)) return mismatch('unknown version or shape')
+    const segments = new Map<string, CleanSegment>()
+    for (const e of marker.segments) {
+      if (typeof e?.file !== 'string' || !Number.isSafeInteger(e.size)) return mismatch('a malformed segment entry')
+      segments.set(e.file, e)
+    }
+    let found = 0
+    for (const topic of await readdir(topicsDir)) {
+      if (topic.includes('.tmp-')) continue
+      for (const partition of await readdir(join(topicsDir, topic)).catch(() => [] as string[])) {
+        if (!/^\d+$/.test(partition)) continue
+        for (const file of await readdir(join(topicsDir, topic, partition))) {
+          if (!SEGMENT_FILE.test(file)) continue
+          const key = `${topic}/${partition}/${file}`
+          const entry = segments.get(key)
+          if (!entry) return mismatch(`${key} is not in it`)
+          const size = (await stat(join(topicsDir, key))).size
+          if (size !== entry.size) return mismatch(`${key} is ${size} bytes, not ${entry.size}`)
+          found++
+        }
+      }
+    }
+    if (found !== segments.size) return mismatch('a segment it lists is gone')
+    return { nextTxId: marker.nextTxId, segments }
+  }
+
+  /** Writes the clean-shutdown marker: every write is durable and no more come (close()). */
+  private async writeCleanShutdown(): Promise<void> {
+    const segments: CleanSegment[] = []
+    for (const t of this.topics.values()) {
+      for (const p of t.partitions) {
+        for (let i = 0; i < p.segments.length; i++) {
+          const s = p.segments[i]!
+          // A segment followed by another can no longer grow: its last timestamp is kept, so retention after the next
+          // open judges its age without indexing it.
+          if (s.lastTimestamp === undefined && i + 1 < p.segments.length && !s.lazy && s.positions.length > 0) {
+            const [last] = await this.readRange(p, s.baseOffset + s.positions.length - 1, 1).catch(() => [])
+            if (last) s.lastTimestamp = last.timestamp
+          }
+          const entry: CleanSegment = { file: `${p.topic}/${p.partition}/${segmentName(s.baseOffset)}`, size: s.size }
+          if (s.lastTimestamp !== undefined) entry.lastTimestamp = s.lastTimestamp
+          segments.push(entry)
+        }
+      }
+    }
+    const marker: CleanShutdown = { version: CLEAN_SHUTDOWN_VERSION, nextTxId: this.nextTxId, segments }
+    await writeFileAtomic(join(this.dir, CLEAN_SHUTDOWN_FILE), JSON.stringify(marker) + '\n')
+  }
+
+  /** Indexes a segment opened after a clean shutdown (once; concurrent readers share the scan). */
+  private indexed(s: Segment): Promise<void> {
+    const lazy = s.lazy
+    if (!lazy) return Promise.resolve()
+    lazy.indexing ??= (async () => {
+      s.readers++
+      try {
+        const { validBytes, fileBytes, reason } = await this.scanSegment(s, [])
+        if (validBytes !== s.size || fileBytes !== s.size || s.positions.length !== lazy.records) {
+          throw new LogError('LOG_CORRUPT', `${s.path}: ${s.positions.length} valid records in ${validBytes} of ${fileBytes} bytes, not the ${lazy.records} records in ${s.size} bytes a clean shutdown recorded${reason ? ` (${reason})` : ''}`)
+        }
+        s.lazy = null
+      } catch (err) {
+        s.positions = []
+        lazy.indexing = null
+        throw err
+      } finally {
+        if (--s.readers === 0 && s.retired) await s.fh.close().catch(() => {})
+      }
+    })()
+    return lazy.indexing
+  }
+
+  private async recoverPartition(topic: string, partition: number, dir: string, runs: TxRun[], clean: Map<string, CleanSegment> | null): Promise<PartitionState> {
     const state = this.emptyPartition(topic, partition, dir)
     const listed = await readdir(dir)
     for (const f of listed) if (f.startsWith(`${START_FILE}.tmp-`)) await unlink(join(dir, f)).catch(() => {})
@@ -1001,7 +1142,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
     let expected = firstBase <= logStart ? firstBase : logStart
     state.logStart = logStart
     let cut = false
-    for (const file of files) {
+    for (const [i, file] of files.entries()) {
       const path = join(dir, file)
       const baseOffset = Number(SEGMENT_FILE.exec(file)![1])
       if (cut || baseOffset !== expected) {
@@ -1015,8 +1156,18 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
         continue
       }
       const fh = await open(path, 'r+')
-      const segment: Segment = { baseOffset, path, fh, size: 0, positions: [], readers: 0, retired: false }
+      const segment: Segment = { baseOffset, path, fh, size: 0, positions: [], lazy: null, readers: 0, retired: false }
       state.segments.push(segment)
+      // After a clean shutdown only the last segment is scanned here (it takes the writes); the others on first read.
+      const known = i + 1 < files.length ? clean?.get(`${topic}/${partition}/${file}`) : undefined
+      if (known) {
+        const next = Number(SEGMENT_FILE.exec(files[i + 1]!)![1])
+        segment.size = known.size
+        segment.lazy = { records: next - baseOffset, indexing: null }
+        if (known.lastTimestamp !== undefined) segment.lastTimestamp = known.lastTimestamp
+        expected = next
+        continue
+      }
       const { validBytes, fileBytes, reason } = await this.scanSegment(segment, runs)
       if (validBytes < fileBytes) {
         this.logger.warn(
@@ -1093,6 +1244,7 @@ export class EmbeddedLog implements EventLog, EmbeddedLogInternals {
   /** Cuts a recovered partition at `offset`: later frames and segments go, and the cut is fsynced. */
   private async truncatePartition(p: PartitionState, offset: number): Promise<void> {
     const segment = this.segmentFor(p, offset)
+    await this.indexed(segment)
     const k = p.segments.indexOf(segment)
     const bytes = segment.positions[offset - segment.baseOffset]!
     const later = p.segments.splice(k + 1)

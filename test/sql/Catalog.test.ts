@@ -1,9 +1,9 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
-import { writeSchemaAnchors, Catalog, CATALOG_FILE, DATA_DIR_PLACEHOLDER, SQL_DIR, renderSql, sqlFiles, withCatalog } from '../../sql/Catalog.ts'
+import { writeSchemaAnchors, Catalog, CATALOG_DIGEST_FILE, CATALOG_FILE, DATA_DIR_PLACEHOLDER, SQL_DIR, renderSql, sqlFiles, withCatalog } from '../../sql/Catalog.ts'
 import { ParquetSink } from '../../pipeline/sinks/ParquetSink.ts'
 import { TICKS_COLUMNS, ticksTable } from '../../pipeline/sinks/ticksTable.ts'
 import { SINK_COLUMNS } from '../../pipeline/sinks/TopicTable.ts'
@@ -283,4 +283,20 @@ t.test('one writer or many readers: a reader is refused while the owner holds th
   t.match(await openInChild(dataDir, false, true), /^CATALOG_LOCKED .* \(another process has it open, most likely a reader .*`duckdb -readonly`/)
   reader.close()
   t.ok((await readFile(join(dataDir, CATALOG_FILE))).length > 0)
+})
+
+t.test('a re-apply of unchanged .sql files is skipped; a changed file, or a catalog without its digest, is applied again', async (t) => {
+  // Issue 31: binding the views reads every Parquet footer, so applying at each start grew with history.
+  const dataDir = await makeTempDir(t)
+  const sqlDir = join(await makeTempDir(t), 'sql')
+  await cp(SQL_DIR, sqlDir, { recursive: true })
+  t.same(await Catalog.apply(dataDir, { sqlDir }), await sqlFiles(), 'a first apply runs every file')
+  t.same(await Catalog.apply(dataDir, { sqlDir }), [], 'the same files again: nothing to apply')
+  await writeFile(join(sqlDir, '999_extra.sql'), 'CREATE OR REPLACE VIEW svc_extra AS SELECT 1 AS one;\n')
+  t.same((await Catalog.apply(dataDir, { sqlDir })).at(-1), '999_extra.sql', 'a new file: every file is applied again')
+  await withCatalog(dataDir, { readOnly: true }, async (catalog) => t.same(await catalog.query('SELECT one FROM svc_extra'), [{ one: 1 }], 'and its view is there'))
+  await rm(join(dataDir, CATALOG_DIGEST_FILE))
+  t.same((await Catalog.apply(dataDir, { sqlDir })).length, (await sqlFiles()).length + 1, 'no digest (a crash mid-apply): applied again')
+  await rm(join(dataDir, CATALOG_FILE))
+  t.same((await Catalog.apply(dataDir, { sqlDir })).length, (await sqlFiles()).length + 1, 'a catalog file gone: applied again, whatever the digest says')
 })

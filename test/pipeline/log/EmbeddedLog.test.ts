@@ -4,7 +4,7 @@
  * share fsyncs (group commit), and the directory lock keeps a second process out.
  */
 import { spawn } from 'node:child_process'
-import { appendFile, readdir, readFile, stat, truncate, writeFile } from 'node:fs/promises'
+import { appendFile, readdir, readFile, stat, truncate, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -552,4 +552,50 @@ t.test('concurrent units share fsync rounds (group commit) and each resolves onl
     t.equal((await log.endOffsets(DRAWS)).reduce((a, b) => a + b, 0), 128)
     t.equal((await log.endOffsets(DECISIONS)).reduce((a, b) => a + b, 0), 64)
   })
+})
+
+t.test('after a clean close an open scans only the last segment; older ones are indexed on first read', async (t) => {
+  // Issue 31: a year of ticks is gigabytes of segments, and scanning all of them made a restart grow with history.
+  const dir = await makeTempDir(t, 'svc-log-clean-')
+  const opts = { segmentBytes: 1024, maxBatchRecords: 64 }
+  await withLog(dir, async (log) => {
+    await log.ensureTopics([{ name: 'clean', partitions: 1 }])
+    await (await log.createProducer()).send('clean', Array.from({ length: 200 }, (_, i) => rec(i)))
+  }, opts)
+  const marker = join(dir, 'clean-shutdown.json')
+  t.ok((await stat(marker)).isFile(), 'a clean close leaves the clean-shutdown marker')
+  const segments = await segmentFiles(dir, 'clean', 0)
+  t.ok(segments.length > 3, `segments rolled (${segments.length})`)
+  // A flipped byte in an old segment, its size unchanged: an open that scanned it would truncate the log there.
+  const old = segments[1]!
+  const bytes = await readFile(old)
+  bytes[20] = bytes[20]! ^ 0xff
+  await writeFile(old, bytes)
+  await withLog(dir, async (log) => {
+    await t.rejects(stat(marker), { code: 'ENOENT' }, 'the open consumed the marker (a crash from here on scans everything)')
+    t.same(await log.endOffsets('clean'), [200], 'the end is known without scanning the old segments')
+    t.equal((await log.readBatch('clean', 0, 0)).length > 0, true, 'an intact old segment reads')
+    await t.rejects(log.readBatch('clean', 0, Number(/(\d{20})\.log$/.exec(old)![1])), { code: 'LOG_CORRUPT' }, 'the corrupt old segment fails on its first read, not at open')
+  }, opts)
+  // Restore the byte: the marker of that (clean) close is valid, every record reads back, and appends continue.
+  bytes[20] = bytes[20]! ^ 0xff
+  await writeFile(old, bytes)
+  await withLog(dir, async (log) => {
+    const all = await readAll(log, 'clean')
+    t.same(all.map((r) => r.offset), Array.from({ length: 200 }, (_, i) => i), 'every offset reads back from lazily indexed segments')
+    t.same(all.map((r) => r.value.toString()), Array.from({ length: 200 }, (_, i) => rec(i).value.toString()), 'values intact')
+    t.same(all.map((r) => r.timestamp), Array.from({ length: 200 }, (_, i) => rec(i).timestamp), 'timestamps intact')
+    await (await log.createProducer()).send('clean', [rec(200)])
+    const infos = await log.segments('clean', 0)
+    t.equal(infos.at(-1)!.endOffset, 201, 'appends continue at the next offset')
+    t.ok(infos.slice(0, -1).every((s) => s.lastTimestamp !== null), 'retention sees every old segment\'s last timestamp')
+  }, opts)
+  // Without the marker (a crash, a kill) every segment is scanned, as before.
+  await unlink(marker)
+  await withLog(dir, async (log) => t.equal((await readAll(log, 'clean')).length, 201, 'no marker: the full scan reads everything'), opts)
+  // A marker that does not match the files is not used: garbage after the first segment's frames is a torn tail to
+  // the full scan, which cuts the log there (the lazy open would have kept all 201).
+  const firstRecords = Number(/(\d{20})\.log$/.exec(segments[1]!)![1])
+  await appendFile(segments[0]!, Buffer.from('garbage after a clean close'))
+  await withLog(dir, async (log) => t.same(await log.endOffsets('clean'), [firstRecords], 'a grown segment: the marker is not used and the scan finds the torn frame'), opts)
 })
