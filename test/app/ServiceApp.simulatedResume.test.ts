@@ -8,9 +8,6 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { ServiceApp } from '../../app/ServiceApp.ts'
-import { loadConfig } from '../../app/config.ts'
 import { EmbeddedLog } from '../../pipeline/log/EmbeddedLog.ts'
 import { StateSnapshots } from '../../pipeline/state/StateSnapshots.ts'
 import { decodeTickValue } from '../../pipeline/TickEnvelope.ts'
@@ -18,35 +15,9 @@ import { topicNames } from '../../pipeline/topics.ts'
 import { SIMULATED_VENUE_STORE } from '../../pipeline/venue/SimulatedVenueResume.ts'
 import { readAll } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { controlledClock, startReadyApp } from '../helpers/runningApp.ts'
 
 const MINUTE = 60_000
-
-function controlledClock(startIso: string) {
-  let offset = Date.parse(startIso) - Date.now()
-  return { now: () => Date.now() + offset, jump: (ms: number) => void (offset += ms) }
-}
-
-async function startApp(env: Record<string, string>, clock: { now(): number }) {
-  const said: string[] = []
-  const config = loadConfig({ PORT: '0', SVC_RECORD_INTERVAL_S: '0', LOG_LEVEL: 'warn', ...env })
-  const app = await ServiceApp.start(config, (line) => void said.push(line), { clock })
-  const abort = new AbortController()
-  const running = app.run(abort.signal)
-  const deadline = Date.now() + 180_000
-  while ((await fetch(app.server.url + '/readyz')).status !== 200) {
-    if (Date.now() > deadline) throw new Error(`/readyz did not answer 200 in time:\n${said.join('\n')}`)
-    await sleep(200)
-  }
-  return {
-    said,
-    stop: async () => {
-      abort.abort()
-      await app.server.close()
-      await running
-      await app.close()
-    },
-  }
-}
 
 async function ticksIn(dataDir: string): Promise<number[]> {
   const log = await EmbeddedLog.open(join(dataDir, 'log'))
@@ -62,7 +33,7 @@ t.test('a restart resumes the simulated venue from its checkpoint: only the gap 
   const clock = controlledClock('2026-05-06T07:08:30Z')
   const env = { SVC_DATA_DIR: dataDir, SVC_SIM_HISTORY_DAYS: '2', SVC_TRAIN_DAYS: '1' }
 
-  const first = await startApp(env, clock)
+  const first = await startReadyApp(env, clock)
   const firstWarm = first.said.find((l) => l.startsWith('svc: warming up'))!
   t.notMatch(firstWarm, /checkpoint/, 'a first start generates from the origin')
   await first.stop()
@@ -73,7 +44,7 @@ t.test('a restart resumes the simulated venue from its checkpoint: only the gap 
 
   clock.jump(10 * MINUTE)
   const started = performance.now()
-  const second = await startApp(env, clock)
+  const second = await startReadyApp(env, clock)
   const readyMs = performance.now() - started
   const warm = second.said.find((l) => l.startsWith('svc: warming up'))!
   const from = /from the generator's checkpoint at (\S+) \(line (\d+)\)/.exec(warm)

@@ -12,43 +12,15 @@ import t from 'tap'
 import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ServiceApp } from '../../app/ServiceApp.ts'
-import { loadConfig } from '../../app/config.ts'
 import { EmbeddedLog } from '../../pipeline/log/EmbeddedLog.ts'
 import { topicNames } from '../../pipeline/topics.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { controlledClock, startReadyApp } from '../helpers/runningApp.ts'
 
 const MINUTE = 60_000
 const SINK_GROUP_FILE = 'svc%2Eparquet-sink.json'
 /** /metrics answers the operator only. */
 const OPS = 'ops-token-for-the-sink-backlog-test'
-
-function controlledClock(startIso: string) {
-  let offset = Date.parse(startIso) - Date.now()
-  return { now: () => Date.now() + offset, jump: (ms: number) => void (offset += ms) }
-}
-
-async function startApp(env: Record<string, string>, clock: { now(): number }) {
-  const said: string[] = []
-  const config = loadConfig({ PORT: '0', SVC_RECORD_INTERVAL_S: '0', LOG_LEVEL: 'warn', ...env })
-  const app = await ServiceApp.start(config, (line) => void said.push(line), { clock })
-  const abort = new AbortController()
-  const running = app.run(abort.signal)
-  const deadline = Date.now() + 180_000
-  while ((await fetch(app.server.url + '/readyz')).status !== 200) {
-    if (Date.now() > deadline) throw new Error(`/readyz did not answer 200 in time:\n${said.join('\n')}`)
-    await sleep(100)
-  }
-  return {
-    url: app.server.url,
-    stop: async () => {
-      abort.abort()
-      await app.server.close()
-      await running
-      await app.close()
-    },
-  }
-}
 
 /** The sink's committed tick offsets, summed over partitions (0 when it has committed none). */
 async function sinkCommittedTicks(dataDir: string): Promise<number> {
@@ -69,7 +41,7 @@ t.test('a restart with a large Parquet sink backlog is ready before the sink cat
   const dataDir = await makeTempDir(t, 'svc-sink-backlog-')
   const clock = controlledClock('2026-05-06T07:08:30Z')
   const env = { SVC_DATA_DIR: dataDir, SVC_SIM_HISTORY_DAYS: '2', SVC_TRAIN_DAYS: '1', SVC_OPS_TOKEN: OPS }
-  const first = await startApp(env, clock)
+  const first = await startReadyApp(env, clock)
   await first.stop()
 
   // The backlog: every tick of the history unsealed, as after a first start of a long history.
@@ -81,7 +53,7 @@ t.test('a restart with a large Parquet sink backlog is ready before the sink cat
   t.ok(ticks > 20_000, `the history holds ${ticks} ticks, none sealed`)
 
   clock.jump(10 * MINUTE)
-  const second = await startApp(env, clock)
+  const second = await startReadyApp(env, clock)
   const sealedAtReady = await sinkCommittedTicks(dataDir)
   t.ok(sealedAtReady < ticks / 2, `ready with most of the backlog unsealed (${sealedAtReady} of ${ticks} ticks sealed): readiness does not wait for the sink`)
   let lag: number | null = null
