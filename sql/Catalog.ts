@@ -199,6 +199,8 @@ export class Catalog {
     }
     const catalog = new Catalog(dir, readOnly, instance, conn, applied)
     if (applied.length > 0) catalog.log.info({ path, applied }, 'catalog applied')
+    // The owner's open says so either way: operators (and the stop-deadline test) read it as the start's catalog step.
+    else if (!readOnly) catalog.log.info({ path }, 'catalog up to date (its .sql files unchanged since the last apply)')
     return catalog
   }
 

@@ -20,6 +20,8 @@ const DEADLINE_MS = 30_000
 const SLACK_MS = 5_000
 /** Each phase is reached within this (a four-day history; CI shares two cores with other suites). */
 const PHASE_WITHIN_MS = 240_000
+/** The start's catalog step, applied or found up to date (sql/Catalog.ts): the owner has the folder from here on. */
+const CATALOG_STEP = /"msg":"catalog (applied|up to date)/
 
 interface Run {
   child: ChildProcess
@@ -83,7 +85,7 @@ interface Phase {
 const PHASES: Phase[] = [
   { name: 'warm-up (history at full speed)', reached: (out) => out.includes('svc: warming up'), notYet: /svc: warm-up done/ },
   { name: 'bootstrap release at the cut (read, label, fit)', reached: (out) => out.includes('no active release: building'), notYet: /svc: release +2\.0\.0 (activated|rejected)/ },
-  { name: "restart's state rebuild before listening", reached: (_out, err) => err.includes('"msg":"catalog applied"'), notYet: /svc: listening/ },
+  { name: "restart's state rebuild before listening", reached: (_out, err) => CATALOG_STEP.test(err), notYet: /svc: listening/ },
   { name: 'serving', reached: (out) => out.includes('svc: ready:'), notYet: /svc: stopped/ },
 ]
 
@@ -121,7 +123,7 @@ t.test('a stop signal at each start phase ends the process within the deadline, 
     t.match(first.stdout(), /svc: stopped\n$/, `${phase.name}: 'svc: stopped' is its last line`)
     t.same(early2, [], `${phase.name}: the second instance (pid ${second.pid}) held no LOCK before pid ${first.pid} exited`)
     // The second either refused while the first ran, or goes on to own the folder and is the next phase's instance.
-    await waitFor(second, 'the second instance refusing or owning the folder', (_out, err) => err.includes('LOG_LOCKED') || err.includes('"msg":"catalog applied"'))
+    await waitFor(second, 'the second instance refusing or owning the folder', (_out, err) => err.includes('LOG_LOCKED') || CATALOG_STEP.test(err))
     if (second.stderr().includes('LOG_LOCKED')) {
       const refused = await second.exited
       t.equal(refused.code, 1, `${phase.name}: the second instance refused the folder while pid ${first.pid} ran`)
