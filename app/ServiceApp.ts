@@ -587,13 +587,12 @@ export class ServiceApp {
       // of unsealed ticks after a first start) is sealed in the background and never gates readiness; its lag is
       // svc_consumer_lag{group="svc.parquet-sink"} on /metrics.
       const caughtUp = async (what: string, wait: (timeoutMs: number) => Promise<void>) => {
-        for (let waited = 0; ; waited += CATCH_UP_LOG_EVERY_MS) {
-          try {
-            return await wait(CATCH_UP_LOG_EVERY_MS)
-          } catch (err) {
-            if (signal.aborted || !(err instanceof Error) || !/did not catch up/.test(err.message)) throw err
-            log.warn({ waitedMs: waited + CATCH_UP_LOG_EVERY_MS }, `${what} is still catching up with the warm-up; not ready yet`)
-          }
+        const started = Date.now()
+        const slow = setInterval(() => log.warn({ waitedMs: Date.now() - started }, `${what} is still catching up with the warm-up; not ready yet`), CATCH_UP_LOG_EVERY_MS)
+        try {
+          await wait(Infinity)
+        } finally {
+          clearInterval(slow)
         }
       }
       Promise.all([
