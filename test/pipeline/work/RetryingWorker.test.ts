@@ -63,12 +63,35 @@ t.test('a job resumed at a later attempt waits first, then makes only the attemp
 })
 
 t.test('close aborts the waits, drops queued jobs and waits for the attempts in flight', async (t) => {
-  const { w, log } = worker({ attempts: 3, concurrency: 1, baseMs: 60_000 })
+  // The attempt in flight is held on a gate the test opens, so close() meets it in flight however loaded the
+  // machine is (a sleep of a few milliseconds let a CI run finish it, free the slot and start the queued job first).
+  const log: string[] = []
+  let open!: () => void
+  const gate = new Promise<void>((r) => (open = r))
+  let entered!: () => void
+  const inFlight = new Promise<void>((r) => (entered = r))
+  const w = new RetryingWorker<Job>({
+    policy: new RetryPolicy({ attempts: 3, baseMs: 60_000, jitter: 0 }),
+    concurrency: 1,
+    key: (job) => job.id,
+    attempt: async (job, n) => {
+      entered()
+      await gate
+      log.push(`${job.id}#${n}`)
+      return job.plan[n - 1] ?? 'done'
+    },
+  })
   w.submit({ id: 'a', plan: ['retry'] })
   w.submit({ id: 'b', plan: ['done'] })
-  await new Promise((r) => setTimeout(r, 1))
+  await inFlight
   const started = Date.now()
-  await w.close()
+  const closing = w.close()
+  let closed = false
+  void closing.then(() => (closed = true))
+  await new Promise((r) => setImmediate(r))
+  t.notOk(closed, 'close waits for the attempt in flight')
+  open()
+  await closing
   t.ok(Date.now() - started < 5_000, 'the minute-long retry wait did not hold close')
   t.same(log, ['a#1'], 'the attempt in flight finished; the queued job never started')
   t.notOk(w.has('a') || w.has('b'))
