@@ -87,6 +87,12 @@ export interface KafkaLogOptions {
    * before it consumes. Default 30 s (kafkajs'); the broker's floor is group.min.session.timeout.ms (6 s by default).
    */
   sessionTimeoutMs?: number
+  /**
+   * Several instances on one cluster (SVC_CLUSTER=on, issue 32): every processor's consumer group is named by the
+   * instance, `<topicPrefix><group>.<instanceId>`, so each instance reads every partition into its own state (a
+   * replica) instead of splitting the partitions with the other instances. Leases (KafkaLease.ts) stay shared.
+   */
+  replicaGroups?: boolean
 }
 
 const validateOptions = optionsValidator<KafkaLogOptions>(
@@ -103,6 +109,7 @@ const validateOptions = optionsValidator<KafkaLogOptions>(
       connectionTimeoutMs: { type: 'integer', minimum: 100, nullable: true, default: 10_000 },
       requestTimeoutMs: { type: 'integer', minimum: 100, nullable: true, default: 30_000 },
       sessionTimeoutMs: { type: 'integer', minimum: 1_000, maximum: 1_800_000, nullable: true, default: 30_000 },
+      replicaGroups: { type: 'boolean', nullable: true, default: false },
     },
   } as JSONSchemaType<KafkaLogOptions>,
   'KafkaLog options',
@@ -204,8 +211,19 @@ export class KafkaLog implements EventLog, KafkaLogInternals {
   }
 
   physicalGroup(groupId: string): string {
+    const shared = this.sharedGroup(groupId)
+    return this.options.replicaGroups ? `${shared}.${this.options.instanceId}` : shared
+  }
+
+  /** A group every instance of the cluster joins as one (a lease), whatever replicaGroups says. */
+  sharedGroup(groupId: string): string {
     if (typeof groupId !== 'string' || groupId.length === 0) throw new LogError('LOG_INVALID_ARGUMENT', 'groupId: must be a non-empty string')
     return this.options.topicPrefix + groupId
+  }
+
+  /** This instance's id (KafkaLogOptions.instanceId, defaulting to the client id). */
+  get instanceId(): string {
+    return this.options.instanceId
   }
 
   forget(consumer: KafkaConsumer): void {
