@@ -14,6 +14,7 @@ import { PinnedHttpClient } from '../product/delivery/PinnedHttpClient.ts'
 import type { DeliveryLedger, PushSender } from '../product/delivery/ports.ts'
 import { UrlGuard } from '../product/delivery/UrlGuard.ts'
 import { WebPushSender } from '../product/delivery/WebPushSender.ts'
+import type { Lease } from '../pipeline/log/Lease.ts'
 import type { CheckpointSettings } from '../pipeline/state/StateStore.ts'
 import type { AppConfig } from './config.ts'
 
@@ -31,6 +32,8 @@ export async function openDelivery(options: {
   partitions?: number
   /** The delivery book's snapshots (issue 31); absent: rebuilt from its journals at every start. */
   checkpoints?: CheckpointSettings | null
+  /** Several instances: only this lease's holder delivers (DeliveryOptions.dispatchLease). */
+  dispatchLease?: Lease | null
 }): Promise<DeliveryService> {
   const { config } = options
   const dir = join(options.dataDir, 'delivery')
@@ -61,5 +64,6 @@ export async function openDelivery(options: {
     retryDelayMs: config.SVC_HOOK_RETRY_MS,
     ...(options.partitions ? { partitions: options.partitions } : {}),
     checkpoints: options.checkpoints ?? null,
+    dispatchLease: options.dispatchLease ?? null,
   })
 }

@@ -117,6 +117,25 @@ export class CheckpointedFollowers {
     }
   }
 
+  /**
+   * Resolves once every follower has read what its journal held when this was called: what another instance wrote
+   * before this one takes its work over is in the state (a new holder of delivery's lease, issue 32).
+   */
+  async caughtUp(log: EventLog, signal?: AbortSignal): Promise<void> {
+    const ends = await Promise.all(this.journals.map((j) => log.endOffsets(j.journal.topic)))
+    for (;;) {
+      signal?.throwIfAborted()
+      const failed = this.followers.find((f) => f.failed)
+      if (failed) throw failed.failed
+      const done = this.journals.every((_, i) => {
+        const at = new Map(this.followers[i]!.positions().map((p) => [p.partition, p.offset]))
+        return ends[i]!.every((end, partition) => end === 0 || (at.get(partition) ?? 0) >= end)
+      })
+      if (done) return
+      await sleep(20)
+    }
+  }
+
   /** A snapshot now (tests, and a caller that wants one before a risky step); null when skipped or not checkpointed. */
   checkpoint(): Promise<unknown> {
     return this.checkpointer?.checkpoint() ?? Promise.resolve(null)

@@ -38,6 +38,7 @@ import { DEFAULT_PARTITIONS } from '../../pipeline/topics.ts'
 import { CheckpointedFollowers, followOwnWrites } from '../../pipeline/state/CheckpointedFollowers.ts'
 import type { RestoredState } from '../../pipeline/state/restoreState.ts'
 import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
+import type { Lease } from '../../pipeline/log/Lease.ts'
 import { Attempts } from './Attempts.ts'
 import { Contacts } from './Contacts.ts'
 import { DELIVERY_BOOK_SCHEMA, DeliveryBook, type EndpointState } from './DeliveryBook.ts'
@@ -76,6 +77,12 @@ export interface DeliveryOptions {
   groupId?: string
   /** Snapshot the book and start from the newest valid snapshot (absent: rebuild from the log at every open). */
   checkpoints?: CheckpointSettings | null
+  /**
+   * Several instances on one cluster (issue 32): only the holder of this lease delivers (it subscribes to the outcome
+   * bus), so each resolution's hooks fire once across the cluster; every instance keeps the whole book and takes
+   * registrations. Absent: this instance delivers (it is the only one).
+   */
+  dispatchLease?: Lease | null
 }
 
 /**
@@ -98,6 +105,10 @@ export class DeliveryService {
   private followers: CheckpointedFollowers | null = null
   private subscriptions: Subscription[] = []
   private closed = false
+  /** Stops listening to the dispatch lease (null without one). */
+  private offLease: (() => void) | null = null
+  /** The takeover in progress (catching up with the book, then subscribing), aborted when the lease moves on. */
+  private taking: AbortController | null = null
   private readonly attempts: Attempts
   private readonly registrations: Registrations
   private readonly devices: PushDevices
@@ -158,10 +169,13 @@ export class DeliveryService {
       throw new DeliveryKeyMissing(s.book.unreadable, s.book.firstUnreadable, options.signer.cipher !== null)
     }
     // After the book is whole: the bus replays every resolution and decision, and what the record lacks is delivered.
-    s.subscriptions.push(
-      options.ledger.resolutions.subscribe('delivery', (e) => s.dispatch.onResolution(e)),
-      options.ledger.decisions.subscribe('delivery.alerts', (d) => s.dispatch.onDecision(d)),
-    )
+    const lease = options.dispatchLease ?? null
+    if (lease === null) s.startDispatch()
+    else {
+      s.offLease = lease.onChange((held) => (held ? void s.takeDispatch() : s.stopDispatch()))
+      if (lease.held) await s.takeDispatch()
+      else log.info('another instance holds the delivery lease: this one keeps the book and delivers if it takes the lease over')
+    }
     const from = s.restored?.restored ? 'its snapshot and the log tail' : 'the log'
     log.info({ hooks: s.book.hooks.size, endpoints: s.book.endpoints.size, devices: s.book.devices.size, deliveries: s.book.deliveries.size }, `delivery book built from ${from}`)
     return s
@@ -280,6 +294,50 @@ export class DeliveryService {
 
   // ------------------------------------------------------------ lifecycle
 
+  /** Whether this instance delivers now (it holds the dispatch lease, or has none). */
+  get dispatching(): boolean {
+    return this.subscriptions.length > 0
+  }
+
+  private startDispatch(): void {
+    if (this.closed || this.subscriptions.length > 0) return
+    const { ledger } = this.options
+    this.subscriptions.push(
+      ledger.resolutions.subscribe('delivery', (e) => this.dispatch.onResolution(e)),
+      ledger.decisions.subscribe('delivery.alerts', (d) => this.dispatch.onDecision(d)),
+    )
+  }
+
+  /**
+   * This instance took the dispatch lease: the book first reads every attempt the previous holder recorded (so a
+   * delivery it made is not made again), then the bus replays every resolution and what the record lacks is
+   * delivered, as at a restart. A delivery the previous holder sent but had not recorded when it died is sent again,
+   * under the same delivery id (receivers deduplicate on it; docs/decisions.md).
+   */
+  private async takeDispatch(): Promise<void> {
+    if (this.closed || this.taking || this.subscriptions.length > 0) return
+    const taking = (this.taking = new AbortController())
+    try {
+      await this.followers?.caughtUp(this.options.log, taking.signal)
+      if (!taking.signal.aborted) {
+        this.startDispatch()
+        log.info('this instance holds the delivery lease: it delivers')
+      }
+    } catch (err) {
+      if (!taking.signal.aborted) log.warn({ err }, 'taking delivery over failed: the book did not catch up; not delivering')
+    } finally {
+      if (this.taking === taking) this.taking = null
+    }
+  }
+
+  /** The lease moved to another instance: nothing new is planned here; attempts already in flight finish. */
+  private stopDispatch(): void {
+    this.taking?.abort()
+    if (this.subscriptions.length === 0) return
+    for (const s of this.subscriptions.splice(0)) s.unsubscribe()
+    log.info('the delivery lease moved to another instance: this one no longer delivers')
+  }
+
   /** Resolves once nothing is queued, in flight or waiting for its retry (tests and benchmarks). */
   async idle(): Promise<void> {
     for (const s of this.subscriptions) await s.idle()
@@ -289,6 +347,8 @@ export class DeliveryService {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.offLease?.()
+    this.taking?.abort()
     for (const s of this.subscriptions) s.unsubscribe()
     await this.attempts.close()
     await this.followers?.stop()
