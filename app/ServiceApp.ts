@@ -76,6 +76,7 @@ import { RestWeightBudget, type RestWeightBudgetOptions } from '../ingest/hyperl
 import { HL_VENUE_SOURCE, HyperliquidConnector, type HyperliquidConnectorOptions } from '../pipeline/venue/HyperliquidConnector.ts'
 import { VenueLogSink } from '../pipeline/venue/VenueLogSink.ts'
 import { SimulatedVenueResume } from '../pipeline/venue/SimulatedVenueResume.ts'
+import { openLease, type Lease, type LeaseMember } from '../pipeline/log/Lease.ts'
 import { startProgress, type Progress } from '../common/progress.ts'
 import { progressOf } from './config.ts'
 import { DAY_MS, MINUTE_MS } from '../common/time.ts'
@@ -86,6 +87,10 @@ const log = childLogger('app')
 const SIMULATED_SEED = 1
 /** The Parquet sink's consumer group: its committed offsets are what retention counts as sealed. */
 const SINK_GROUP = 'svc.parquet-sink'
+/** The lease whose holder feeds the venue when several instances share one cluster (pipeline/log/Lease.ts). */
+const VENUE_FEED_LEASE = 'venue-feed'
+/** The lease whose holder delivers hooks, endpoints, push and alerts (DeliveryService's dispatchLease). */
+const DELIVERY_LEASE = 'delivery'
 /** How often a start still catching up with its warm-up says so (it waits as long as it takes). */
 const CATCH_UP_LOG_EVERY_MS = 60_000
 
@@ -200,7 +205,8 @@ async function simulatedVenueOf(dataDir: string, config: AppConfig, clock: Clock
 
 /** Where the ticks come from: the simulated venue in the present (default), the live venue, or a dated tape (SVC_TAPE). */
 type VenueFeed =
-  | { mode: 'present'; venue: SimulatedVenue; resume: SimulatedVenueResume }
+  /** `reopen`: the generator's resume point read again from its checkpoint and the log (an instance taking over the feed). */
+  | { mode: 'present'; venue: SimulatedVenue; resume: SimulatedVenueResume; reopen: () => Promise<SimulatedVenueResume> }
   | { mode: 'live'; venue: LiveVenueFile; connector: HyperliquidConnector; sink: VenueLogSink; progress: { bar: Progress | null } }
   | { mode: 'replay'; tape: string; firstTime: number }
 
@@ -228,6 +234,9 @@ export class ServiceApp {
     private readonly config: AppConfig,
     readonly dataDir: string,
     private readonly feed: VenueFeed,
+    /** Who feeds the venue: the one holder of this lease among the instances of a cluster (SVC_CLUSTER; else this one). */
+    private readonly feedLease: Lease,
+    private readonly deliveryLease: Lease,
     private readonly clock: Clock,
     private readonly timeline: DataTimeline,
     readonly server: Server,
@@ -286,6 +295,14 @@ export class ServiceApp {
     if (config.SVC_VENUE === 'hyperliquid' && config.SVC_TAPE !== undefined) {
       throw new AppConfigError('SVC_TAPE replays a dated tape and SVC_VENUE=hyperliquid streams the live venue: set one of them')
     }
+    if (config.SVC_CLUSTER === 'on') {
+      if (config.SVC_LOG !== 'kafka' || config.KAFKA_INSTANCE_ID === undefined) {
+        throw new AppConfigError('SVC_CLUSTER=on runs several instances on one Kafka cluster: set SVC_LOG=kafka, KAFKA_BROKERS and this instance\'s own KAFKA_INSTANCE_ID')
+      }
+      if (config.SVC_VENUE === 'hyperliquid') {
+        throw new AppConfigError('SVC_CLUSTER=on does not hand the live venue\'s connector over between instances yet: run the live venue on one instance (SVC_CLUSTER=off), or the simulated venue or a tape on several')
+      }
+    }
     // Files 0600, folders 0700 (pipeline/log/dataModes.ts): our writers pass the modes; DuckDB's files follow the umask.
     restrictUmask()
     await openDataFolder(dataDir)
@@ -311,6 +328,13 @@ export class ServiceApp {
     const checkpoints: CheckpointSettings = { snapshots: await StateSnapshots.open(join(dataDir, 'state')), everyMs: config.SVC_STATE_SNAPSHOT_S * 1000 }
     const eventLog = await openEventLog(eventLogOf(config))
     closes('event log', () => eventLog.close())
+    // What runs once per cluster runs under a lease (issue 32; pipeline/log/Lease.ts): on one instance both are this
+    // instance's; with SVC_CLUSTER=on the instances' Kafka groups say who holds each.
+    const member: LeaseMember = { instance: config.KAFKA_INSTANCE_ID ?? 'this', url: config.PORT === 0 ? null : `http://${config.HOST}:${config.PORT}` }
+    const feedLease = await openLease(eventLog, VENUE_FEED_LEASE, member, config.SVC_CLUSTER === 'on')
+    closes('venue feed lease', () => feedLease.close())
+    const deliveryLease = await openLease(eventLog, DELIVERY_LEASE, member, config.SVC_CLUSTER === 'on')
+    closes('delivery lease', () => deliveryLease.close())
     // Short sink age so data lands in Parquet within seconds of being replayed. The sink starts once the service is
     // ready (run(): the market state and the engine hold the warm-up): no API read needs the newest ticks in Parquet,
     // and in this one process it would take a third of the warm-up's CPU; it then catches up on the history in the
@@ -344,8 +368,9 @@ export class ServiceApp {
       feed = { mode: 'live', venue: liveFile, connector, sink, progress }
     } else if (simulatedVenue) {
       // The generator's checkpoint beside the processors' snapshots: a restart generates only the gap (issue 31).
-      const resume = await SimulatedVenueResume.open({ venue: simulatedVenue, snapshots: checkpoints.snapshots, log: eventLog, topic: names.ticks, everyMs: checkpoints.everyMs })
-      feed = { mode: 'present', venue: simulatedVenue, resume }
+      const venue = simulatedVenue
+      const reopen = () => SimulatedVenueResume.open({ venue, snapshots: checkpoints.snapshots, log: eventLog, topic: names.ticks, everyMs: checkpoints.everyMs })
+      feed = { mode: 'present', venue, resume: await reopen(), reopen }
     } else feed = { mode: 'replay', ...replay! }
     const connector = feed.mode === 'live' ? feed.connector : null
     let timeline: DataTimeline | null = null
@@ -388,6 +413,8 @@ export class ServiceApp {
       ...served.engineOptions(),
       // Snapshots of the tick-derived state and the ledger index: a restart reads only the log after them (issue 31).
       checkpoints,
+      // Several instances: every engine derives the same decisions and outcomes; the venue feed's holder appends them.
+      ...(config.SVC_CLUSTER === 'on' ? { appendsDerived: () => feedLease.held } : {}),
     })
     closes('engine runner (fits, decisions)', () => runner.close())
     await served.attach(runner)
@@ -433,7 +460,7 @@ export class ServiceApp {
     let delivery: DeliveryService | null = null
     try {
       delivery = await openDelivery({
-        config, dataDir, log: eventLog, clock, partitions, checkpoints,
+        config, dataDir, log: eventLog, clock, partitions, checkpoints, dispatchLease: deliveryLease,
         ledger: {
           decision: (id) => runner.ledger.index.decision(id),
           clockNow: () => runner.live.now() ?? clock.now(),
@@ -543,6 +570,9 @@ export class ServiceApp {
       },
     })
     closes('server', () => server.close())
+    // The leases' members name the URL this instance answers on once it listens (PORT=0 picks one); the group
+    // metadata carries it from the next rebalance on.
+    member.url = server.url
     const logKind = config.SVC_LOG
     for (const line of [
       `svc: listening on ${server.url}  (try ${server.url}/healthz, ${server.url}/v1/pricing, ${server.url}/openapi.json)`,
@@ -562,7 +592,7 @@ export class ServiceApp {
     compaction?.start()
     retention?.start()
     funnel?.start()
-    return new ServiceApp(config, dataDir, feed, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, { sessions: payerSessions, journal: proofJournal }, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor, retention }, say, stopSteps)
+    return new ServiceApp(config, dataDir, feed, feedLease, deliveryLease, clock, timeline, server, eventLog, pipeline, runner, market, billing, duel, arena, delivery, funnel, x402, { sessions: payerSessions, journal: proofJournal }, { db: recordDb, job: recordJob, schedule: recordSchedule, releases, served, compaction, compactor, retention }, say, stopSteps)
   }
 
   /**
@@ -578,7 +608,10 @@ export class ServiceApp {
    * then.
    */
   async run(signal: AbortSignal): Promise<void> {
-    const { config, pipeline, runner, server, say, feed } = this
+    const { pipeline, runner, server, say, feedLease } = this
+    // Once per run, whoever calls first: a replica warms as soon as it reads the log, a feeder when its warm-up paces.
+    let warmed = false
+    let readySaid = false
     const warm = () => {
       // Old prices are never served: the market routes (and /readyz) answer 503 WARMING_UP until the market state and
       // the engine hold all the warm-up produced, so open clocks and prices are of the present when it says ready.
@@ -586,6 +619,8 @@ export class ServiceApp {
       // year of history); a slow catch-up is logged instead. The Parquet sink starts only then: its backlog (a year
       // of unsealed ticks after a first start) is sealed in the background and never gates readiness; its lag is
       // svc_consumer_lag{group="svc.parquet-sink"} on /metrics.
+      if (warmed) return
+      warmed = true
       const caughtUp = async (what: string, wait: (timeoutMs: number) => Promise<void>) => {
         const started = Date.now()
         const slow = setInterval(() => log.warn({ waitedMs: Date.now() - started }, `${what} is still catching up with the warm-up; not ready yet`), CATCH_UP_LOG_EVERY_MS)
@@ -608,9 +643,11 @@ export class ServiceApp {
         },
       )
     }
-    const sayReady = () =>
+    const sayReady = () => {
+      if (readySaid) return
+      readySaid = true
       // Tell the newcomer when the engine has caught up with the warm-up and the API shows it.
-      runner.waitForTicks(3_600_000, signal).then(
+      void runner.waitForTicks(3_600_000, signal).then(
         () => {
           const stats = runner.stats()
           say(`svc: ready: ${stats.openClocks} open clocks, ${stats.ledger.outcomes} resolved decisions (curl ${server.url}/v1/clocks/open, ${server.url}/v1/feed?limit=5)`)
@@ -619,6 +656,41 @@ export class ServiceApp {
           if (!signal.aborted) log.warn({ err }, 'the engine did not catch up with the warm-up')
         },
       )
+    }
+    // Several instances (SVC_CLUSTER=on): only the holder of the venue-feed lease feeds the venue; the others read
+    // the ticks it appends from the log (their processors are replicas) and the first to get the lease when it leaves
+    // or dies feeds on from where the log ends. On one instance the lease is always held and this loop runs once.
+    for (;;) {
+      if (!feedLease.held) {
+        const holder = await feedLease.holder().catch(() => null)
+        say(`svc: replica: ${holder ? `instance ${holder.instance} (${holder.url ?? 'no url'})` : 'another instance'} feeds the venue; this one reads it from the log and takes the feed over if that instance stops`)
+        warm()
+        sayReady()
+        try {
+          await feedLease.acquired(signal)
+        } catch {
+          return
+        }
+        say('svc: this instance now holds the venue feed lease: it feeds the venue on from where the log ends')
+        if (this.feed.mode === 'present') this.feed.resume = await this.feed.reopen()
+      }
+      const moved = new AbortController()
+      const off = feedLease.onChange((held) => {
+        if (!held) moved.abort(new Error('the venue feed lease moved to another instance'))
+      })
+      try {
+        await this.feedVenue(AbortSignal.any([signal, moved.signal]), warm, sayReady)
+      } finally {
+        off()
+      }
+      if (signal.aborted || !moved.signal.aborted) return
+      say('svc: the venue feed lease moved to another instance: this one stops feeding and reads the venue from the log')
+    }
+  }
+
+  /** The venue feed of the lease's holder (run()), until `signal` aborts; `warm` and `sayReady` once it has paced. */
+  private async feedVenue(signal: AbortSignal, warm: () => void, sayReady: () => void): Promise<void> {
+    const { config, pipeline, say, feed } = this
     if (feed.mode === 'live') {
       const { connector, venue } = feed
       const resumed = connector.written
@@ -632,7 +704,7 @@ export class ServiceApp {
         const s = connector.status()
         say(`svc: warm-up done (${s.backfill.ticks} ticks fetched); now streaming ${venue.ws_url}`)
         warm()
-        void sayReady()
+        sayReady()
       })
       return
     }
@@ -674,7 +746,7 @@ export class ServiceApp {
         warmDone()
         say(live ? `svc: warm-up done (${produced} records); now live in the present at 1x` : `svc: warm-up done (${produced} records); now replaying at speed ${config.SVC_REPLAY_SPEED}`)
         warm()
-        void sayReady()
+        sayReady()
       },
     })
     warmBar?.stop() // aborted, or a tape that ended before paceFrom
@@ -711,12 +783,16 @@ export class ServiceApp {
       await step('payer sessions (final snapshot)', () => this.proofs.sessions.close())
       await step('payer proofs', () => this.proofs.journal.close())
       await step('delivery', () => this.delivery?.close())
+      // Leaving the group hands delivery to another instance at once (its book reads what this one recorded first).
+      await step('delivery lease', () => this.deliveryLease.close())
       await step('arena', () => this.arena.close())
       await step('duel', () => this.duel.close())
       await step('billing', () => this.billing.close())
       await step('market', () => this.market.close())
       await step('engine runner (fits, decisions)', () => this.runner.close())
       if (this.feed.mode === 'live') await step('venue sink', () => (this.feed as { sink: VenueLogSink }).sink.close())
+      // The feed has stopped (run()'s signal): leaving the lease's group hands the feed to another instance at once.
+      await step('venue feed lease', () => this.feedLease.close())
       await step('pipeline (sink seal, commit)', () => this.pipeline.close())
       await step('event log', () => this.eventLog.close())
     })()

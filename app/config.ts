@@ -60,6 +60,11 @@ export const ENV_SCHEMA = Type.Object(
       default: 30_000,
       description: "how long the broker waits for a silent consumer before reassigning its partitions (a killed process's successor waits up to this long); at least the broker's group.min.session.timeout.ms",
     }),
+    SVC_CLUSTER: StringEnum(['off', 'on'], {
+      default: 'off',
+      description:
+        "several instances on one Kafka cluster (issue 32, README 'Several instances'): each instance, with its own KAFKA_INSTANCE_ID, PORT and SVC_DATA_DIR, reads every partition into its own state, and one of them, the holder of the venue-feed lease, feeds the venue (another takes over within KAFKA_SESSION_TIMEOUT_MS of its death); needs SVC_LOG=kafka and KAFKA_INSTANCE_ID",
+    }),
     SVC_PARTITIONS: Type.Integer({ minimum: 1, maximum: 1024, default: DEFAULT_PARTITIONS, description: 'partitions per topic the service creates' }),
     SVC_TOPIC_TICKS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', 'x-expected': NAME_WORDS, default: topicNames().ticks, description: 'topic of venue ticks' }),
     SVC_TOPIC_DECISIONS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', 'x-expected': NAME_WORDS, default: topicNames().decisions, description: 'topic of the decision ledger' }),
@@ -349,6 +354,7 @@ export function eventLogOf(c: AppConfig): OpenEventLogOptions {
         replicationFactor: c.KAFKA_REPLICATION_FACTOR,
         sessionTimeoutMs: c.KAFKA_SESSION_TIMEOUT_MS,
         ...(c.KAFKA_INSTANCE_ID ? { instanceId: c.KAFKA_INSTANCE_ID } : {}),
+        ...(c.SVC_CLUSTER === 'on' ? { replicaGroups: true } : {}),
       },
     }
   }

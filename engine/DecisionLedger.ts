@@ -51,6 +51,14 @@ export interface DecisionLedgerOptions {
   checkpoints?: CheckpointSettings | null
   /** How long open() waits for the followers to reach the end offsets they saw (default 120 s). */
   catchUpTimeoutMs?: number
+  /**
+   * Whether this instance appends what flush() has staged (the decisions and outcomes its engine derives); absent:
+   * always. Several instances (issue 32): every replica's engine derives the same records from the same ticks, and
+   * only the holder of the venue-feed lease appends them; a replica keeps its own staged until the holder's record of
+   * the same id is read back, so reads never miss it and nothing is appended twice. Paid decisions (appendIn) are
+   * appended by whichever instance answers the call.
+   */
+  appendsDerived?: (() => boolean) | null
 }
 
 export class DecisionLedger {
@@ -65,11 +73,14 @@ export class DecisionLedger {
   private readonly inFlight = new Map<string, Promise<void>>()
   private followers: CheckpointedFollowers | null = null
   private closed = false
+  /** Whether the last flush appended (appendsDerived): a change to true first reads back the previous holder's. */
+  private appending = true
 
   private constructor(
     readonly decisions: Journal<typeof DECISIONS.schema>,
     readonly outcomes: Journal<typeof OUTCOMES_JOURNAL.schema>,
     names: TopicNames,
+    private readonly appendsDerived: (() => boolean) | null = null,
   ) {
     this.names = names
     this.bus = new LedgerBus({
@@ -83,7 +94,7 @@ export class DecisionLedger {
     const partitions = options.partitions ?? DEFAULT_PARTITIONS
     const decisions = await Journal.open({ log: options.log, def: DECISIONS, topic: names.decisions, partitions })
     const outcomes = await Journal.open({ log: options.log, def: OUTCOMES_JOURNAL, topic: names.outcomes, partitions })
-    const ledger = new DecisionLedger(decisions, outcomes, names)
+    const ledger = new DecisionLedger(decisions, outcomes, names, options.appendsDerived ?? null)
     const groupId = options.groupId ?? 'svc.ledger-index'
     const catchUpTimeoutMs = options.catchUpTimeoutMs ?? 120_000
     try {
@@ -206,6 +217,17 @@ export class DecisionLedger {
    */
   flush(): Promise<void> {
     const next = this.chain.then(async () => {
+      if (this.appendsDerived !== null) {
+        const appends = this.appendsDerived()
+        // Taking the appends over from another instance: first read back everything it appended, so none of it is
+        // appended again from this stage.
+        if (appends && !this.appending) await this.followers?.caughtUp(this.decisions.log)
+        this.appending = appends
+        // Each staged record the holder appended leaves the stage once it was read back into the index.
+        for (const id of this.stagedDecisions.keys()) if (this.index.decision(id)) this.stagedDecisions.delete(id)
+        for (const id of this.stagedOutcomes.keys()) if (this.index.outcome(id)) this.stagedOutcomes.delete(id)
+        if (!appends) return
+      }
       // Large flushes go out in several sends; what is durable leaves the stage as it lands, so a failed send
       // leaves only the unsent rest staged and a retry writes nothing twice.
       const decisions = [...this.stagedDecisions.values()]

@@ -117,6 +117,8 @@ export interface EngineRunnerOptions {
   checkpoints?: CheckpointSettings | null
   /** Where the restore and checkpoint lines go (default the engine-runner logger; a test captures them). */
   stateLogger?: Logger | null
+  /** Whether this instance appends the decisions and outcomes it derives (DecisionLedgerOptions.appendsDerived). */
+  appendsDerived?: (() => boolean) | null
 }
 
 export interface LiveCadenceOptions {
@@ -272,11 +274,11 @@ export class EngineRunner {
   }
 
   static async start(options: EngineRunnerOptions): Promise<EngineRunner> {
-    const { log: eventLog, clock, names: givenNames, walletProvider, accountClock, checkpoints, stateLogger: _l, ...plain } = options
+    const { log: eventLog, clock, names: givenNames, walletProvider, accountClock, checkpoints, stateLogger: _l, appendsDerived, ...plain } = options
     validateOptions('EngineRunner options', OPTIONS_SCHEMA, plain, (message) => new EngineError('VALIDATION', message))
     const names = givenNames ?? topicNames()
     const groupId = options.groupId ?? 'svc.engine'
-    const ledger = await DecisionLedger.open({ log: eventLog, names, partitions: options.partitions, groupId: `${groupId}.ledger`, checkpoints })
+    const ledger = await DecisionLedger.open({ log: eventLog, names, partitions: options.partitions, groupId: `${groupId}.ledger`, checkpoints, appendsDerived: appendsDerived ?? null })
     let runner: EngineRunner
     try {
       const fits = await FitStore.open(options.dataDir === null ? null : join(options.dataDir, 'fits'))

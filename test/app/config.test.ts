@@ -101,6 +101,8 @@ t.test('invalid configuration names the variable, every one of them, in one line
     kind: 'kafka',
     kafka: { brokers: ['127.0.0.1:9092', '10.0.0.2:9093'], clientId: 'decision-intelligence-service', topicPrefix: '', replicationFactor: 1, sessionTimeoutMs: 30_000 },
   })
+  t.match(eventLogOf(loadConfig({ SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:9092', SVC_CLUSTER: 'on', KAFKA_INSTANCE_ID: 'a' })), { kafka: { instanceId: 'a', replicaGroups: true } }, 'several instances: groups named by the instance')
+  t.throws(() => loadConfig({ SVC_CLUSTER: 'yes' }), { message: /environment\/SVC_CLUSTER/ })
   let err: unknown
   try {
     loadConfig({ PORT: '70000', SVC_PAY_TO: 'me', SVC_TRUST_PROXY: 'maybe' })

@@ -1,0 +1,192 @@
+/**
+ * Issue 32, several instances on one Kafka cluster (SVC_CLUSTER=on): two `svc start` processes on the shared broker,
+ * each with its own KAFKA_INSTANCE_ID, PORT and data folder.
+ * - Exactly one feeds the simulated venue (the holder of the venue-feed lease, pipeline/log/KafkaLease.ts); the other
+ *   says it is a replica, reads the ticks from the log into its own state and answers the same open clocks.
+ * - No tick is appended twice (each tick's line number is in the log once).
+ * - The feeder SIGKILLed: the replica takes the feed over after the session timeout and the venue moves on (the data
+ *   time advances, still no tick twice); the killed instance restarted rejoins as a replica.
+ * - One port in front of both (svc balance's Balancer) answers from either.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import t from 'tap'
+import { ServiceApp } from '../../app/ServiceApp.ts'
+import { loadConfig } from '../../app/config.ts'
+import { KafkaLog } from '../../pipeline/log/KafkaLog.ts'
+import { decodeTickValue } from '../../pipeline/TickEnvelope.ts'
+import { topicNames } from '../../pipeline/topics.ts'
+import { Balancer } from '../../serving/cluster/Balancer.ts'
+import { kafkaBrokers, kafkaSkip, readAll, type TapTest } from '../helpers/logs.ts'
+import { makeTempDir } from '../helpers/tmp.ts'
+
+const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
+const SESSION_MS = 6_000
+const READY_WITHIN_MS = 420_000
+t.setTimeout(READY_WITHIN_MS * 2 + 300_000)
+
+const skip = kafkaSkip(t)
+
+interface Instance {
+  name: string
+  child: ChildProcess
+  out: () => string
+  exited: Promise<void>
+  url: Promise<string>
+}
+
+function startInstance(name: string, dataDir: string, prefix: string): Instance {
+  const child = spawn(process.execPath, [SVC, 'start'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      SVC_DATA_DIR: dataDir,
+      SVC_SIM_HISTORY_DAYS: '2',
+      SVC_TRAIN_DAYS: '1',
+      SVC_RECORD_INTERVAL_S: '0',
+      SVC_COMPACT_INTERVAL_S: '0',
+      SVC_LOG: 'kafka',
+      KAFKA_BROKERS: kafkaBrokers()!.join(','),
+      KAFKA_TOPIC_PREFIX: prefix,
+      KAFKA_INSTANCE_ID: name,
+      KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS),
+      SVC_CLUSTER: 'on',
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+      CI: 'true',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()))
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  const url = (async () => {
+    for (;;) {
+      const m = /svc: listening on (http:\/\/\S+)/.exec(out)
+      if (m) return m[1]!
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`instance ${name} exited before listening:\n${out}`)
+      await sleep(100)
+    }
+  })()
+  return { name, child, out: () => out, exited, url }
+}
+
+async function until(what: string, withinMs: number, check: () => Promise<boolean> | boolean): Promise<number> {
+  const t0 = Date.now()
+  for (;;) {
+    if (await Promise.resolve().then(check).catch(() => false)) return Date.now() - t0
+    if (Date.now() - t0 > withinMs) throw new Error(`${what}: not within ${withinMs} ms`)
+    await sleep(250)
+  }
+}
+
+const ready = async (url: string) => (await fetch(`${url}/readyz`)).status === 200
+
+/** What an instance says of the market now: each asset's quote and its provenance time, and the answers' data time. */
+async function marketView(url: string): Promise<{ quotes: string; eventTime: string | null }> {
+  const quotes: unknown[] = []
+  let eventTime: string | null = null
+  for (const asset of ['BTC', 'ETH', 'SOL']) {
+    const res = await fetch(`${url}/v1/market/${asset}`)
+    const body = (await res.json()) as { data: { quote: unknown; provenance: { timestamp: string } } }
+    quotes.push([body.data.quote, body.data.provenance.timestamp])
+    eventTime = /event_time=([^;]+)/.exec(res.headers.get('x-svc-data-time') ?? '')?.[1] ?? null
+  }
+  return { quotes: JSON.stringify(quotes), eventTime }
+}
+
+/** Nothing twice in the log: each tick's line, each decision id and each outcome's decision id appear once. */
+async function appendedOnce(t: TapTest, log: KafkaLog, when: string): Promise<{ ticks: number; decisions: number }> {
+  const names = topicNames()
+  const ticks = await readAll(log, names.ticks)
+  const seqs = ticks.map((r) => decodeTickValue(r.value).seq!)
+  t.equal(new Set(seqs).size, seqs.length, `${when}: no tick appended twice (${seqs.length} ticks)`)
+  const idsOf = async (topic: string) => (await readAll(log, topic)).map((r) => (JSON.parse(r.value.toString('utf8')) as { decision_id: string }).decision_id)
+  const decisions = await idsOf(names.decisions)
+  t.equal(new Set(decisions).size, decisions.length, `${when}: no decision appended twice (${decisions.length} decisions)`)
+  const outcomes = await idsOf(names.outcomes)
+  t.equal(new Set(outcomes).size, outcomes.length, `${when}: no outcome appended twice (${outcomes.length} outcomes)`)
+  return { ticks: seqs.length, decisions: decisions.length }
+}
+
+t.test('SVC_CLUSTER=on needs Kafka and an instance id of its own, and refuses the live venue for now', async (t) => {
+  const dir = await makeTempDir(t, 'svc-cluster-config-')
+  const base = { PORT: '0', SVC_DATA_DIR: dir, LOG_LEVEL: 'silent', SVC_CLUSTER: 'on' }
+  await t.rejects(ServiceApp.start(loadConfig(base), () => undefined), { code: 'APP_CONFIG', message: /SVC_LOG=kafka.*KAFKA_INSTANCE_ID/ }, 'on the embedded log')
+  await t.rejects(
+    ServiceApp.start(loadConfig({ ...base, SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:1' }), () => undefined),
+    { code: 'APP_CONFIG', message: /KAFKA_INSTANCE_ID/ },
+    'without an instance id',
+  )
+  await t.rejects(
+    ServiceApp.start(loadConfig({ ...base, SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:1', KAFKA_INSTANCE_ID: 'a', SVC_VENUE: 'hyperliquid' }), () => undefined),
+    { code: 'APP_CONFIG', message: /live venue/ },
+    'with the live venue',
+  )
+})
+
+t.test('two instances on one broker: one feeds the venue, both answer the same; the feed moves when its holder dies', { skip }, async (t) => {
+  const prefix = `cl${randomBytes(4).toString('hex')}.`
+  const instances: Instance[] = []
+  t.teardown(async () => {
+    for (const i of instances) if (i.child.exitCode === null && i.child.signalCode === null) i.child.kill('SIGTERM')
+    await Promise.all(instances.map((i) => i.exited))
+  })
+  const dirs = { a: await makeTempDir(t, 'svc-cluster-a-'), b: await makeTempDir(t, 'svc-cluster-b-') }
+  const a = startInstance('a', dirs.a, prefix)
+  instances.push(a)
+  // b starts once a listens: a then holds the lease (the first member of the group), b joins beside it.
+  const urlA = await a.url
+  const b = startInstance('b', dirs.b, prefix)
+  instances.push(b)
+  const urlB = await b.url
+  await until('both instances ready', READY_WITHIN_MS, async () => (await ready(urlA)) && (await ready(urlB)))
+
+  const feeders = () => instances.filter((i) => /svc: warming up: simulating the venue/.test(i.out()) || /now holds the venue feed lease/.test(i.out()))
+  t.same(feeders().map((i) => i.name), ['a'], 'exactly one instance feeds the venue: the first to join')
+  t.match(b.out(), /svc: replica: instance a \(http:\/\/127\.0\.0\.1:\d+\) feeds the venue/, 'the other says it is a replica and names the feeder')
+
+  await until('the replica answers the same market as the feeder', 60_000, async () => {
+    const [x, y] = await Promise.all([marketView(urlA), marketView(urlB)])
+    return x.eventTime !== null && x.eventTime === y.eventTime && x.quotes === y.quotes
+  })
+  t.pass('feeder and replica quote the same prices at the same data time')
+
+  const upstream = (url: string) => ({ host: new URL(url).hostname, port: Number(new URL(url).port) })
+  const balancer = await Balancer.start({ port: 0, host: '127.0.0.1', upstreams: [upstream(urlA), upstream(urlB)], probeEveryMs: 200 })
+  t.teardown(() => balancer.close())
+  // A new connection per call (no keep-alive), so the rotation visits both instances.
+  const viaOne = await Promise.all([0, 1, 2, 3].map(async () => (await fetch(`http://127.0.0.1:${balancer.port}/v1/market/BTC`, { headers: { connection: 'close' } })).status))
+  t.same(viaOne, [200, 200, 200, 200], 'one port in front of both answers')
+  t.ok(balancer.upstreams.every((u) => u.served > 0), `both instances answered through it (${balancer.upstreams.map((u) => u.served).join(', ')} connections)`)
+
+  const reader = await KafkaLog.connect({ brokers: kafkaBrokers()!, clientId: 'svc-test-cluster', topicPrefix: prefix })
+  t.teardown(() => reader.close())
+  const before = await appendedOnce(t, reader, 'two instances running')
+
+  // ---- the feeder dies without leaving ----
+  const timeBefore = (await marketView(urlB)).eventTime!
+  a.child.kill('SIGKILL')
+  await a.exited
+  const took = await until('the replica takes the feed over', SESSION_MS + 60_000, () => /now holds the venue feed lease/.test(b.out()))
+  t.pass(`the replica took the venue feed over ${took} ms after the feeder died (session ${SESSION_MS} ms)`)
+  await until('the venue moves on under its new feeder', 180_000, async () => {
+    const now = (await marketView(urlB)).eventTime
+    return now !== null && Date.parse(now) > Date.parse(timeBefore)
+  })
+  t.pass('the data time advanced after the takeover')
+  const after = await appendedOnce(t, reader, 'after the takeover')
+  t.ok(after.ticks > before.ticks, `the new feeder appended ticks (${before.ticks} -> ${after.ticks})`)
+
+  // ---- the dead instance comes back as a replica ----
+  const a2 = startInstance('a', dirs.a, prefix)
+  instances.push(a2)
+  const urlA2 = await a2.url
+  await until('the restarted instance is ready', READY_WITHIN_MS, () => ready(urlA2))
+  t.match(a2.out(), /svc: replica: instance b \(http:\/\/127\.0\.0\.1:\d+\) feeds the venue/, 'the restarted instance rejoins as a replica of the new feeder')
+  t.notMatch(a2.out(), /simulating the venue/, 'and does not feed')
+  await appendedOnce(t, reader, 'after the restart')
+})
