@@ -9,6 +9,11 @@
 #   scripts/kafka-broker.sh stop  [STATE_DIR]  TERM, wait 30 s, KILL; keeps the broker's data (a later start resumes it)
 #   scripts/kafka-broker.sh stop --purge [STATE_DIR]
 #   scripts/kafka-broker.sh purge [STATE_DIR]  stop, then delete the broker's data
+#   scripts/kafka-broker.sh add FIRST_STATE_DIR STATE_DIR
+#                                              add a broker to the cluster of the one in FIRST_STATE_DIR (a broker-only
+#                                              node: the first stays the cluster's controller); prints
+#                                              KAFKA_BROKERS=<every broker of the cluster>. `start STATE_DIR` restarts it
+#                                              on its data, `stop`/`purge STATE_DIR` as above (purge the added ones first)
 #
 # STATE_DIR (argument, else $KAFKA_STATE_DIR, else .ci/kafka/run) holds pid, data-dir, ports, brokers,
 # server.properties and broker.log. Use a distinct STATE_DIR per concurrent broker. Only the KAFKA_BROKERS line goes
@@ -71,25 +76,45 @@ has_data() {
   [ -f "$state/data-dir" ] && [ -f "$state/ports" ] && [ -f "$(cat "$state/data-dir")/meta.properties" ]
 }
 
+# A broker-only node of an existing cluster (`add`): its STATE_DIR's join file holds the first broker's state dir.
+# Echoes "<node id> <controller port> <cluster id> <first's KAFKA_BROKERS>".
+join_of() {
+  local join="$1" jport jcport node
+  read -r jport jcport <"$join/ports"
+  node=$(($(cat "$join/nodes" 2>/dev/null || echo 1) + 1))
+  echo "$node" >"$join/nodes"
+  echo "$node $jcport $(sed -n 's/^cluster.id=//p' "$(cat "$join/data-dir")/meta.properties") $(cat "$join/cluster-brokers" 2>/dev/null || cat "$join/brokers")"
+}
+
 start_once() {
-  local state="$1" port cport data cluster_id pid deadline resumed=0
+  local state="$1" port cport data cluster_id pid deadline resumed=0 node=1 roles="broker,controller" joined=""
+  if [ -f "$state/join" ]; then
+    # An added broker: node id, the controller's port and the cluster id were fixed when it was added.
+    read -r node cport cluster_id joined <"$state/join"
+    roles="broker"
+  fi
   if has_data "$state"; then
     # A restart: the same data and the same ports, so a client that kept the old address reconnects by itself.
     read -r port cport <"$state/ports"
     data="$(cat "$state/data-dir")"
     resumed=1
   else
-    read -r port cport < <(free_ports)
+    local fresh
+    read -r port fresh < <(free_ports)
+    [ -n "$joined" ] || cport="$fresh"
     data="$(mktemp -d "${TMPDIR:-/tmp}/svc-kafka-data.XXXXXX")"
     echo "$data" >"$state/data-dir"
     echo "$port $cport" >"$state/ports"
   fi
+  # The controller (the first broker) listens on CONTROLLER too; an added broker-only node only reaches it there.
+  local listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport"
+  [ -n "$joined" ] && listeners="PLAINTEXT://127.0.0.1:$port"
   cat >"$state/server.properties" <<EOF
-process.roles=broker,controller
-node.id=1
+process.roles=$roles
+node.id=$node
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+listeners=$listeners
+advertised.listeners=$listeners
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
@@ -114,7 +139,7 @@ log.retention.check.interval.ms=1000
 EOF
   # 16 random bytes in base64url, as Kafka's own random-uuid, and like it never starting with '-': the format tool's
   # argument parser would read such an id as an option ("--cluster-id: expected one argument"; 1 start in 64 failed).
-  cluster_id="$(node -e 'let id; do id = require("node:crypto").randomBytes(16).toString("base64url"); while (id.startsWith("-")); console.log(id)')"
+  [ -n "$joined" ] || cluster_id="$(node -e 'let id; do id = require("node:crypto").randomBytes(16).toString("base64url"); while (id.startsWith("-")); console.log(id)')"
   # A resumed data dir is formatted already, with its own cluster id (formatting it again under a new id fails).
   if [ "$resumed" -eq 0 ] && ! java "${JVM_OPTS[@]}" -cp "$K/lib/*" kafka.tools.StorageTool format -t "$cluster_id" -c "$state/server.properties" --ignore-formatted >"$state/format.log" 2>&1; then
     say "storage format failed:"
@@ -126,6 +151,8 @@ EOF
   disown "$pid" 2>/dev/null || true
   echo "$pid" >"$state/pid"
   echo "127.0.0.1:$port" >"$state/brokers"
+  if [ -n "$joined" ]; then echo "$joined,127.0.0.1:$port" >"$state/cluster-brokers"
+  elif [ ! -f "$state/cluster-brokers" ]; then echo "127.0.0.1:$port" >"$state/cluster-brokers"; fi
   deadline=$((SECONDS + START_TIMEOUT_S))
   until grep -q 'Kafka Server started' "$state/broker.log" && broker_answers "127.0.0.1:$port"; do
     if ! kill -0 "$pid" 2>/dev/null; then
@@ -155,7 +182,7 @@ EOF
   else
     say "broker pid $pid ready on 127.0.0.1:$port (data $data, log $state/broker.log)"
   fi
-  echo "KAFKA_BROKERS=127.0.0.1:$port"
+  echo "KAFKA_BROKERS=$(cat "$state/cluster-brokers")"
 }
 
 cmd_start() {
@@ -163,7 +190,7 @@ cmd_start() {
   state="$(state_dir "${1:-}")"
   if [ -f "$state/pid" ] && kill -0 "$(cat "$state/pid")" 2>/dev/null; then
     say "a broker (pid $(cat "$state/pid")) is already running for $state"
-    echo "KAFKA_BROKERS=$(cat "$state/brokers")"
+    echo "KAFKA_BROKERS=$(cat "$state/cluster-brokers" 2>/dev/null || cat "$state/brokers")"
     return 0
   fi
   jars_present || { say "no jars in $K/lib: run '$0 fetch' first"; exit 1; }
@@ -175,6 +202,23 @@ cmd_start() {
     say "port taken between picking and binding; retrying (attempt $attempt)"
   done
   exit 1
+}
+
+cmd_add() {
+  local first state
+  [ -n "${1:-}" ] && [ -n "${2:-}" ] || { say "usage: $0 add FIRST_STATE_DIR STATE_DIR"; exit 64; }
+  first="$(state_dir "$1")"
+  state="$(state_dir "$2")"
+  has_data "$first" && [ -f "$first/pid" ] && kill -0 "$(cat "$first/pid")" 2>/dev/null || { say "no running broker in $first to join"; exit 1; }
+  [ -f "$first/join" ] && { say "$first is an added broker: add to the cluster's first broker"; exit 1; }
+  if [ ! -f "$state/join" ]; then
+    local joined
+    joined="$(join_of "$first")"
+    echo "$joined" >"$state/join"
+  fi
+  cmd_start "$state"
+  # The first broker's KAFKA_BROKERS line names the whole cluster from now on.
+  cp "$state/cluster-brokers" "$first/cluster-brokers"
 }
 
 cmd_stop() {
@@ -204,7 +248,7 @@ cmd_purge() {
     [ -n "$data" ] && rm -rf "$data"
     say "broker data $data deleted"
   fi
-  rm -f "$state/data-dir" "$state/ports" "$state/brokers"
+  rm -f "$state/data-dir" "$state/ports" "$state/brokers" "$state/cluster-brokers" "$state/join" "$state/nodes"
 }
 
 case "${1:-}" in
@@ -214,8 +258,9 @@ case "${1:-}" in
     if [ "${2:-}" = "--purge" ]; then cmd_purge "${3:-}"; else cmd_stop "${2:-}"; fi
     ;;
   purge) cmd_purge "${2:-}" ;;
+  add) cmd_add "${2:-}" "${3:-}" ;;
   *)
-    echo "usage: $0 fetch | start [STATE_DIR] | stop [--purge] [STATE_DIR] | purge [STATE_DIR]" >&2
+    echo "usage: $0 fetch | start [STATE_DIR] | stop [--purge] [STATE_DIR] | purge [STATE_DIR] | add FIRST_STATE_DIR STATE_DIR" >&2
     exit 64
     ;;
 esac

@@ -25,6 +25,8 @@ export interface OwnBroker {
   readonly brokers: string
   stop(): Promise<void>
   start(): Promise<void>
+  /** Adds a broker to this one's cluster (`kafka-broker.sh add`), purged on teardown; the cluster's host:port list. */
+  add(t: TapTest): Promise<string>
 }
 
 /** The tap `skip` option of a test that runs its own broker: false when it may run, else why not (fails under CI=true). */
@@ -41,8 +43,8 @@ export function ownBrokerSkip(t: { fail(message: string): unknown }): string | f
   return `own-broker test skipped: ${reason}`
 }
 
-async function script(command: 'start' | 'stop' | 'purge', stateDir: string): Promise<string> {
-  const { stdout } = await run('bash', [SCRIPT, command, stateDir], { cwd: ROOT, timeout: 180_000 })
+async function script(command: 'start' | 'stop' | 'purge' | 'add', ...stateDirs: string[]): Promise<string> {
+  const { stdout } = await run('bash', [SCRIPT, command, ...stateDirs], { cwd: ROOT, timeout: 180_000 })
   return stdout
 }
 
@@ -59,6 +61,13 @@ export async function ownBroker(t: TapTest): Promise<OwnBroker> {
     start: async () => {
       const again = /^KAFKA_BROKERS=(.+)$/m.exec(await script('start', stateDir))
       if (again?.[1] !== brokers) throw new Error(`the broker came back on ${again?.[1]}, not ${brokers}`)
+    },
+    add: async (t2) => {
+      const added = await makeTempDir(t2, 'svc-own-broker-added-')
+      t2.teardown(() => script('purge', added).then(() => undefined))
+      const all = /^KAFKA_BROKERS=(.+)$/m.exec(await script('add', stateDir, added))
+      if (!all) throw new Error('kafka-broker.sh add printed no KAFKA_BROKERS')
+      return all[1]!
     },
   }
 }
