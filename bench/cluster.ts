@@ -10,7 +10,7 @@
  *
  *   node --import tsx bench/cluster.ts [seconds per run, default 15]
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, type ChildProcess } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -18,10 +18,10 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Balancer } from '../serving/cluster/Balancer.ts'
+import { spawnClusterInstance } from './clusterInstance.ts'
 import { loadGenerator, measure } from './serving.ts'
 
 const REPO = fileURLToPath(new URL('../', import.meta.url))
-const SVC = join(REPO, 'bin/svc.js')
 const print = (line: string) => process.stdout.write(line + '\n')
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
@@ -42,49 +42,19 @@ interface Instance {
 
 async function startInstance(name: string, core: number | null, brokers: string, prefix: string): Promise<Instance> {
   const dir = await mkdtemp(join(tmpdir(), `svc-cluster-bench-${name}-`))
-  const argv = core === null ? [process.execPath, SVC, 'start'] : ['taskset', '-c', String(core), process.execPath, SVC, 'start']
-  const child = spawn(argv[0]!, argv.slice(1), {
-    env: {
-      ...process.env,
-      PORT: '0',
-      SVC_DATA_DIR: dir,
-      SVC_SIM_HISTORY_DAYS: '2',
-      SVC_TRAIN_DAYS: '1',
-      SVC_RECORD_INTERVAL_S: '0',
-      SVC_COMPACT_INTERVAL_S: '0',
-      SVC_LOG: 'kafka',
-      KAFKA_BROKERS: brokers,
-      KAFKA_TOPIC_PREFIX: prefix,
-      KAFKA_INSTANCE_ID: name,
-      SVC_CLUSTER: 'on',
-      // The bench reads as fast as it can: the per-IP limit would measure the limiter.
-      SVC_RATE_IP_BURST: '1000000000',
-      SVC_RATE_IP_PER_S: '1000000000',
-      SVC_ACCESS_LOG: 'off',
-      LOG_LEVEL: 'warn',
-      LOG_FORMAT: 'json',
-      CI: 'true',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const started = spawnClusterInstance({
+    name, dataDir: dir, brokers, prefix, core,
+    // The bench reads as fast as it can: the per-IP limit would measure the limiter.
+    env: { SVC_RATE_IP_BURST: '1000000000', SVC_RATE_IP_PER_S: '1000000000', SVC_ACCESS_LOG: 'off' },
   })
-  let out = ''
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()))
+  const url = await started.url
   const deadline = Date.now() + 600_000
-  for (;;) {
-    const m = /svc: listening on (http:\/\/\S+)/.exec(out)
-    if (m) {
-      const url = m[1]!
-      while ((await fetch(`${url}/readyz`).then((r) => r.status, () => 0)) !== 200) {
-        if (Date.now() > deadline) throw new Error(`instance ${name} not ready within 10 minutes:\n${out.slice(-2000)}`)
-        await sleep(500)
-      }
-      return { child, url, dir }
-    }
-    if (child.exitCode !== null) throw new Error(`instance ${name} exited:\n${out.slice(-2000)}`)
-    if (Date.now() > deadline) throw new Error(`instance ${name} did not listen within 10 minutes`)
-    await sleep(200)
+  while ((await fetch(`${url}/readyz`).then((r) => r.status, () => 0)) !== 200) {
+    if (started.child.exitCode !== null) throw new Error(`instance ${name} exited:\n${started.out().slice(-2000)}`)
+    if (Date.now() > deadline) throw new Error(`instance ${name} not ready within 10 minutes:\n${started.out().slice(-2000)}`)
+    await sleep(500)
   }
+  return { child: started.child, url, dir }
 }
 
 async function stopInstance(i: Instance): Promise<void> {

@@ -8,11 +8,10 @@
  *   time advances, still no tick twice); the killed instance restarted rejoins as a replica.
  * - One port in front of both (svc balance's Balancer) answers from either.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { spawnClusterInstance, type ClusterInstance } from '../../bench/clusterInstance.ts'
 import { ServiceApp } from '../../app/ServiceApp.ts'
 import { loadConfig } from '../../app/config.ts'
 import { KafkaLog } from '../../pipeline/log/KafkaLog.ts'
@@ -22,56 +21,14 @@ import { Balancer } from '../../serving/cluster/Balancer.ts'
 import { kafkaBrokers, kafkaSkip, readAll, type TapTest } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
 
-const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
 const SESSION_MS = 6_000
 const READY_WITHIN_MS = 420_000
 t.setTimeout(READY_WITHIN_MS * 2 + 300_000)
 
 const skip = kafkaSkip(t)
 
-interface Instance {
-  name: string
-  child: ChildProcess
-  out: () => string
-  exited: Promise<void>
-  url: Promise<string>
-}
-
-function startInstance(name: string, dataDir: string, prefix: string): Instance {
-  const child = spawn(process.execPath, [SVC, 'start'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      SVC_DATA_DIR: dataDir,
-      SVC_SIM_HISTORY_DAYS: '2',
-      SVC_TRAIN_DAYS: '1',
-      SVC_RECORD_INTERVAL_S: '0',
-      SVC_COMPACT_INTERVAL_S: '0',
-      SVC_LOG: 'kafka',
-      KAFKA_BROKERS: kafkaBrokers()!.join(','),
-      KAFKA_TOPIC_PREFIX: prefix,
-      KAFKA_INSTANCE_ID: name,
-      KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS),
-      SVC_CLUSTER: 'on',
-      LOG_LEVEL: 'warn',
-      LOG_FORMAT: 'json',
-      CI: 'true',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()))
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
-  const url = (async () => {
-    for (;;) {
-      const m = /svc: listening on (http:\/\/\S+)/.exec(out)
-      if (m) return m[1]!
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`instance ${name} exited before listening:\n${out}`)
-      await sleep(100)
-    }
-  })()
-  return { name, child, out: () => out, exited, url }
+function startInstance(name: string, dataDir: string, prefix: string): ClusterInstance {
+  return spawnClusterInstance({ name, dataDir, prefix, brokers: kafkaBrokers()!.join(','), env: { KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS) } })
 }
 
 async function until(what: string, withinMs: number, check: () => Promise<boolean> | boolean): Promise<number> {
@@ -130,7 +87,7 @@ t.test('SVC_CLUSTER=on needs Kafka and an instance id of its own, and refuses th
 
 t.test('two instances on one broker: one feeds the venue, both answer the same; the feed moves when its holder dies', { skip }, async (t) => {
   const prefix = `cl${randomBytes(4).toString('hex')}.`
-  const instances: Instance[] = []
+  const instances: ClusterInstance[] = []
   t.teardown(async () => {
     for (const i of instances) if (i.child.exitCode === null && i.child.signalCode === null) i.child.kill('SIGTERM')
     await Promise.all(instances.map((i) => i.exited))

@@ -1,0 +1,58 @@
+/**
+ * One `svc start` of a cluster (SVC_CLUSTER=on) in a child process, on a short simulated history: the instances of
+ * bench/cluster.ts and test/app/cluster.test.ts. Its stdout and stderr are kept; `url` resolves once it listens.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+const SVC = fileURLToPath(new URL('../bin/svc.js', import.meta.url))
+
+export interface ClusterInstance {
+  name: string
+  child: ChildProcess
+  /** Everything it printed so far (stdout and stderr). */
+  out: () => string
+  exited: Promise<void>
+  /** Its API's base URL, once it listens (rejects if it exits first). */
+  url: Promise<string>
+}
+
+export function spawnClusterInstance(o: { name: string; dataDir: string; brokers: string; prefix: string; core?: number | null; env?: Record<string, string> }): ClusterInstance {
+  const argv = o.core === undefined || o.core === null ? [process.execPath, SVC, 'start'] : ['taskset', '-c', String(o.core), process.execPath, SVC, 'start']
+  const child = spawn(argv[0]!, argv.slice(1), {
+    env: {
+      ...process.env,
+      PORT: '0',
+      SVC_DATA_DIR: o.dataDir,
+      SVC_SIM_HISTORY_DAYS: '2',
+      SVC_TRAIN_DAYS: '1',
+      SVC_RECORD_INTERVAL_S: '0',
+      SVC_COMPACT_INTERVAL_S: '0',
+      SVC_LOG: 'kafka',
+      KAFKA_BROKERS: o.brokers,
+      KAFKA_TOPIC_PREFIX: o.prefix,
+      KAFKA_INSTANCE_ID: o.name,
+      SVC_CLUSTER: 'on',
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+      CI: 'true',
+      ...o.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()))
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  const url = (async () => {
+    for (;;) {
+      const m = /svc: listening on (http:\/\/\S+)/.exec(out)
+      if (m) return m[1]!
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`instance ${o.name} exited before listening:\n${out.slice(-4000)}`)
+      await sleep(100)
+    }
+  })()
+  url.catch(() => undefined) // awaited by the caller; a start that fails is its error, not an unhandled rejection
+  return { name: o.name, child, out: () => out, exited, url }
+}
