@@ -45,7 +45,7 @@ async function startInstance(name: string, core: number | null, brokers: string,
   const started = spawnClusterInstance({
     name, dataDir: dir, brokers, prefix, core,
     // The bench reads as fast as it can: the per-IP limit would measure the limiter.
-    env: { SVC_RATE_IP_BURST: '1000000000', SVC_RATE_IP_PER_S: '1000000000', SVC_ACCESS_LOG: 'off' },
+    env: { SVC_RATE_IP_BURST: '1000000', SVC_RATE_IP_PER_S: '1000000', SVC_ACCESS_LOG: 'off' },
   })
   const url = await started.url
   const deadline = Date.now() + 600_000
@@ -89,6 +89,12 @@ export async function benchCluster(opts: { durationSec?: number; connections?: n
     const rows: Array<{ n: number; reqPerSec: number; p99Ms: number; errors: number }> = []
     for (let n = 1; n <= most; n++) {
       instances.push(await startInstance(String.fromCharCode(96 + n), pin ? (n - 1) % cores : null, brokers, prefix))
+      if (n === 1) {
+        // The baseline of the same run: the one instance without the balancer in front (what the proxy hop costs).
+        await measure(`${instances[0]!.url}/v1/market/BTC`, connections, 3, generator)
+        const direct = await measure(`${instances[0]!.url}/v1/market/BTC`, connections, durationSec, generator)
+        out(`1 instance, direct (no balancer)  ${fmt(direct.reqPerSec).padStart(8)} req/s  p99 ${direct.p99Ms.toFixed(1)} ms  non-2xx+errors ${direct.errors + direct.non2xx}`)
+      }
       const balancer = await Balancer.start({
         port: 0,
         host: '127.0.0.1',
