@@ -76,6 +76,8 @@ import { RestWeightBudget, type RestWeightBudgetOptions } from '../ingest/hyperl
 import { HL_VENUE_SOURCE, HyperliquidConnector, type HyperliquidConnectorOptions } from '../pipeline/venue/HyperliquidConnector.ts'
 import { VenueLogSink } from '../pipeline/venue/VenueLogSink.ts'
 import { SimulatedVenueResume } from '../pipeline/venue/SimulatedVenueResume.ts'
+import { LogError } from '../pipeline/log/LogError.ts'
+import { decodeTickValue } from '../pipeline/TickEnvelope.ts'
 import { openLease, type Lease, type LeaseMember } from '../pipeline/log/Lease.ts'
 import { startProgress, type Progress } from '../common/progress.ts'
 import { progressOf } from './config.ts'
@@ -182,6 +184,28 @@ async function liveVenueOf(dataDir: string, config: AppConfig, clock: Clock): Pr
 }
 
 /**
+ * Several instances (SVC_CLUSTER=on): the simulated venue whose ticks the cluster's log already holds (the tape id of
+ * its newest records names seed and origin), or null while it holds none.
+ */
+async function clusterVenueOf(config: AppConfig): Promise<{ seed: number; originMs: number } | null> {
+  const eventLog = await openEventLog(eventLogOf(config))
+  try {
+    const last = await eventLog.lastRecords(topicNamesOf(config).ticks).catch((err: unknown) => {
+      if (err instanceof LogError && err.code === 'LOG_UNKNOWN_TOPIC') return []
+      throw err
+    })
+    for (const record of last) {
+      const tape = record ? decodeTickValue(record.value).tape : null
+      const venue = tape ? SimulatedVenue.parseTapeId(tape) : null
+      if (venue) return venue
+    }
+    return null
+  } finally {
+    await eventLog.close()
+  }
+}
+
+/**
  * The simulated venue of this data folder: the one recorded in venue.json, or (first start) one whose origin lies
  * SVC_SIM_HISTORY_DAYS before now, recorded atomically before any tick is produced.
  */
@@ -197,7 +221,12 @@ async function simulatedVenueOf(dataDir: string, config: AppConfig, clock: Clock
       `SVC_SIM_HISTORY_DAYS (${config.SVC_SIM_HISTORY_DAYS}) must exceed SVC_TRAIN_DAYS (${config.SVC_TRAIN_DAYS}): the models are fitted on the first SVC_TRAIN_DAYS of the history and sell only after it`,
     )
   }
-  const venue = new SimulatedVenue({ seed: SIMULATED_SEED, assets: CANONICAL_ASSETS, originMs: SimulatedVenue.originBefore(clock.now(), config.SVC_SIM_HISTORY_DAYS * DAY_MS) })
+  // Several instances: one joining a cluster whose log holds the venue already generates the same records (its first
+  // start's own origin would name another tape, and a takeover would append the whole history again under it).
+  const cluster = config.SVC_CLUSTER === 'on' ? await clusterVenueOf(config) : null
+  const venue = cluster
+    ? new SimulatedVenue({ seed: cluster.seed, assets: CANONICAL_ASSETS, originMs: cluster.originMs })
+    : new SimulatedVenue({ seed: SIMULATED_SEED, assets: CANONICAL_ASSETS, originMs: SimulatedVenue.originBefore(clock.now(), config.SVC_SIM_HISTORY_DAYS * DAY_MS) })
   const record: VenueFile = { seed: venue.seed, assets: [...venue.assets], origin: new Date(venue.originMs).toISOString() }
   await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n')
   return venue

@@ -68,6 +68,14 @@ export class SimulatedVenue {
     return `sim-s${this.seed}-${new Date(this.originMs).toISOString().replace(/[-:]|\.000/g, '')}`
   }
 
+  /** The seed and origin a tape id of this venue names (the tapeId getter's inverse), or null for another tape. */
+  static parseTapeId(tapeId: string): { seed: number; originMs: number } | null {
+    const m = /^sim-s(\d+)-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(tapeId)
+    if (!m) return null
+    const originMs = Date.parse(`${m[2]}-${m[3]}-${m[4]}T${m[5]}:${m[6]}:${m[7]}.000Z`)
+    return Number.isFinite(originMs) ? { seed: Number(m[1]), originMs } : null
+  }
+
   /** Event time of the last record the run can make (five years past the origin). */
   get endMs(): number {
     return this.originMs + RUN_HOURS * 3_600_000

@@ -3,7 +3,8 @@
  * each with its own KAFKA_INSTANCE_ID, PORT and data folder.
  * - Exactly one feeds the simulated venue (the holder of the venue-feed lease, pipeline/log/KafkaLease.ts); the other
  *   says it is a replica, reads the ticks from the log into its own state and answers the same open clocks.
- * - No tick is appended twice (each tick's line number is in the log once).
+ * - No tick is appended twice (each tick's line number is in the log once); an instance joining later adopts the
+ *   simulated venue the log holds (its own first start would pick another origin, another tape).
  * - The feeder SIGKILLed: the replica takes the feed over after the session timeout and the venue moves on (the data
  *   time advances, still no tick twice); the killed instance restarted rejoins as a replica.
  * - One port in front of both (svc balance's Balancer) answers from either.
@@ -95,12 +96,17 @@ t.test('two instances on one broker: one feeds the venue, both answer the same; 
   const dirs = { a: await makeTempDir(t, 'svc-cluster-a-'), b: await makeTempDir(t, 'svc-cluster-b-') }
   const a = startInstance('a', dirs.a, prefix)
   instances.push(a)
-  // b starts once a listens: a then holds the lease (the first member of the group), b joins beside it.
+  // b starts once a is ready: a then holds the lease (the first member of the group), b joins beside it, a minute or
+  // more later, so its own first start would pick another origin for the simulated venue than a's.
   const urlA = await a.url
+  await until('the first instance ready', READY_WITHIN_MS, () => ready(urlA))
   const b = startInstance('b', dirs.b, prefix)
   instances.push(b)
   const urlB = await b.url
   await until('both instances ready', READY_WITHIN_MS, async () => (await ready(urlA)) && (await ready(urlB)))
+  const venueLine = (i: ClusterInstance) => /svc: venue {5}simulated \(seed \d+, history from \S+\)/.exec(i.out())?.[0]
+  t.ok(venueLine(a), 'the first instance names its simulated venue')
+  t.equal(venueLine(b), venueLine(a), 'the second adopts the venue the log holds (same seed and origin), not one of its own')
 
   const feeders = () => instances.filter((i) => /svc: warming up: simulating the venue/.test(i.out()) || /now holds the venue feed lease/.test(i.out()))
   t.same(feeders().map((i) => i.name), ['a'], 'exactly one instance feeds the venue: the first to join')

@@ -104,3 +104,11 @@ t.test('a checkpoint of another venue, or a damaged one, is refused with the rea
   t.match(venue.checkpointProblem(null), /not an object/)
   t.throws(() => venue.entries({ from: { ...good, seed: 4 } }).next(), /SimulatedVenue checkpoint: seed 4/)
 })
+
+t.test('a tape id names its seed and origin: parseTapeId reads them back, and nothing from another tape', async (t) => {
+  const venue = new SimulatedVenue({ seed: 7, assets: ['BTC', 'ETH', 'SOL'], originMs: Date.parse('2026-11-26T13:37:00.000Z') })
+  t.equal(venue.tapeId, 'sim-s7-20261126T133700Z')
+  t.same(SimulatedVenue.parseTapeId(venue.tapeId), { seed: 7, originMs: venue.originMs })
+  t.equal(SimulatedVenue.parseTapeId('okx_swap_1h_2023_2026'), null, 'a recorded tape is not a simulated venue')
+  t.equal(SimulatedVenue.parseTapeId('sim-s7-20261399T133700Z'), null, 'an impossible date')
+})
