@@ -19,7 +19,7 @@ import { handleOf } from '../duel/index.ts'
 import { publicIdOf } from './handles.ts'
 import { JUDGMENT_FLOOR_CREDITS } from '../billing/index.ts'
 import { ASK_XP_DAILY_CAP, LEVELS, RANKS, rankIndexOf, rankOf } from './levels.ts'
-import { isoWeekByKey, isoWeekOf, type Period } from './periods.ts'
+import { isoWeekByKey, isoWeekOf, periodOverBy, type Period } from './periods.ts'
 import { QUESTS, emptyCounters, measure, questPeriod } from './quests.ts'
 import { flagAt, PayerState, type ReadMark, type SeasonStats } from './PayerState.ts'
 import type { ColdFeed, ColdScope } from './ColdFeed.ts'
@@ -83,8 +83,11 @@ const IDS_PER_ROW = 10_000
 export class ArenaProjection implements StateStore {
   /** The Arena's state store (issue 31; Arena.ts tells when a snapshot of it is consistent). */
   readonly name = 'arena.projection'
-  /** 3: the feed keeps the hot window and the read marks are compact (issue 31, Bounded memory). */
-  readonly schema = 3
+  /**
+   * 3: the feed keeps the hot window and the read marks are compact (issue 31, Bounded memory). 4: so do the award ids
+   * (asks with their instant), the quest completions and the period counters.
+   */
+  readonly schema = 4
   /** The newest graded_at folded (ms): graded calls older than it minus the window leave the id sets; null: none. */
   private newest: number | null = null
   /** The newest value the payers' graded lists were last trimmed at. */
@@ -102,8 +105,15 @@ export class ArenaProjection implements StateStore {
    */
   private evictedBefore: number | null = null
   readonly payers = new Map<string, PayerState>()
-  /** Experience ids held (the first record per id counts; a later duplicate is ignored). */
+  /**
+   * Experience ids held (the first record per id counts; a later duplicate is ignored), but asks': a correct call's
+   * leaves with the call (trim), a quest's once its period ended before the window, a badge's never (one per badge).
+   */
   private readonly experienceIds = new Set<string>()
+  /** Ask awards' ids with their instant (ms): the id names the decision, not when, and an ask leaves at the window. */
+  private readonly askIds = new Map<string, number>()
+  /** Quest award ids by period key: a period's leave together once it ended before the window. */
+  private readonly questIdsByPeriod = new Map<string, string[]>()
   /** Experience rows (awards, not XP points) by kind: what the operator funnel counts as xp_award, quest and badge steps. */
   readonly awardsByKind: Record<string, number> = {}
   private readonly notificationKeys = new Set<string>()
@@ -136,7 +146,28 @@ export class ArenaProjection implements StateStore {
   }
 
   hasExperience(id: string): boolean {
-    return this.experienceIds.has(id)
+    return this.experienceIds.has(id) || this.askIds.has(id)
+  }
+
+  /**
+   * Holds an award's id unless it is already past the window: an award applied after its call was trimmed (its write
+   * queued behind a replay that moved the window on) or of a period that is over is never re-derived, and a rebuild,
+   * which reads every id before the window moves, drops it at the trim: both end holding the same ids.
+   */
+  private holdExperience(id: string, kind: string, at: number): void {
+    const cutoff = this.cutoff()
+    if (cutoff !== null && at < cutoff && (kind === 'ask' || id.startsWith('call:'))) return
+    if (kind === 'ask') {
+      this.askIds.set(id, at)
+      return
+    }
+    const period = questPeriodOfId(id)
+    if (period !== null && cutoff !== null && periodOverBy(period, cutoff)) return
+    this.experienceIds.add(id)
+    if (period === null) return
+    const ids = this.questIdsByPeriod.get(period)
+    if (ids) ids.push(id)
+    else this.questIdsByPeriod.set(period, [id])
   }
 
   hasNotification(key: string): boolean {
@@ -165,15 +196,16 @@ export class ArenaProjection implements StateStore {
     for (const key of [...this.payers.keys()].sort()) {
       const s = this.payers.get(key)!
       const trimmed = cutoff === null ? { list: s.gradedList, prefix: s.prefix } : s.trimmedAt(cutoff)
+      const periods = cutoff === null ? { completions: s.completions, counters: [...s.counters.keys()] } : periodsAt(s, cutoff)
       for (let i = 0; i < s.gradedList.length - trimmed.list.length; i++) outside.add(s.gradedList[i]!.call_id)
       const hot = cutoff === null ? s.notifications : s.notifications.filter((n) => Date.parse(n.created_at) >= cutoff)
       let coldMax = s.coldMax
       if (hot !== s.notifications) for (const n of s.notifications) if (n.id > coldMax && Date.parse(n.created_at) < cutoff!) coldMax = n.id
       yield {
-        t: 'payer', payer: s.payer, xp: s.xp, badges: s.badges, completions: s.completions.map((c) => [c.quest, c.period_key, c.xp, c.completed_at]),
+        t: 'payer', payer: s.payer, xp: s.xp, badges: s.badges, completions: periods.completions.map((c) => [c.quest, c.period_key, c.xp, c.completed_at]),
         calls: s.calls, graded: s.graded, correct: s.correct, voided: s.voided, beat_house: s.beatHouse, markets: s.markets,
         graded_list: trimmed.list.map((g) => [g.call_id, g.at, g.correct]), prefix: [trimmed.prefix.streak, trimmed.prefix.longest], streak: s.streak, longest: s.longest,
-        counters: [...s.counters.keys()].sort().map((k) => { const c = s.counters.get(k)!; return [k, c.calls_locked, c.correct_calls, c.markets] }),
+        counters: periods.counters.sort().map((k) => { const c = s.counters.get(k)!; return [k, c.calls_locked, c.correct_calls, c.markets] }),
         seasons: [...s.seasons.keys()].sort().map((k) => { const x = s.seasons.get(k)!; return [k, x.xp, x.calls, x.graded, x.correct] }),
         opt_in: s.optIn.map((f) => [f.at, f.value]), agent: s.agent.map((f) => [f.at, f.value]),
         preferences: Object.keys(s.preferences).sort().map((k) => [k, s.preferences[k]]),
@@ -190,17 +222,26 @@ export class ArenaProjection implements StateStore {
         rank_notified: s.rankNotified, ask_day: s.askDay, ask_count: s.askCount,
       }
     }
-    for (const [t, set] of [['experience_ids', this.experienceIds], ['locked_calls', this.lockedCalls], ['setting_ids', this.settingIds]] as const) {
-      const ids = (t === 'locked_calls' ? [...set].filter((id) => !outside.has(id)) : [...set]).sort()
+    // The award ids as trimmed at the window too: a call's with the call, a quest's with its period.
+    const awardsOut = new Set<string>()
+    if (cutoff !== null) {
+      for (const id of outside) awardsOut.add(`call:${id}`)
+      for (const [period, ids] of this.questIdsByPeriod) if (periodOverBy(period, cutoff)) for (const id of ids) awardsOut.add(id)
+    }
+    for (const [t, set, out] of [['experience_ids', this.experienceIds, awardsOut], ['locked_calls', this.lockedCalls, outside], ['setting_ids', this.settingIds, null]] as const) {
+      const ids = (out === null || out.size === 0 ? [...set] : [...set].filter((id) => !out.has(id))).sort()
       for (let i = 0; i < ids.length; i += IDS_PER_ROW) yield { t, ids: ids.slice(i, i + IDS_PER_ROW) }
     }
+    const asks = [...this.askIds].filter(([, at]) => cutoff === null || at >= cutoff).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    for (let i = 0; i < asks.length; i += IDS_PER_ROW) yield { t: 'ask_ids', ids: asks.slice(i, i + IDS_PER_ROW) }
   }
 
   /** Replaces the (empty) state with a snapshot's rows; every row is checked before anything changes. */
   load(rows: readonly unknown[]): void {
-    if (this.payers.size > 0 || this.experienceIds.size > 0) throw new Error('the Arena projection already holds state')
+    if (this.payers.size > 0 || this.experienceIds.size > 0 || this.askIds.size > 0) throw new Error('the Arena projection already holds state')
     const payers: PayerState[] = []
     const ids: Record<'experience_ids' | 'locked_calls' | 'setting_ids', string[][]> = { experience_ids: [], locked_calls: [], setting_ids: [] }
+    const asks: Array<Array<[string, number]>> = []
     let kinds: Array<[string, number]> | null = null
     let newest: number | null = null
     rows.forEach((raw, i) => {
@@ -213,6 +254,7 @@ export class ArenaProjection implements StateStore {
         }
         else if (r?.t === 'payer') payers.push(payerOf(r))
         else if (r?.t === 'experience_ids' || r?.t === 'locked_calls' || r?.t === 'setting_ids') ids[r.t as keyof typeof ids].push(strings(r.ids))
+        else if (r?.t === 'ask_ids') asks.push(pairs(r.ids, isNum))
         else throw new Error(`unknown row kind ${JSON.stringify(r?.t)}`)
       } catch (err) {
         throw new Error(`row ${i}: ${(err as Error).message}`)
@@ -230,7 +272,8 @@ export class ArenaProjection implements StateStore {
       for (const g of s.gradedList) this.gradedCalls.add(g.call_id)
       for (const n of s.notifications) this.notificationKeys.add(n.key)
     }
-    for (const chunk of ids.experience_ids) for (const id of chunk) this.experienceIds.add(id)
+    for (const chunk of ids.experience_ids) for (const id of chunk) this.holdExperience(id, 'award', Number.POSITIVE_INFINITY)
+    for (const chunk of asks) for (const [id, at] of chunk) this.askIds.set(id, at)
     for (const chunk of ids.locked_calls) for (const id of chunk) this.lockedCalls.add(id)
     for (const chunk of ids.setting_ids) for (const id of chunk) this.settingIds.add(id)
     this.version++
@@ -239,11 +282,11 @@ export class ArenaProjection implements StateStore {
   // ---- folds ------------------------------------------------------------------------------------------------------
 
   applyExperience(row: ExperienceRow): void {
-    if (this.experienceIds.has(row.id)) return
-    this.experienceIds.add(row.id)
+    if (this.hasExperience(row.id)) return
+    const at = Date.parse(row.created_at)
+    this.holdExperience(row.id, row.kind, at)
     this.awardsByKind[row.kind] = (this.awardsByKind[row.kind] ?? 0) + 1
     const s = this.payer(row.payer)
-    const at = Date.parse(row.created_at)
     s.xp += row.xp
     s.season(isoWeekOf(at).key).xp += row.xp
     if (row.kind === 'badge') s.badges.push(row.ref)
@@ -365,8 +408,18 @@ export class ArenaProjection implements StateStore {
       for (const id of s.trim(cutoff)) {
         this.gradedCalls.delete(id)
         this.lockedCalls.delete(id)
+        this.experienceIds.delete(`call:${id}`)
       }
+      const periods = periodsAt(s, cutoff)
+      if (periods.completions !== s.completions) s.completions = periods.completions
+      if (periods.counters.length < s.counters.size) for (const k of [...s.counters.keys()]) if (periodOverBy(k, cutoff)) s.counters.delete(k)
     }
+    for (const [period, ids] of this.questIdsByPeriod) {
+      if (!periodOverBy(period, cutoff)) continue
+      for (const id of ids) this.experienceIds.delete(id)
+      this.questIdsByPeriod.delete(period)
+    }
+    for (const [id, at] of this.askIds) if (at < cutoff) this.askIds.delete(id)
     if (this.options.evictable?.() ?? true) this.evict(cutoff)
   }
 
@@ -846,6 +899,25 @@ function pairs<T>(v: unknown, ok: (v: unknown) => v is T): Array<[string, T]> {
     const [k, x] = list(p, 'a pair')
     return [need(k, isStr, 'not a key'), need(x, ok, 'not a value')]
   })
+}
+
+/** The period key inside a quest award's id (quests.ts questAwardId: quest:<quest>:<period>:<payer>); null for another id. */
+function questPeriodOfId(id: string): string | null {
+  if (!id.startsWith('quest:')) return null
+  const parts = id.split(':')
+  return parts.length === 4 ? parts[2]! : null
+}
+
+/**
+ * A payer's quest completions and period counters as trimmed at the window: a period that ended before `cutoff` takes
+ * no more events (every event folded is inside the window), so its counters leave; its completions leave too, but the
+ * last RECENT_COMPLETIONS stay (the quest board shows them). Returns the payer's own list when nothing leaves.
+ */
+function periodsAt(s: PayerState, cutoff: number): { completions: PayerState['completions']; counters: string[] } {
+  const keep = s.completions.length - RECENT_COMPLETIONS
+  let completions = s.completions
+  if (s.completions.some((c, i) => i < keep && periodOverBy(c.period_key, cutoff))) completions = s.completions.filter((c, i) => i >= keep || !periodOverBy(c.period_key, cutoff))
+  return { completions, counters: [...s.counters.keys()].filter((k) => !periodOverBy(k, cutoff)) }
 }
 
 function payerOf(r: Record<string, any>): PayerState {

@@ -64,3 +64,28 @@ export function isoWeekByKey(key: string): Period | null {
 }
 
 export const seasonOf = isoWeekOf
+
+/**
+ * The end (exclusive, ms) of the period a quest key names: a day (2026-03-02) or an ISO week (2026-W10); null for a
+ * key that names neither. Cached: a trim asks it of every payer's few period keys.
+ */
+const periodEnds = new Map<string, number | null>()
+
+export function periodEndOfKey(key: string): number | null {
+  const hit = periodEnds.get(key)
+  if (hit !== undefined) return hit
+  let end: number | null = null
+  if (/^\d{4}-\d{2}-\d{2}$/.test(key)) {
+    const start = Date.parse(`${key}T00:00:00Z`)
+    end = Number.isFinite(start) && new Date(start).toISOString().slice(0, 10) === key ? start + DAY_MS : null
+  } else end = isoWeekByKey(key)?.ends_at ?? null
+  if (periodEnds.size >= PERIOD_CACHE_MAX) periodEnds.clear()
+  periodEnds.set(key, end)
+  return end
+}
+
+/** Whether the period a key names ended at or before `cutoff` (ms): nothing inside the window can still count in it. */
+export function periodOverBy(key: string, cutoff: number): boolean {
+  const end = periodEndOfKey(key)
+  return end !== null && end <= cutoff
+}

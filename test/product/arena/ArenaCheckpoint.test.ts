@@ -15,6 +15,8 @@ import { stateDigest, type CheckpointSettings } from '../../../pipeline/state/St
 import { EXPERIENCE } from '../../../pipeline/records/experienceRecord.ts'
 import { NOTIFICATIONS } from '../../../pipeline/records/notificationRecord.ts'
 import { Arena } from '../../../product/arena/Arena.ts'
+import { RECENT_COMPLETIONS } from '../../../product/arena/ArenaProjection.ts'
+import { periodEndOfKey } from '../../../product/arena/periods.ts'
 import type { CallLocked } from '../../../product/duel/index.ts'
 import { TestCallEvents, TestClock } from '../../helpers/callEvents.ts'
 import { forEachLog, readAll } from '../../helpers/logs.ts'
@@ -165,6 +167,21 @@ t.test(`snapshot at random cuts + tail + replayed call events == full rebuild; n
       const payers = [...arena.projection.payers.values()]
       const left = payers.reduce((n, s) => n + s.lastId - s.notifications.length, 0)
       t.ok(left > 0, `${left} of ${payers.reduce((n, s) => n + s.lastId, 0)} notifications left memory (the snapshots hold the window's)`)
+      // What grew with history before schema 4 keeps the window too: award ids, quest completions, period counters.
+      const cutoff = arena.projection.cutoff()!
+      const rows = [...arena.projection.rows()] as Array<Record<string, any>>
+      const ids = rows.filter((r) => r.t === 'experience_ids').flatMap((r) => r.ids as string[])
+      const gradedAt = new Map(w.events.gradedLog.map((g) => [g.call_id, Date.parse(g.graded_at)]))
+      const callIds = ids.filter((id) => id.startsWith('call:'))
+      t.ok(callIds.length > 0 && callIds.every((id) => gradedAt.get(id.slice(5))! >= cutoff), `${callIds.length} correct-call award ids held, none of a call graded before the window`)
+      const over = (key: string) => periodEndOfKey(key)! <= cutoff
+      const questIds = ids.filter((id) => id.startsWith('quest:'))
+      t.ok(questIds.every((id) => !over(id.split(':')[2]!)), `${questIds.length} quest award ids held, none of a period over before the window`)
+      const payerRows = rows.filter((r) => r.t === 'payer')
+      t.ok(payerRows.every((r) => (r.counters as Array<[string]>).every(([k]) => !over(k))), 'no period counters of a period over')
+      t.ok(payerRows.every((r) => (r.completions as Array<[string, string]>).slice(0, -RECENT_COMPLETIONS).every(([, k]) => !over(k))), 'quest completions of a period over: only among the last shown')
+      const everQuests = (await awardIds(log)).xp.filter((id) => id.startsWith('quest:')).length
+      t.ok(questIds.length < everQuests, `${everQuests - questIds.length} of ${everQuests} quest award ids left memory`)
     }
     const before = await awardIds(log)
     arena = await open({ snapshots: live, everyMs: 0 })
