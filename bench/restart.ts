@@ -6,7 +6,8 @@
  *
  * Per history length, on one data folder:
  *   1. history: `svc start` on an empty folder generates N days and warms up; stopped once /readyz is 200.
- *   2. calls: with the service stopped, M call records (P payers, each on a distinct decision of the ledger, payment
+ *   2. calls: with the service stopped (and sample claims appended to the ledger over the history's span when the
+ *      folder's own ledger holds too few: a bootstrap release rejected by its gates sells none), M call records (P payers, each on a distinct decision of the ledger, payment
  *      ids of their own) are appended to duel.calls on the folder's embedded log; grades follow from the outcomes
  *      already on the log.
  *   3. a start folds the calls (the Arena awards them) and writes every processor's snapshot at its clean stop.
@@ -28,6 +29,10 @@ import { DECISIONS } from '../pipeline/records/decisionRecord.ts'
 import { CALLS, CALL_RECORD_VERSION, callId, type CallRow } from '../pipeline/records/callRecord.ts'
 import { topicNames } from '../pipeline/topics.ts'
 import { freePort } from './freePort.ts'
+import { testDecision, testOutcome } from './ledgerRecords.ts'
+import { OUTCOMES_JOURNAL } from '../pipeline/records/outcomeRecord.ts'
+import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
+import { DAY_MS } from '../common/time.ts'
 
 const SVC = new URL('../bin/svc.js', import.meta.url).pathname
 const READY_WITHIN_MS = 30 * 60_000
@@ -88,20 +93,59 @@ async function startMeasured(dataDir: string, env: Record<string, string>): Prom
   }
 }
 
-/** M calls over P payers on distinct decisions of the ledger (payer i takes decisions i, i+P, ...). */
-async function appendCalls(dataDir: string, calls: number, payers: number): Promise<number> {
+/**
+ * Claims a day when the folder's own ledger holds too few to call on: about the engine's own rate on the simulated
+ * venue (48,244 ledger rows over 365 days in an earlier run, ~130 a day), so the ledger grows with history as it would.
+ */
+const SAMPLE_CLAIMS_PER_DAY = 130
+
+/**
+ * Sample claims (bench/ledgerRecords.ts) spread over the history's span, each resolved at its 4-hour horizon: the
+ * simulated venue's bootstrap release can be rejected by its gates (its features do not beat the baseline on that
+ * history), and then the engine sells no claim a call could be made on.
+ */
+async function appendSampleClaims(log: EmbeddedLog, days: number): Promise<LedgerDecision[]> {
+  const names = topicNames()
+  const decisions = await Journal.open({ log, def: DECISIONS, topic: names.decisions })
+  const outcomes = await Journal.open({ log, def: OUTCOMES_JOURNAL, topic: names.outcomes })
+  const count = days * SAMPLE_CLAIMS_PER_DAY
+  const end = Date.now() - DAY_MS
+  const step = ((days - 1) * DAY_MS) / count
+  const out: LedgerDecision[] = []
+  for (let n = 0; n < count; n++) {
+    const created = end - (days - 1) * DAY_MS + Math.floor(n * step)
+    out.push(testDecision(n + 1, { asset: ['BTC', 'ETH', 'SOL'][n % 3]!, created_at: new Date(created).toISOString(), horizon_end: new Date(created + 4 * 3_600_000).toISOString() }))
+  }
+  for (let i = 0; i < out.length; i += 2_000) {
+    const batch = out.slice(i, i + 2_000)
+    await decisions.append(batch)
+    // A fifth obtain, as the sample claims' probability (0.2) says.
+    await outcomes.append(batch.map((d, k) => testOutcome(d, { outcome: (i + k) % 5 === 0 ? 'obtains' : 'not' })))
+  }
+  await decisions.close()
+  await outcomes.close()
+  return out
+}
+
+/** M calls over P payers, spread over the ledger's claims in time, never two by one payer on one decision. */
+async function appendCalls(dataDir: string, days: number, calls: number, payers: number): Promise<number> {
   const log = await EmbeddedLog.open(join(dataDir, 'log'))
   try {
     const names = topicNames()
     const decisions = await (await Journal.open({ log, def: DECISIONS, topic: names.decisions })).readAll(600_000)
     // Claims only (a refusal takes no call); a distribution question's call is on its chosen class.
-    const claims = decisions.filter((d) => d.subject === null && d.action !== 'refuse')
+    let claims = decisions.filter((d) => d.subject === null && d.action !== 'refuse')
+    if (calls > 0 && claims.length < days * SAMPLE_CLAIMS_PER_DAY / 10) claims = await appendSampleClaims(log, days)
+    claims.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0))
     const journal = await Journal.open({ log, def: CALLS, topic: names.calls })
     let written = 0
     const batch: CallRow[] = []
     for (let i = 0; i < calls && claims.length > 0; i++) {
+      // Spread evenly over the claims in event time, so the calls span the history as a year of use would (a run of
+      // consecutive calls shares a claim, each by another payer: a payer never calls one decision twice while the
+      // run is shorter than the payers).
       const payer = `0x${(i % payers).toString(16).padStart(40, '0')}`
-      const d = claims[Math.floor(i / payers) % claims.length]!
+      const d = claims[Math.floor((i * claims.length) / calls)]!
       batch.push({
         v: CALL_RECORD_VERSION, call_id: callId(payer, d.decision_id), payer, decision_id: d.decision_id, question_id: d.question_id, asset: d.asset,
         subject: null, call: i % 3 === 0 ? 'not' : 'obtains', call_probability: null, house_probability: d.probability, choice_id: d.choice?.choice_id ?? null,
@@ -145,7 +189,7 @@ export async function benchRestart(o: { days: number[]; calls: number; payers: n
         await stopService(first)
         o.print(`  ${days} d: first start (history generated) ready after ${(firstStartMs / 1000).toFixed(1)} s`)
       }
-      const calls = await appendCalls(dataDir, o.calls, o.payers)
+      const calls = await appendCalls(dataDir, days, o.calls, o.payers)
       const folded = await startMeasured(dataDir, env)
       o.print(`  ${days} d: ${calls.toLocaleString('en-US')} calls appended; the start that folds them ready after ${(folded.readyMs / 1000).toFixed(1)} s`)
       const restart = await startMeasured(dataDir, env)
