@@ -187,30 +187,25 @@ async function liveVenueOf(dataDir: string, config: AppConfig, clock: Clock): Pr
  * Several instances (SVC_CLUSTER=on): the simulated venue whose ticks the cluster's log already holds (the tape id of
  * its newest records names seed and origin), or null while it holds none.
  */
-async function clusterVenueOf(config: AppConfig): Promise<{ seed: number; originMs: number } | null> {
-  const eventLog = await openEventLog(eventLogOf(config))
-  try {
-    const last = await eventLog.lastRecords(topicNamesOf(config).ticks).catch((err: unknown) => {
-      if (err instanceof LogError && err.code === 'LOG_UNKNOWN_TOPIC') return []
-      throw err
-    })
-    for (const record of last) {
-      const tape = record ? decodeTickValue(record.value).tape : null
-      const venue = tape ? SimulatedVenue.parseTapeId(tape) : null
-      if (venue) return venue
-    }
-    return null
-  } finally {
-    await eventLog.close()
+async function loggedVenueOf(eventLog: EventLog, ticksTopic: string): Promise<{ seed: number; originMs: number } | null> {
+  const last = await eventLog.lastRecords(ticksTopic).catch((err: unknown) => {
+    if (err instanceof LogError && err.code === 'LOG_UNKNOWN_TOPIC') return []
+    throw err
+  })
+  for (const record of last) {
+    const tape = record ? decodeTickValue(record.value).tape : null
+    const venue = tape ? SimulatedVenue.parseTapeId(tape) : null
+    if (venue) return venue
   }
+  return null
 }
 
 /**
- * The simulated venue of this data folder: the one recorded in venue.json, or (first start) one whose origin lies
- * SVC_SIM_HISTORY_DAYS before now, recorded atomically before any tick is produced.
+ * The simulated venue this data folder recorded in venue.json, or null at its first start (firstSimulatedVenue then
+ * chooses one once the event log is open). Checked before anything opens: a folder of the live venue, or a history too
+ * short to train on, is refused.
  */
-async function simulatedVenueOf(dataDir: string, config: AppConfig, clock: Clock): Promise<SimulatedVenue> {
-  const file = join(dataDir, 'venue.json')
+async function keptSimulatedVenueOf(dataDir: string, config: AppConfig): Promise<SimulatedVenue | null> {
   const kept = await readVenueFile(dataDir)
   if (kept?.venue === 'hyperliquid') {
     throw new AppConfigError(`${dataDir} holds the live venue's history (venue.json): the simulated venue needs a data folder of its own (SVC_DATA_DIR), or set SVC_VENUE=hyperliquid`)
@@ -221,14 +216,23 @@ async function simulatedVenueOf(dataDir: string, config: AppConfig, clock: Clock
       `SVC_SIM_HISTORY_DAYS (${config.SVC_SIM_HISTORY_DAYS}) must exceed SVC_TRAIN_DAYS (${config.SVC_TRAIN_DAYS}): the models are fitted on the first SVC_TRAIN_DAYS of the history and sell only after it`,
     )
   }
+  return null
+}
+
+/**
+ * The simulated venue of a data folder's first start: one whose origin lies SVC_SIM_HISTORY_DAYS before now, recorded
+ * atomically in venue.json before any tick is produced.
+ */
+async function firstSimulatedVenue(dataDir: string, config: AppConfig, clock: Clock, eventLog: EventLog): Promise<SimulatedVenue> {
   // Several instances: one joining a cluster whose log holds the venue already generates the same records (its first
-  // start's own origin would name another tape, and a takeover would append the whole history again under it).
-  const cluster = config.SVC_CLUSTER === 'on' ? await clusterVenueOf(config) : null
+  // start's own origin would name another tape, and a takeover would append the whole history again under it). Read
+  // through the service's own event log, not a connection of its own.
+  const cluster = config.SVC_CLUSTER === 'on' ? await loggedVenueOf(eventLog, topicNamesOf(config).ticks) : null
   const venue = cluster
     ? new SimulatedVenue({ seed: cluster.seed, assets: CANONICAL_ASSETS, originMs: cluster.originMs })
     : new SimulatedVenue({ seed: SIMULATED_SEED, assets: CANONICAL_ASSETS, originMs: SimulatedVenue.originBefore(clock.now(), config.SVC_SIM_HISTORY_DAYS * DAY_MS) })
   const record: VenueFile = { seed: venue.seed, assets: [...venue.assets], origin: new Date(venue.originMs).toISOString() }
-  await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n')
+  await writeFileAtomic(join(dataDir, 'venue.json'), JSON.stringify(record, null, 2) + '\n')
   return venue
 }
 
@@ -338,13 +342,16 @@ export class ServiceApp {
     let simulated = true
     let liveFile: LiveVenueFile | null = null
     let simulatedVenue: SimulatedVenue | null = null
+    /** The simulated venue's first start in this folder: it is chosen once the event log is open. */
+    let firstSimulatedStart = false
     let replay: { tape: string; firstTime: number } | null = null
     if (config.SVC_VENUE === 'hyperliquid') {
       liveFile = await liveVenueOf(dataDir, config, clock)
       trainUntil = Date.parse(liveFile.train_until)
       simulated = false
     } else if (config.SVC_TAPE === undefined) {
-      simulatedVenue = await simulatedVenueOf(dataDir, config, clock)
+      simulatedVenue = await keptSimulatedVenueOf(dataDir, config)
+      firstSimulatedStart = simulatedVenue === null
     } else {
       const tape = resolve(config.SVC_TAPE)
       const first = await firstEntryOf(tape)
@@ -357,6 +364,8 @@ export class ServiceApp {
     const checkpoints: CheckpointSettings = { snapshots: await StateSnapshots.open(join(dataDir, 'state')), everyMs: config.SVC_STATE_SNAPSHOT_S * 1000 }
     const eventLog = await openEventLog(eventLogOf(config))
     closes('event log', () => eventLog.close())
+    // A first start chooses its simulated venue here, where the event log can say which one a cluster already feeds.
+    if (firstSimulatedStart) simulatedVenue = await firstSimulatedVenue(dataDir, config, clock, eventLog)
     // What runs once per cluster runs under a lease (issue 32; pipeline/log/Lease.ts): on one instance both are this
     // instance's; with SVC_CLUSTER=on the instances' Kafka groups say who holds each.
     const member: LeaseMember = { instance: config.KAFKA_INSTANCE_ID ?? 'this', url: config.PORT === 0 ? null : `http://${config.HOST}:${config.PORT}` }

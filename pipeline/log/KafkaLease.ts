@@ -19,6 +19,7 @@
  */
 import { AssignerProtocol, type Consumer, type PartitionAssigner } from 'kafkajs'
 import type { Logger } from 'pino'
+import { RetryPolicy } from '../work/RetryPolicy.ts'
 import type { KafkaLog } from './KafkaLog.ts'
 import type { Lease, LeaseMember } from './Lease.ts'
 import { LogError } from './LogError.ts'
@@ -66,6 +67,10 @@ export class KafkaLease implements Lease {
   private readonly listeners = new Set<(held: boolean) => void>()
   private readonly physicalTopic: string
   private readonly groupId: string
+  /** Aborted by close(): a rejoin waiting to try again stops at once. */
+  private readonly closing = new AbortController()
+  /** Rejoining after kafkajs gave up: about a session timeout between attempts, until it joins or the lease closes. */
+  private readonly rejoinRetry: RetryPolicy
 
   private constructor(
     readonly name: string,
@@ -77,6 +82,7 @@ export class KafkaLease implements Lease {
     this.physicalTopic = log.physicalTopic(LEASES_TOPIC)
     // A lease group is shared by every instance: never named per instance (KafkaLog.physicalGroup may be).
     this.groupId = log.sharedGroup(`lease.${name}`)
+    this.rejoinRetry = new RetryPolicy({ attempts: Number.POSITIVE_INFINITY, baseMs: log.sessionTimeoutMs, factor: 1, jitter: 0.2 })
   }
 
   /** Joins the lease's group; resolves once the first assignment says whether this process holds it. */
@@ -129,6 +135,7 @@ export class KafkaLease implements Lease {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.closing.abort(new LogError('LOG_CLOSED', `lease ${this.name} is closed`))
     const consumer = this.consumer
     this.consumer = null
     // disconnect() leaves the group: the coordinator rebalances and another member holds the lease at once.
@@ -195,17 +202,18 @@ export class KafkaLease implements Lease {
     const old = this.consumer
     this.consumer = null
     await old?.disconnect().catch(() => {})
-    while (!this.closed) {
-      try {
-        await this.join()
-        // Closed while joining: the consumer just joined must leave too.
-        const joined = this.consumer as Consumer | null
-        if (this.closed) await joined?.disconnect().catch(() => {})
-        return
-      } catch (err) {
-        this.logger.warn({ err }, 'rejoining the lease group failed; retrying in a session timeout')
-        await new Promise((r) => setTimeout(r, this.log.sessionTimeoutMs))
-      }
+    try {
+      await this.rejoinRetry.run(() => this.join(), {
+        signal: this.closing.signal,
+        // Whatever made the join fail (the broker away, the group coordinator moving) may be over at the next attempt.
+        retryable: () => true,
+        onRetry: (err, attempt, waitMs) => this.logger.warn({ err, attempt, waitMs }, 'rejoining the lease group failed; retrying in a session timeout'),
+      })
+    } catch {
+      return // closed: the lease no longer takes part
     }
+    // Closed while joining: the consumer just joined must leave too.
+    const joined = this.consumer as Consumer | null
+    if (this.closed) await joined?.disconnect().catch(() => {})
   }
 }

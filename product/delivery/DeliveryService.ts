@@ -39,6 +39,7 @@ import { CheckpointedFollowers, followOwnWrites } from '../../pipeline/state/Che
 import type { RestoredState } from '../../pipeline/state/restoreState.ts'
 import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
 import type { Lease } from '../../pipeline/log/Lease.ts'
+import { RetryPolicy } from '../../pipeline/work/RetryPolicy.ts'
 import { Attempts } from './Attempts.ts'
 import { Contacts } from './Contacts.ts'
 import { DELIVERY_BOOK_SCHEMA, DeliveryBook, type EndpointState } from './DeliveryBook.ts'
@@ -54,6 +55,9 @@ import type {
 export { ALERT_CAP, ENDPOINT_CAP } from './Registrations.ts'
 
 const log = childLogger('delivery')
+
+/** A new holder's catch-up with the book, tried again until it succeeds or the takeover is aborted. */
+const CATCH_UP_RETRY = new RetryPolicy({ attempts: Number.POSITIVE_INFINITY, baseMs: 200, capMs: 5_000 })
 
 export interface DeliveryOptions {
   log: EventLog
@@ -312,22 +316,42 @@ export class DeliveryService {
    * This instance took the dispatch lease: the book first reads every attempt the previous holder recorded (so a
    * delivery it made is not made again), then the bus replays every resolution and what the record lacks is
    * delivered, as at a restart. A delivery the previous holder sent but had not recorded when it died is sent again,
-   * under the same delivery id (receivers deduplicate on it; docs/decisions.md).
+   * under the same delivery id (receivers deduplicate on it; docs/decisions.md). A catch-up that fails (the broker
+   * away, a read refused) is tried again, the wait growing to CATCH_UP_RETRY's cap, until the book has caught up, the
+   * lease moves on or the service closes: a holder that gave up would deliver nothing until the lease moved.
+   *
+   * Resolves after the first attempt (open() awaits it: a start is never held up by the retries, which go on under
+   * `taking` and end with it).
    */
-  private async takeDispatch(): Promise<void> {
-    if (this.closed || this.taking || this.subscriptions.length > 0) return
+  private takeDispatch(): Promise<void> {
+    if (this.closed || this.taking || this.subscriptions.length > 0) return Promise.resolve()
     const taking = (this.taking = new AbortController())
-    try {
-      await this.followers?.caughtUp(this.options.log, taking.signal)
-      if (!taking.signal.aborted) {
-        this.startDispatch()
-        log.info('this instance holds the delivery lease: it delivers')
+    let firstAttemptEnded = () => {}
+    const firstAttempt = new Promise<void>((resolve) => (firstAttemptEnded = resolve))
+    const takeOver = async () => {
+      try {
+        await CATCH_UP_RETRY.run(async () => this.followers?.caughtUp(this.options.log, taking.signal), {
+          signal: taking.signal,
+          // Whatever kept the book behind may be over at the next attempt; only losing the lease or closing ends it.
+          retryable: () => true,
+          onRetry: (err, attempt, waitMs) => {
+            log.warn({ err, attempt, waitMs }, 'taking delivery over: the book did not catch up; not delivering yet, retrying')
+            firstAttemptEnded()
+          },
+        })
+        if (!taking.signal.aborted) {
+          this.startDispatch()
+          log.info('this instance holds the delivery lease: it delivers')
+        }
+      } catch (err) {
+        if (!taking.signal.aborted) log.warn({ err }, 'taking delivery over failed: the book did not catch up; not delivering')
+      } finally {
+        if (this.taking === taking) this.taking = null
+        firstAttemptEnded()
       }
-    } catch (err) {
-      if (!taking.signal.aborted) log.warn({ err }, 'taking delivery over failed: the book did not catch up; not delivering')
-    } finally {
-      if (this.taking === taking) this.taking = null
     }
+    void takeOver()
+    return firstAttempt
   }
 
   /** The lease moved to another instance: nothing new is planned here; attempts already in flight finish. */

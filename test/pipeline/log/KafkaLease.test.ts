@@ -2,6 +2,8 @@
  * Leases on a real broker (pipeline/log/KafkaLease.ts): one holder among the members of a lease's group, the same
  * holder seen from every member, kept when a member joins (sticky), handed on at once when the holder leaves and
  * after the session timeout when it dies without leaving (SIGKILL); a SoleLease (the embedded log) is always held.
+ * A member kafkajs gave up on rejoins through the one retry policy, about a session timeout between attempts, until
+ * it joins or the lease closes.
  */
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
@@ -12,10 +14,13 @@ import { KafkaLog } from '../../../pipeline/log/KafkaLog.ts'
 import { KafkaLease, stickyLeaseAssignment } from '../../../pipeline/log/KafkaLease.ts'
 import { SoleLease, openLease } from '../../../pipeline/log/Lease.ts'
 import { AssignerProtocol } from 'kafkajs'
+import { ownBroker, ownBrokerSkip } from '../../helpers/broker.ts'
 import { kafkaBrokers, kafkaSkip, makeEmbeddedFactory, type TapTest } from '../../helpers/logs.ts'
 import { until } from '../../helpers/until.ts'
 
 const skip = kafkaSkip(t)
+// The rejoin test stops a broker: its own, never the shared one the other files use.
+const ownSkip = ownBrokerSkip(t)
 const SESSION_MS = 6_000
 const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url))
 const REPO = fileURLToPath(new URL('../../../', import.meta.url))
@@ -126,4 +131,54 @@ t.test('acquired() rejects on abort and on close', { skip }, async (t) => {
   const closing = waiter.lease.acquired()
   await waiter.lease.close()
   await t.rejects(closing, { code: 'LOG_CLOSED' })
+})
+
+t.test('a lease whose rejoin fails tries again about a session timeout later, joins once the broker is back, and stops at once when closed', { skip: ownSkip, timeout: 400_000 }, async (t) => {
+  const broker = await ownBroker(t)
+  const child = spawn(process.execPath, ['--import', 'tsx', join(FIXTURES, 'kafka-lease-rejoin.ts'), broker.brokers, prefixOf(), 'solo', String(SESSION_MS)], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  t.teardown(async () => {
+    child.kill('SIGKILL')
+    await exited
+  })
+  const out: string[] = []
+  const warnings: Array<{ attempt?: number; waitMs?: number }> = []
+  let stderr = ''
+  createInterface({ input: child.stdout }).on('line', (line) => out.push(line))
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    stderr += `${line}\n`
+    try {
+      const record = JSON.parse(line) as { msg?: string; attempt?: number; waitMs?: number }
+      if (record.msg === 'rejoining the lease group failed; retrying in a session timeout') warnings.push(record)
+    } catch {}
+  })
+  const said = (line: string, n: number) => out.filter((l) => l === line).length >= n
+  const command = (line: string) => child.stdin.write(`${line}\n`)
+  const waitFor = (what: string, cond: () => boolean, ms: number) =>
+    until(what, cond, ms).catch((err: Error) => {
+      throw new Error(`${err.message}; the member said ${JSON.stringify(out)}; its stderr ends: ${stderr.slice(-2000)}`)
+    })
+  await waitFor('the lone member holds the lease', () => said('held', 1), 60_000)
+
+  await broker.stop()
+  command('crash')
+  await waitFor('the lease says it no longer holds', () => said('lost', 1), 10_000)
+  await waitFor('a rejoin failed while the broker is away', () => warnings.length >= 1, 120_000)
+  const wait = warnings[0]!.waitMs!
+  t.ok(wait >= 0.8 * SESSION_MS && wait <= SESSION_MS, `the next attempt waits about a session timeout (${wait} ms)`)
+  t.equal(warnings[0]!.attempt, 1, 'the warning names the attempt')
+  await broker.start()
+  await waitFor('the rejoin joined once the broker was back', () => said('settled', 1), 120_000)
+  await waitFor('the lone member holds the lease again', () => said('held', 2), 60_000)
+
+  await broker.stop()
+  command('crash')
+  await waitFor('a rejoin failed again', () => warnings.length >= 2, 120_000)
+  const closing = Date.now()
+  command('close')
+  await waitFor('the lease closed', () => said('closed', 1), 60_000)
+  await waitFor('the rejoin ended', () => said('settled', 2), 30_000)
+  const took = Date.now() - closing
+  t.ok(took < 2_000, `closing ends the rejoin's wait at once, not a session timeout later (${took} ms)`)
+  t.equal(warnings.length, 2, 'no attempt after the close')
 })

@@ -6,6 +6,7 @@
  *   counts), from the lease's holder.
  * - The holder stops: the other takes delivery over, reads the attempts the first recorded (nothing delivered again)
  *   and delivers what the record lacks, once.
+ * - The new holder's first catch-up with the book fails (its log refuses a read once): it tries again and delivers.
  */
 import { join } from 'node:path'
 import t from 'tap'
@@ -13,7 +14,9 @@ import { UnitOfWork } from '../../../pipeline/journal/UnitOfWork.ts'
 import type { PaidCall } from '../../../pipeline/journal/PaidCall.ts'
 import { Journal } from '../../../pipeline/journal/Journal.ts'
 import { KafkaLease } from '../../../pipeline/log/KafkaLease.ts'
+import type { ConsumerOptions, EventLog, LogConsumer, LogProducer, TopicSpec } from '../../../pipeline/log/EventLog.ts'
 import { KafkaLog } from '../../../pipeline/log/KafkaLog.ts'
+import { LogError } from '../../../pipeline/log/LogError.ts'
 import { DELIVERY_ATTEMPTS, type AttemptRow } from '../../../pipeline/records/deliveryRecord.ts'
 import type { LedgerDecision } from '../../../pipeline/records/decisionRecord.ts'
 import { DeliveryService } from '../../../product/delivery/DeliveryService.ts'
@@ -33,9 +36,54 @@ const PAYER = '0x' + '7'.repeat(40)
 const SIGNING_SECRET = 'c'.repeat(64)
 const NOW = Date.parse('2026-03-02T10:00:00.000Z')
 
+/**
+ * An instance's log that, once armed, refuses its next end-offset read as a Kafka wait that timed out does (LOG_IO,
+ * retryable); every other call, and every read after that one, goes to the KafkaLog underneath.
+ */
+class RefusesOneRead implements EventLog {
+  armed = false
+  refused: string[] = []
+  constructor(private readonly inner: EventLog) {}
+  get kind(): EventLog['kind'] {
+    return this.inner.kind
+  }
+  ensureTopics(specs: TopicSpec[]): Promise<void> {
+    return this.inner.ensureTopics(specs)
+  }
+  partitionsOf(topic: string): Promise<number> {
+    return this.inner.partitionsOf(topic)
+  }
+  endOffsets(topic: string): Promise<number[]> {
+    if (!this.armed) return this.inner.endOffsets(topic)
+    this.armed = false
+    this.refused.push(topic)
+    return Promise.reject(new LogError('LOG_IO', `reading the end offsets of ${topic} timed out`, { retryable: true }))
+  }
+  lastRecords(topic: string) {
+    return this.inner.lastRecords(topic)
+  }
+  createProducer(): Promise<LogProducer> {
+    return this.inner.createProducer()
+  }
+  createConsumer(options: ConsumerOptions): Promise<LogConsumer> {
+    return this.inner.createConsumer(options)
+  }
+  consumerLag() {
+    return this.inner.consumerLag()
+  }
+  consumerFaults() {
+    return this.inner.consumerFaults?.() ?? []
+  }
+  close(): Promise<void> {
+    return this.inner.close()
+  }
+}
+
 interface Instance {
   name: string
   log: KafkaLog
+  /** What the instance's delivery reads and writes through: `log`, with a read refused once when armed. */
+  deliveryLog: RefusesOneRead
   lease: KafkaLease
   ledger: TestLedger
   delivery: DeliveryService
@@ -52,8 +100,9 @@ async function instance(t: TapTest, name: string, prefix: string): Promise<Insta
   const log = await KafkaLog.connect({ brokers: kafkaBrokers()!, clientId: `svc-test-${name}`, topicPrefix: prefix, instanceId: name, sessionTimeoutMs: SESSION_MS, replicaGroups: true })
   const lease = await KafkaLease.open(log, 'delivery', { instance: name, url: null })
   const ledger = new TestLedger(NOW)
+  const deliveryLog = new RefusesOneRead(log)
   const delivery = await DeliveryService.open({
-    log, ledger, clock: { now: () => NOW },
+    log: deliveryLog, ledger, clock: { now: () => NOW },
     guard: UrlGuard.create({ allow: ['127.0.0.1/32'] }),
     http: PinnedHttpClient.create({ timeoutMs: 2000 }),
     push: null,
@@ -70,7 +119,7 @@ async function instance(t: TapTest, name: string, prefix: string): Promise<Insta
     await log.close()
   }
   t.teardown(stop)
-  return { name, log, lease, ledger, delivery, stop }
+  return { name, log, deliveryLog, lease, ledger, delivery, stop }
 }
 
 /** Both engines derive the same decision and the same resolution from the log: each bus publishes its own copy. */
@@ -143,4 +192,34 @@ t.test('one delivery per resolution across two instances; the other takes delive
   const rows = await attemptRows(other.log)
   t.same(rows.map((r) => r.status).sort(), ['delivered', 'delivered'], 'one attempt row per delivery')
   t.equal(new Set(rows.map((r) => r.delivery_id)).size, 2)
+})
+
+t.test('a new holder whose first catch-up with the book fails tries again, then delivers', { skip }, async (t) => {
+  const prefix = `dl${Math.random().toString(16).slice(2, 10)}.`
+  const a = await instance(t, 'a', prefix)
+  const b = await instance(t, 'b', prefix)
+  const both = [a, b]
+  await until('one instance holds the delivery lease and delivers', () => both.filter((i) => i.lease.held).length === 1 && both.filter((i) => i.delivery.dispatching).length === 1, 30_000)
+  const holder = both.find((i) => i.lease.held)!
+  const other = both.find((i) => i !== holder)!
+
+  const rx = await startReceiver(t)
+  const d = decide(both)
+  const p = payment()
+  const armed = (await holder.delivery.armHook({ decision_id: d.decision_id, url: `${rx.url}/after-retry` }, p, p.unit))!
+  await p.unit.commit()
+  rx.secrets.set('/after-retry', String(armed.secret))
+  await until('both books hold the hook', () => a.delivery.book.hooks.size === 1 && b.delivery.book.hooks.size === 1, 30_000)
+
+  other.deliveryLog.armed = true
+  await holder.stop()
+  await until('the other instance took the lease', () => other.lease.held, SESSION_MS + 20_000)
+  await until('the other instance took delivery over after its catch-up failed once', () => other.delivery.dispatching, 30_000)
+  t.equal(other.deliveryLog.refused.length, 1, 'its first catch-up failed: a read of the book\'s journals was refused')
+
+  other.ledger.resolve(d, 'obtains')
+  await rx.waitFor(1)
+  await other.delivery.idle()
+  t.same(rx.received.map((r) => r.path), ['/after-retry'], 'the resolution is delivered, once, by the holder that retried its catch-up')
+  t.equal(rx.received[0]!.verified, true)
 })
