@@ -7,6 +7,7 @@
  * lookup and a slice.
  */
 import { deepFreeze } from '../../common/deepFreeze.ts'
+import { sharedTexts } from '../../common/sharedTexts.ts'
 import { encodeCursor } from '../../common/Cursor.ts'
 import { CURSOR_FIELD, decodePosition, pageOf } from '../../common/pageCursor.ts'
 import { ServiceError } from '../../common/ServiceError.ts'
@@ -242,6 +243,7 @@ export class ArenaProjection implements StateStore {
     const payers: PayerState[] = []
     const ids: Record<'experience_ids' | 'locked_calls' | 'setting_ids', string[][]> = { experience_ids: [], locked_calls: [], setting_ids: [] }
     const asks: Array<Array<[string, number]>> = []
+    const one = sharedTexts()
     let kinds: Array<[string, number]> | null = null
     let newest: number | null = null
     rows.forEach((raw, i) => {
@@ -252,7 +254,7 @@ export class ArenaProjection implements StateStore {
           if (r.newest !== null && !isNum(r.newest)) throw new Error('newest is not a number')
           newest = r.newest as number | null
         }
-        else if (r?.t === 'payer') payers.push(payerOf(r))
+        else if (r?.t === 'payer') payers.push(payerOf(r, one))
         else if (r?.t === 'experience_ids' || r?.t === 'locked_calls' || r?.t === 'setting_ids') ids[r.t as keyof typeof ids].push(strings(r.ids))
         else if (r?.t === 'ask_ids') asks.push(pairs(r.ids, isNum))
         else throw new Error(`unknown row kind ${JSON.stringify(r?.t)}`)
@@ -920,7 +922,7 @@ function periodsAt(s: PayerState, cutoff: number): { completions: PayerState['co
   return { completions, counters: [...s.counters.keys()].filter((k) => !periodOverBy(k, cutoff)) }
 }
 
-function payerOf(r: Record<string, any>): PayerState {
+function payerOf(r: Record<string, any>, one: (text: string) => string): PayerState {
   const s = new PayerState(need(r.payer, isStr, 'payer'))
   s.xp = need(r.xp, isNum, 'xp')
   s.badges = strings(r.badges)
@@ -964,9 +966,16 @@ function payerOf(r: Record<string, any>): PayerState {
     if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new Error('notification payload')
     const k = need(kind, isStr, 'kind')
     const f = need(ref, isStr, 'ref')
+    // The feed's rows repeat their texts (a grade's instant, decision and question in every call's notification, the
+    // ref inside the payload): held once, same values (the snapshot written back is unchanged).
+    const p = payload as Record<string, unknown>
+    for (const field in p) {
+      const v = p[field]
+      if (typeof v === 'string') p[field] = v === f ? f : one(v)
+    }
     return {
       key: key === undefined ? `${k}|${f}|${s.payer}` : need(key, isStr, 'key'), payer: payer === undefined ? s.payer : need(payer, isStr, 'payer'),
-      id: need(id, isNum, 'id'), kind: KIND_NAMES.get(k) ?? k, ref: f, payload: payload as Record<string, unknown>, created_at: need(created_at, isStr, 'created_at'),
+      id: need(id, isNum, 'id'), kind: KIND_NAMES.get(k) ?? k, ref: f, payload: p, created_at: one(need(created_at, isStr, 'created_at')),
     }
   })
   for (const x of list(r.read_at)) {

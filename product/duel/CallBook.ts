@@ -16,7 +16,8 @@
  * Sums of Brier scores are kept exactly (integers of 1e-12, the grades' own rounding) so that the order the grades
  * arrive in (a rebuild's replay or a restore's) cannot change a bit of them.
  */
-import { canonicalJson } from '../../common/jcs.ts'
+import { canonicalJson, isCanonicalOrder } from '../../common/jcs.ts'
+import { sharedTexts } from '../../common/sharedTexts.ts'
 import { CALL_OPT_INS, CALLS, type CallRow, type OptInRow } from '../../pipeline/records/callRecord.ts'
 import type { CallGraded } from './CallEvents.ts'
 import { grade, type OutcomeFacts } from './grading.ts'
@@ -25,7 +26,8 @@ import { grade, type OutcomeFacts } from './grading.ts'
 export const CALL_BOOK_SCHEMA = 2
 
 const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
-const canonical = <T>(record: T): T => JSON.parse(canonicalJson(record)) as T
+/** A record in canonical key order; one read back from the log or a snapshot is already, and is kept as it is. */
+const canonical = <T>(record: T): T => (isCanonicalOrder(record) ? record : (JSON.parse(canonicalJson(record)) as T))
 /** A Brier score (rounded to 1e-12 by grading.ts) as an exact integer. */
 const e12 = (x: number): bigint => BigInt(Math.round(x * 1e12))
 
@@ -81,10 +83,36 @@ interface TotalsRow {
 const isCount = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0
 const isE12 = (x: unknown): x is string => typeof x === 'string' && /^(0|[1-9][0-9]*)$/.test(x)
 
+/**
+ * The values a snapshot's call rows repeat, held once: every call on a clock names its decision, question, horizon
+ * and lock instant, and was graded on the same outcome, but JSON.parse gives each row its own copies (a fifth of a
+ * million hot calls at 1M calls over 35 days). Same values, so the rows and the snapshot written back are unchanged.
+ */
+function shareRepeats(calls: Array<[CallRow, OutcomeFacts | null]>): void {
+  const one = sharedTexts()
+  const outcomes = new Map<string, OutcomeFacts>()
+  for (const pair of calls) {
+    const c = pair[0]
+    c.decision_id = one(c.decision_id)
+    c.question_id = one(c.question_id)
+    c.asset = one(c.asset)
+    c.horizon_end = one(c.horizon_end)
+    c.locked_at = one(c.locked_at)
+    c.payer = one(c.payer)
+    const o = pair[1]
+    if (o === null) continue
+    const held = outcomes.get(o.decision_id)
+    if (held && canonicalJson(held) === canonicalJson(o)) pair[1] = held
+    else if (!held) outcomes.set(o.decision_id, o)
+  }
+}
+
 export class CallBook {
   private readonly calls = new Map<string, CallRow>()
-  private readonly grades = new Map<string, CallGraded>()
-  /** The outcome each hot graded call was graded on (what the snapshot keeps of it). */
+  /**
+   * The outcome each hot graded call was graded on (what the snapshot keeps of it): its grade is derived from the call
+   * and this when asked (grading.ts grade, pure), not held beside them (a fifth of a million hot grades at 1M calls).
+   */
   private readonly gradedBy = new Map<string, OutcomeFacts>()
   private readonly payers = new Map<string, PayerTotals>()
   /** Hot call ids per decision: what a resolution grades (an evicted call is graded already). */
@@ -126,7 +154,9 @@ export class CallBook {
   }
 
   gradeOf(callId: string): CallGraded | null {
-    return this.grades.get(callId) ?? null
+    const o = this.gradedBy.get(callId)
+    const c = o ? this.calls.get(callId) : undefined
+    return o && c ? grade(c, o) : null
   }
 
   /** A resolution seen inside the hot window (an older clock is closed by its horizon_end anyway). */
@@ -140,8 +170,8 @@ export class CallBook {
   }
 
   /** The grades of the hot calls. */
-  hotGrades(): IterableIterator<CallGraded> {
-    return this.grades.values()
+  *hotGrades(): IterableIterator<CallGraded> {
+    for (const [id, o] of this.gradedBy) yield grade(this.calls.get(id)!, o)
   }
 
   payer(payer: string): PayerTotals | null {
@@ -182,8 +212,8 @@ export class CallBook {
 
   /** Whether a call stays in memory: not graded yet, or graded inside the window. */
   private isHot(callId: string, cutoff: number | null): boolean {
-    const g = this.grades.get(callId)
-    return !g || cutoff === null || Date.parse(g.graded_at) >= cutoff
+    const o = this.gradedBy.get(callId)
+    return !o || cutoff === null || Date.parse(o.resolved_at) >= cutoff
   }
 
   /**
@@ -255,6 +285,7 @@ export class CallBook {
     }
     this.newest = newest
     this.prunedAt = newest
+    shareRepeats(calls)
     for (const [payer, t] of totals) this.payers.set(payer, t)
     for (const [q, v] of questions) this.questions.set(q, v)
     for (const [c, o] of calls) {
@@ -262,7 +293,6 @@ export class CallBook {
       this.payers.get(c.payer)!.hot.push(c)
       if (o) {
         // Totals already count it: the grade is restored, not applied again.
-        this.grades.set(c.call_id, grade(c, o))
         this.gradedBy.set(c.call_id, o)
         this.byGrade.push(Date.parse(o.resolved_at), c.call_id)
       } else this.indexByDecision(c)
@@ -323,9 +353,8 @@ export class CallBook {
   }
 
   private grade(row: CallRow, o: OutcomeFacts): CallGraded | null {
-    if (this.grades.has(row.call_id)) return null
+    if (this.gradedBy.has(row.call_id)) return null
     const g = grade(row, o)
-    this.grades.set(row.call_id, g)
     this.gradedBy.set(row.call_id, o)
     this.byGrade.push(Date.parse(g.graded_at), row.call_id)
     const t = this.payers.get(row.payer)!
@@ -366,7 +395,6 @@ export class CallBook {
       const c = this.calls.get(id)
       if (!c) continue
       this.calls.delete(id)
-      this.grades.delete(id)
       this.gradedBy.delete(id)
       const gone = payers.get(c.payer)
       if (gone) gone.add(id)
