@@ -23,6 +23,7 @@ import { ASK_XP_DAILY_CAP, LEVELS, RANKS, rankIndexOf, rankOf } from './levels.t
 import { isoWeekByKey, isoWeekOf, periodOverBy, type Period } from './periods.ts'
 import { QUESTS, emptyCounters, measure, questPeriod } from './quests.ts'
 import { flagAt, PayerState, type ReadMark, type SeasonStats } from './PayerState.ts'
+import { HotNotification } from './HotNotification.ts'
 import type { ColdFeed, ColdScope } from './ColdFeed.ts'
 import type { StateStore } from '../../pipeline/state/StateStore.ts'
 import type { PeriodCounters } from './quests.ts'
@@ -86,9 +87,10 @@ export class ArenaProjection implements StateStore {
   readonly name = 'arena.projection'
   /**
    * 3: the feed keeps the hot window and the read marks are compact (issue 31, Bounded memory). 4: so do the award ids
-   * (asks with their instant), the quest completions and the period counters.
+   * (asks with their instant), the quest completions and the period counters. 5: a notification's payload is its JSON
+   * text (HotNotification: what the feed holds, so a load neither parses nor re-serializes it).
    */
-  readonly schema = 4
+  readonly schema = 5
   /** The newest graded_at folded (ms): graded calls older than it minus the window leave the id sets; null: none. */
   private newest: number | null = null
   /** The newest value the payers' graded lists were last trimmed at. */
@@ -213,7 +215,7 @@ export class ArenaProjection implements StateStore {
         // The feed of the window (written as evicted at the window whether or not the drop ran yet): a tuple, the
         // key and payer only where they are not the ones derived.
         notifications: hot.map((n) => {
-          const row: unknown[] = [n.id, n.kind, n.ref, n.payload, n.created_at]
+          const row: unknown[] = [n.id, n.kind, n.ref, n.payloadText, n.created_at]
           if (n.key !== `${n.kind}|${n.ref}|${s.payer}` || n.payer !== s.payer) row.push(n.key, n.payer)
           return row
         }),
@@ -320,7 +322,7 @@ export class ArenaProjection implements StateStore {
     // million at a restart), so it keeps the copies already held instead (same text, one string).
     if (row.payer === s.payer) row.payer = s.payer
     row.kind = KIND_NAMES.get(row.kind) ?? row.kind
-    s.notifications.push(row)
+    s.notifications.push(HotNotification.of(row))
     s.lastId = row.id
     if (row.id > s.seq) s.seq = row.id
     if (row.kind === 'rank_up') {
@@ -432,7 +434,7 @@ export class ArenaProjection implements StateStore {
   private evict(cutoff: number): void {
     for (const s of this.payers.values()) {
       if (s.notifications.length > 0 && s.notifications.some((n) => Date.parse(n.created_at) < cutoff)) {
-        const kept: NotificationRow[] = []
+        const kept: HotNotification[] = []
         for (const n of s.notifications) {
           if (Date.parse(n.created_at) >= cutoff) kept.push(n)
           else {
@@ -963,20 +965,14 @@ function payerOf(r: Record<string, any>, one: (text: string) => string): PayerSt
   for (const [k, v] of pairs(r.preferences, isBool)) s.preferences[k] = v
   s.notifications = list(r.notifications).map((raw) => {
     const [id, kind, ref, payload, created_at, key, payer] = list(raw, 'a notification')
-    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new Error('notification payload')
+    // The payload's JSON text, checked to be an object once here (reads parse it again).
+    if (typeof payload !== 'string' || !payload.startsWith('{')) throw new Error('notification payload')
     const k = need(kind, isStr, 'kind')
     const f = need(ref, isStr, 'ref')
-    // The feed's rows repeat their texts (a grade's instant, decision and question in every call's notification, the
-    // ref inside the payload): held once, same values (the snapshot written back is unchanged).
-    const p = payload as Record<string, unknown>
-    for (const field in p) {
-      const v = p[field]
-      if (typeof v === 'string') p[field] = v === f ? f : one(v)
-    }
-    return {
-      key: key === undefined ? `${k}|${f}|${s.payer}` : need(key, isStr, 'key'), payer: payer === undefined ? s.payer : need(payer, isStr, 'payer'),
-      id: need(id, isNum, 'id'), kind: KIND_NAMES.get(k) ?? k, ref: f, payload: p, created_at: one(need(created_at, isStr, 'created_at')),
-    }
+    return new HotNotification(
+      key === undefined ? `${k}|${f}|${s.payer}` : need(key, isStr, 'key'), payer === undefined ? s.payer : need(payer, isStr, 'payer'),
+      need(id, isNum, 'id'), KIND_NAMES.get(k) ?? k, f, payload, one(need(created_at, isStr, 'created_at')),
+    )
   })
   for (const x of list(r.read_at)) {
     const [id, at] = list(x)

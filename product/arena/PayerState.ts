@@ -2,7 +2,7 @@
  * Everything the Arena knows about one payer, folded from its journals and the call events (ArenaProjection owns the
  * folding; this is the state and the small derivations of it). Stored in the projection's state snapshot (issue 31).
  */
-import type { NotificationRow } from '../../pipeline/records/notificationRecord.ts'
+import type { HotNotification } from './HotNotification.ts'
 import type { PeriodCounters } from './quests.ts'
 
 /** One graded (or void) call in grading order. */
@@ -77,7 +77,7 @@ export class PayerState {
    * The feed's hot rows (issue 31, Bounded memory): those created inside the Arena's window, in the order applied (id
    * order: one payer's records sit on one partition); older ones are read back from the sealed Parquet (ColdFeed.ts).
    */
-  notifications: NotificationRow[] = []
+  notifications: HotNotification[] = []
   /** Hot notification id → read instant (the first mark covering it). */
   readAt = new Map<number, string>()
   /** Highest notification id allocated (durable or staged). */
