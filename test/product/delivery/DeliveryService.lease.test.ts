@@ -144,7 +144,8 @@ async function attemptRows(log: KafkaLog): Promise<AttemptRow[]> {
   return rows
 }
 
-t.test('one delivery per resolution across two instances; the other takes delivery over when the holder stops', { skip }, async (t) => {
+/** Two instances on one prefix, once exactly one of them holds the delivery lease and delivers. */
+async function twoInstances(t: TapTest): Promise<{ a: Instance; b: Instance; both: Instance[]; holder: Instance; other: Instance }> {
   const prefix = `dl${Math.random().toString(16).slice(2, 10)}.`
   const a = await instance(t, 'a', prefix)
   const b = await instance(t, 'b', prefix)
@@ -152,6 +153,11 @@ t.test('one delivery per resolution across two instances; the other takes delive
   await until('one instance holds the delivery lease and delivers', () => both.filter((i) => i.lease.held).length === 1 && both.filter((i) => i.delivery.dispatching).length === 1, 30_000)
   const holder = both.find((i) => i.lease.held)!
   const other = both.find((i) => i !== holder)!
+  return { a, b, both, holder, other }
+}
+
+t.test('one delivery per resolution across two instances; the other takes delivery over when the holder stops', { skip }, async (t) => {
+  const { a, b, both, holder, other } = await twoInstances(t)
   t.equal(other.delivery.dispatching, false, 'the instance without the lease does not deliver')
 
   const rx = await startReceiver(t)
@@ -195,13 +201,7 @@ t.test('one delivery per resolution across two instances; the other takes delive
 })
 
 t.test('a new holder whose first catch-up with the book fails tries again, then delivers', { skip }, async (t) => {
-  const prefix = `dl${Math.random().toString(16).slice(2, 10)}.`
-  const a = await instance(t, 'a', prefix)
-  const b = await instance(t, 'b', prefix)
-  const both = [a, b]
-  await until('one instance holds the delivery lease and delivers', () => both.filter((i) => i.lease.held).length === 1 && both.filter((i) => i.delivery.dispatching).length === 1, 30_000)
-  const holder = both.find((i) => i.lease.held)!
-  const other = both.find((i) => i !== holder)!
+  const { a, b, both, holder, other } = await twoInstances(t)
 
   const rx = await startReceiver(t)
   const d = decide(both)
