@@ -90,7 +90,8 @@ const isE12 = (x: unknown): x is string => typeof x === 'string' && /^(0|[1-9][0
  */
 function shareRepeats(calls: Array<[CallRow, OutcomeFacts | null]>): void {
   const one = sharedTexts()
-  const outcomes = new Map<string, OutcomeFacts>()
+  // One outcome per clock, with its text: compared once per call, serialized once per clock.
+  const outcomes = new Map<string, { o: OutcomeFacts; text: string }>()
   for (const pair of calls) {
     const c = pair[0]
     c.decision_id = one(c.decision_id)
@@ -102,8 +103,8 @@ function shareRepeats(calls: Array<[CallRow, OutcomeFacts | null]>): void {
     const o = pair[1]
     if (o === null) continue
     const held = outcomes.get(o.decision_id)
-    if (held && canonicalJson(held) === canonicalJson(o)) pair[1] = held
-    else if (!held) outcomes.set(o.decision_id, o)
+    if (!held) outcomes.set(o.decision_id, { o, text: canonicalJson(o) })
+    else if (held.text === canonicalJson(o)) pair[1] = held.o
   }
 }
 
