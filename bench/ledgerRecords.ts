@@ -51,19 +51,23 @@ export function testOutcome(d: LedgerDecision, o: Partial<LedgerOutcome> = {}): 
   }
 }
 
+/** `count` sample claims spread evenly over `spanMs` from `startMs`, assets in turn, each with a 4-hour horizon. */
+export function sampleClaims(count: number, startMs: number, spanMs: number, assets: readonly string[]): LedgerDecision[] {
+  const step = spanMs / count
+  return Array.from({ length: count }, (_, n) => {
+    const created = startMs + Math.floor(n * step)
+    return testDecision(n + 1, { asset: assets[n % assets.length]!, created_at: new Date(created).toISOString(), horizon_end: new Date(created + 4 * 3_600_000).toISOString() })
+  })
+}
+
 /**
  * Appends `decisions` sample decisions spread evenly over `days` from 2026-01-01 (assets in turn, 4-hour horizons),
  * each followed by its outcome, in batches of 2,000: a long resolved ledger for the restart benches.
  */
 export async function appendLedgerHistory(ledger: DecisionLedger, days: number, decisions: number, assets: readonly string[]): Promise<void> {
-  const start = Date.UTC(2026, 0, 1)
-  const step = (days * DAY_MS) / decisions
+  const all = sampleClaims(decisions, Date.UTC(2026, 0, 1), days * DAY_MS, assets)
   for (let i = 0; i < decisions; i += 2000) {
-    const batch: LedgerDecision[] = []
-    for (let n = i; n < Math.min(decisions, i + 2000); n++) {
-      const created = start + Math.floor(n * step)
-      batch.push(testDecision(n + 1, { asset: assets[n % assets.length]!, created_at: new Date(created).toISOString(), horizon_end: new Date(created + 4 * 3_600_000).toISOString() }))
-    }
+    const batch = all.slice(i, i + 2000)
     for (const d of batch) ledger.stageDecision(d)
     await ledger.flush()
     for (const d of batch) ledger.stageOutcome(testOutcome(d))

@@ -30,7 +30,7 @@ import { DECISIONS } from '../pipeline/records/decisionRecord.ts'
 import { CALLS, CALL_RECORD_VERSION, callId, type CallRow } from '../pipeline/records/callRecord.ts'
 import { topicNames } from '../pipeline/topics.ts'
 import { freePort } from './freePort.ts'
-import { testDecision, testOutcome } from './ledgerRecords.ts'
+import { sampleClaims, testOutcome } from './ledgerRecords.ts'
 import { OUTCOMES_JOURNAL } from '../pipeline/records/outcomeRecord.ts'
 import type { LedgerDecision } from '../pipeline/records/decisionRecord.ts'
 import { DAY_MS } from '../common/time.ts'
@@ -131,14 +131,8 @@ async function appendSampleClaims(log: EmbeddedLog, days: number): Promise<Ledge
   const names = topicNames()
   const decisions = await Journal.open({ log, def: DECISIONS, topic: names.decisions })
   const outcomes = await Journal.open({ log, def: OUTCOMES_JOURNAL, topic: names.outcomes })
-  const count = days * SAMPLE_CLAIMS_PER_DAY
-  const end = Date.now() - DAY_MS
-  const step = ((days - 1) * DAY_MS) / count
-  const out: LedgerDecision[] = []
-  for (let n = 0; n < count; n++) {
-    const created = end - (days - 1) * DAY_MS + Math.floor(n * step)
-    out.push(testDecision(n + 1, { asset: ['BTC', 'ETH', 'SOL'][n % 3]!, created_at: new Date(created).toISOString(), horizon_end: new Date(created + 4 * 3_600_000).toISOString() }))
-  }
+  // The history's span less its last day (those claims' horizons and outcomes are all in the past).
+  const out = sampleClaims(days * SAMPLE_CLAIMS_PER_DAY, Date.now() - days * DAY_MS, (days - 1) * DAY_MS, ['BTC', 'ETH', 'SOL'])
   for (let i = 0; i < out.length; i += 2_000) {
     const batch = out.slice(i, i + 2_000)
     await decisions.append(batch)
