@@ -40,7 +40,7 @@ async function member(t: TapTest, prefix: string, instance: string): Promise<{ l
 const holders = (members: ReadonlyArray<{ lease: KafkaLease }>) => members.filter((m) => m.lease.held)
 
 t.test('the assignment keeps the lease with the member that says it holds it, else gives it to the lowest member id', async (t) => {
-  const meta = (holds: boolean, instance: string) => AssignerProtocol.MemberMetadata.encode({ version: 0, topics: ['x'], userData: Buffer.from(JSON.stringify({ instance, url: null, holds })) })
+  const meta = (holds: boolean, instance: string) => AssignerProtocol.MemberMetadata.encode({ version: 0, topics: ['x'], userData: Buffer.from(JSON.stringify({ instance, url: null, holds: holds ? [0] : [] })) })
   const owner = (out: ReturnType<typeof stickyLeaseAssignment>) => out.filter((a) => (AssignerProtocol.MemberAssignment.decode(a.memberAssignment)?.assignment['x'] ?? []).includes(0)).map((a) => a.memberId)
   t.same(owner(stickyLeaseAssignment('x', [{ memberId: 'b', memberMetadata: meta(false, 'b') }, { memberId: 'a', memberMetadata: meta(false, 'a') }])), ['a'], 'no holder: the lowest member id')
   t.same(owner(stickyLeaseAssignment('x', [{ memberId: 'a', memberMetadata: meta(false, 'a') }, { memberId: 'c', memberMetadata: meta(true, 'c') }, { memberId: 'b', memberMetadata: meta(false, 'b') }])), ['c'], 'the holder keeps it')
