@@ -278,6 +278,11 @@ export class Journal<S extends TObject> {
       stop: async () => {
         this.followers.delete(consumer)
         await consumer.stop()
+        // The journal may be followed again (a store reopened on it): a new follower reads every record it is given.
+        if (skipOwn) {
+          this.echoFollower = false
+          this.echoes.clear()
+        }
       },
     }
     await positioned

@@ -23,10 +23,14 @@
  * paid lots soonest-expiry-first (never-expiring last, then oldest first). Lots expired at hold time are not
  * spendable (the service clock decides).
  *
- * Checkpointed (issue 31; pipeline/state/OwnWritesCheckpoint.ts): the state is every payer's rows in journal order
- * (lots, debits and the draws view derive from them), snapshotted with positions that may lag behind the rows the
- * ledger applied at acknowledgement; a row is applied at most once by its id, so a tail that re-reads such rows
- * changes nothing and (snapshot + tail) == the full rebuild.
+ * Followed (issue 32; pipeline/state/CheckpointedFollowers.ts): the ledger follows the draws journal for as long as
+ * it is open, so the rows another instance of a cluster writes reach this one's balances within the follower's fetch
+ * wait (docs/decisions.md: the staleness bound), and its own writes are applied at acknowledgement (skipOwnWrites).
+ * Only the owner of a payer's partition holds and debits for that payer (product/billing/PayerOwnership.ts); every
+ * instance reads every payer. Checkpointed (issue 31): the state is every payer's rows in journal order (lots,
+ * debits and the draws view derive from them), snapshotted at the follower's positions once no own write is
+ * unsettled; a row is applied at most once by its id, so a tail that re-reads rows changes nothing and
+ * (snapshot + tail) == the full rebuild.
  */
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
@@ -40,7 +44,8 @@ import { QUESTIONS, questionById } from '../../models/questions/index.ts'
 import type { Journal } from '../../pipeline/journal/Journal.ts'
 import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import { DRAWS, newDrawId, type DRAW_RECORD_SCHEMA, type DrawRow } from '../../pipeline/records/drawRecord.ts'
-import { OwnWritesCheckpoint, tailOf } from '../../pipeline/state/OwnWritesCheckpoint.ts'
+import { CheckpointedFollowers, followOwnWrites } from '../../pipeline/state/CheckpointedFollowers.ts'
+import type { RestoredState } from '../../pipeline/state/restoreState.ts'
 import type { CheckpointSettings, StateStore } from '../../pipeline/state/StateStore.ts'
 import { DAY_MS } from '../../common/time.ts'
 
@@ -151,8 +156,8 @@ export class CreditLedger implements StateStore {
   private readonly payers = new Map<string, PayerState>()
   /** Ids of the rows applied: a row read again (a snapshot's positions lag behind own writes) is not applied twice. */
   private readonly appliedIds = new Set<string>()
-  /** The state's snapshots: how it was restored at start, a snapshot on demand; null in memory only. */
-  checkpoints: OwnWritesCheckpoint | null = null
+  /** The follower of the draws journal, with the state's snapshots. */
+  private followers: CheckpointedFollowers | null = null
   private readonly debits = new Map<string, DebitState>()
   /** Refunds being written, by debit ref: a second reverse waits for the first instead of writing again. */
   private readonly reversing = new Map<string, Promise<DrawRow[]>>()
@@ -165,29 +170,49 @@ export class CreditLedger implements StateStore {
   ) {}
 
   /**
-   * Restores every balance (the newest state snapshot + the journal's tail, or the journal from the beginning), then
-   * (recovery) reverses every debit that has neither an answer receipt nor a refund: the process stopped between the
-   * debit and the answer, so the payer never got what the debit paid for. Run before serving; one writer per journal.
+   * Restores every balance (the newest state snapshot + the journal's tail, or the journal from the beginning) and
+   * keeps following the journal (rows other instances write), then (recovery, when `recover`) reverses every debit
+   * that has neither an answer receipt nor a refund: the process stopped between the debit and the answer, so the
+   * payer never got what the debit paid for. In a cluster recovery is the partition owner's (PayerOwnership), never
+   * every instance's at its start: two would each refund.
    */
   static async open(
     journal: DrawsJournal,
     clock: Clock,
-    options: { recover?: boolean; checkpoints?: CheckpointSettings | null; logger?: Logger } = {},
+    options: { recover?: boolean; checkpoints?: CheckpointSettings | null; logger?: Logger; group?: string } = {},
   ): Promise<CreditLedger> {
     const ledger = new CreditLedger(journal, clock)
-    ledger.checkpoints = await OwnWritesCheckpoint.open({
+    const logger = options.logger ?? childLogger('credits')
+    ledger.followers = await CheckpointedFollowers.open({
+      log: journal.log,
       store: ledger,
-      sources: [tailOf(journal, (row) => ledger.apply(row))],
       checkpoints: options.checkpoints ?? null,
-      logger: options.logger ?? childLogger('credits'),
+      logger,
+      journals: [followOwnWrites(journal, { group: options.group ?? 'svc.credits', what: 'draw', logger }, (row) => ledger.apply(row))],
     })
     if (options.recover ?? true) ledger.recovered = await ledger.recover()
     return ledger
   }
 
-  /** The final state snapshot; call before the journal closes. */
+  /** How the state started and a snapshot on demand; null without checkpoint settings (memory only). */
+  get checkpoints(): { restored: RestoredState; checkpoint(): Promise<unknown> } | null {
+    const f = this.followers
+    return f?.restored ? { restored: f.restored, checkpoint: () => f.checkpoint() } : null
+  }
+
+  /**
+   * Resolves once the ledger has applied every row the journal held when this was called: what a previous owner of a
+   * payer wrote is in the balances before this instance holds for that payer (PayerOwnership, after a failover).
+   */
+  caughtUp(signal?: AbortSignal): Promise<void> {
+    return this.followers ? this.followers.caughtUp(this.journal.log, signal) : Promise.resolve()
+  }
+
+  /** Stops following (one final state snapshot first); call before the journal closes. */
   async close(): Promise<void> {
-    await this.checkpoints?.close()
+    const f = this.followers
+    this.followers = null
+    await f?.stop()
   }
 
   *rows(): Iterable<unknown> {
@@ -216,9 +241,10 @@ export class CreditLedger implements StateStore {
   /** Debit refs reversed by the start-up recovery pass. */
   recovered: string[] = []
 
-  private async recover(): Promise<string[]> {
+  /** Reverses the unanswered debits (open()) of the payers `mine` selects (default: all; a partition owner: its own). */
+  async recover(mine: (payer: string) => boolean = () => true): Promise<string[]> {
     const refs: string[] = []
-    for (const [ref, d] of this.debits) if (d.rows.length > 0 && d.refunds.length === 0 && !d.answered) refs.push(ref)
+    for (const [ref, d] of this.debits) if (d.rows.length > 0 && d.refunds.length === 0 && !d.answered && mine(d.payer)) refs.push(ref)
     for (const ref of refs) await this.reverse(this.debits.get(ref)!.payer, ref, 'unanswered')
     return refs
   }
@@ -265,25 +291,15 @@ export class CreditLedger implements StateStore {
   }
 
   private write(rows: DrawRow[]): Promise<void> {
-    const write = this.journal.append(rows).then(() => {
+    // The journal counts the write unsettled until this effect ran (no snapshot in between: CheckpointedFollowers).
+    return this.journal.append(rows).then(() => {
       for (const row of rows) this.apply(row)
     })
-    return this.checkpoints ? this.checkpoints.track(write) : write
   }
 
-  /** A unit of work's effects for rows of this ledger, marked in flight for the snapshots until they end. */
+  /** A unit of work's effects for rows of this ledger (the journal counts the unit unsettled until they ran). */
   private inUnit(effects: { applied: () => void; aborted?: () => void }): { applied: () => void; aborted: (err?: unknown) => void } {
-    const flight = this.checkpoints?.begin()
-    return {
-      applied: () => {
-        effects.applied()
-        flight?.applied()
-      },
-      aborted: (err) => {
-        effects.aborted?.()
-        flight?.aborted(err)
-      },
-    }
+    return { applied: effects.applied, aborted: () => effects.aborted?.() }
   }
 
   private spendable(lot: Lot, at: number): boolean {
