@@ -79,6 +79,12 @@ import { SimulatedVenueResume } from '../pipeline/venue/SimulatedVenueResume.ts'
 import { LogError } from '../pipeline/log/LogError.ts'
 import { decodeTickValue } from '../pipeline/TickEnvelope.ts'
 import { openLease, type Lease, type LeaseMember } from '../pipeline/log/Lease.ts'
+import { openPartitionLease } from '../pipeline/log/PartitionLease.ts'
+import { PAYERS_LEASE, PAYERS_LEASE_TOPIC, PayerOwnership } from '../product/billing/PayerOwnership.ts'
+import { PayerOwners } from '../serving/cluster/PayerOwners.ts'
+import { PeerForwarder } from '../serving/cluster/PeerForwarder.ts'
+import { keyBytes } from '../common/AtRestCipher.ts'
+import { createHmac } from 'node:crypto'
 import { startProgress, type Progress } from '../common/progress.ts'
 import { progressOf } from './config.ts'
 import { DAY_MS, MINUTE_MS } from '../common/time.ts'
@@ -335,6 +341,9 @@ export class ServiceApp {
       if (config.SVC_VENUE === 'hyperliquid') {
         throw new AppConfigError('SVC_CLUSTER=on does not hand the live venue\'s connector over between instances yet: run the live venue on one instance (SVC_CLUSTER=off), or the simulated venue or a tape on several')
       }
+      if (config.SVC_SIGNING_SECRET === undefined || keyBytes(config.SVC_SIGNING_SECRET) === null) {
+        throw new AppConfigError('SVC_CLUSTER=on forwards a payer\'s requests to the instance that owns the payer, signed with the secret every instance shares: set the same SVC_SIGNING_SECRET (32 bytes) on each')
+      }
     }
     // Files 0600, folders 0700 (pipeline/log/dataModes.ts): our writers pass the modes; DuckDB's files follow the umask.
     restrictUmask()
@@ -463,8 +472,14 @@ export class ServiceApp {
     closes('ledger streams', () => ledgerStreams.close())
     market.attachDecisions(engine) // the paid funding surfaces record S06/S07 through the engine
     // Credits on the event log: balances rebuilt from billing.draws, unanswered debits reversed before serving.
-    const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions, checkpoints })
+    // Several instances: each payer partition's owner reverses its unanswered debits when it takes the partition.
+    const clustered = config.SVC_CLUSTER === 'on'
+    const billing = await BillingService.open({ log: eventLog, clock, opsToken: config.SVC_OPS_TOKEN ?? null, topic: names.draws, partitions, checkpoints, recover: !clustered })
     closes('billing', () => billing.close())
+    // Several instances (issue 32): one owner per draws partition serializes its payers' holds and debits; the others
+    // forward those requests to it. The lease is joined once this instance knows its URL (after the server starts).
+    const ownership = clustered ? new PayerOwnership(billing.ledger, (await eventLog.endOffsets(names.draws)).length, childLogger('payer-ownership')) : null
+    const payerOwners = ownership ? new PayerOwners(ownership, new PeerForwarder(keyBytes(config.SVC_SIGNING_SECRET!)!), childLogger('payer-owners')) : null
     // The duel: calls and opt-ins on the event log, graded from the engine's outcome bus. Its clocks run in the engine's
     // event time (the time horizon_end is measured in), as the open-clocks read does.
     const questionCatalog = new QuestionCatalog()
@@ -533,7 +548,12 @@ export class ServiceApp {
     closes('payer proofs', () => proofJournal.close())
     const payerSessions = await PayerSessions.restore(proofJournal, clock.now(), { checkpoints })
     closes('payer sessions (final snapshot)', () => payerSessions.close())
-    const nonceKey = await secretKeyFile(join(dataDir, 'auth', 'siwx-nonce.key'))
+    // Several instances: a session opened on one proves its payer on all (within the follower's fetch wait), and a
+    // challenge one issued verifies on another (the nonce key derived from the secret they share, not per data folder).
+    if (clustered) await payerSessions.followCluster('svc.payer-sessions')
+    const nonceKey = clustered
+      ? createHmac('sha256', keyBytes(config.SVC_SIGNING_SECRET!)!).update('svc.siwx-nonce.v1').digest()
+      : await secretKeyFile(join(dataDir, 'auth', 'siwx-nonce.key'))
     const paymentGate = new RailRouter({ payTo, credits: new CreditsPaymentGate(billing.ledger, payTo, arena), ...(x402 ? { x402 } : {}) })
     // The crowd benchmark (benchmarks.crowd) comes from the duel's graded calls through this one narrow port.
     const recordJob = await RecordJob.open(recordDb, { releases, crowd: () => duel.crowdBenchmark() })
@@ -605,12 +625,17 @@ export class ServiceApp {
         billing, duel, paymentGate, market: market.market, providers: market.providers, ledger: engine, streams: ledgerStreams, engine,
         record, ladder: record, releases, ...wallet.services, metrics, arena, ...(delivery ? { delivery } : {}), answerKeys, ...(funnel ? { funnel } : {}),
         payerProof: (origin) => PayerProof.create({ origin, sessions: payerSessions, nonceKey, sessionTtlS: config.SVC_SESSION_TTL_S }),
+        ...(payerOwners ? { payerOwners } : {}),
       },
     })
     closes('server', () => server.close())
     // The leases' members name the URL this instance answers on once it listens (PORT=0 picks one); the group
     // metadata carries it from the next rebalance on.
     member.url = server.url
+    if (ownership) {
+      ownership.attach(await openPartitionLease(eventLog, PAYERS_LEASE, member, { topic: PAYERS_LEASE_TOPIC, partitions: ownership.partitions, clustered }))
+      closes('payers lease', () => ownership.close())
+    }
     const logKind = config.SVC_LOG
     for (const line of [
       `svc: listening on ${server.url}  (try ${server.url}/healthz, ${server.url}/v1/pricing, ${server.url}/openapi.json)`,

@@ -63,7 +63,7 @@ export const ENV_SCHEMA = Type.Object(
     SVC_CLUSTER: StringEnum(['off', 'on'], {
       default: 'off',
       description:
-        "several instances on one Kafka cluster (issue 32, README 'Several instances'): each instance, with its own KAFKA_INSTANCE_ID, PORT and SVC_DATA_DIR, reads every partition into its own state, and one of them, the holder of the venue-feed lease, feeds the venue (another takes over within KAFKA_SESSION_TIMEOUT_MS of its death); needs SVC_LOG=kafka and KAFKA_INSTANCE_ID",
+        "several instances on one Kafka cluster (issue 32, README 'Several instances'): each instance, with its own KAFKA_INSTANCE_ID, PORT and SVC_DATA_DIR, reads every partition into its own state, and one of them, the holder of the venue-feed lease, feeds the venue (another takes over within KAFKA_SESSION_TIMEOUT_MS of its death), and each payer's credits are served by the one instance that owns the payer's partition (the others forward to it); needs SVC_LOG=kafka, KAFKA_INSTANCE_ID and the same SVC_SIGNING_SECRET on every instance",
     }),
     SVC_PARTITIONS: Type.Integer({ minimum: 1, maximum: 1024, default: DEFAULT_PARTITIONS, description: 'partitions per topic the service creates' }),
     SVC_TOPIC_TICKS: Type.String({ pattern: '^[a-zA-Z0-9._-]+$', 'x-expected': NAME_WORDS, default: topicNames().ticks, description: 'topic of venue ticks' }),
@@ -156,7 +156,7 @@ export const ENV_SCHEMA = Type.Object(
       Type.String({
         minLength: 32,
         'x-unset': 'made once and kept in $SVC_DATA_DIR/delivery/signing-secret',
-        description: 'deployment-wide hook signing secret (32 bytes: 64 hex digits, base64 or whsec_<base64>); without SVC_DELIVERY_KEY each hook secret is derived from it',
+        description: 'deployment-wide hook signing secret (32 bytes: 64 hex digits, base64 or whsec_<base64>); without SVC_DELIVERY_KEY each hook secret is derived from it; with SVC_CLUSTER=on required, the same on every instance (the peer token of forwarded requests and the sign-in nonce key are derived from it)',
       }),
     ),
     SVC_ANSWER_KEY: Type.Optional(

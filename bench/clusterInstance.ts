@@ -3,10 +3,13 @@
  * bench/cluster.ts and test/app/cluster.test.ts. Its stdout and stderr are kept; `url` resolves once it listens.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 const SVC = fileURLToPath(new URL('../bin/svc.js', import.meta.url))
+/** The deployment secret every instance this process spawns shares (SVC_SIGNING_SECRET: 32 bytes, 64 hex digits). */
+export const CLUSTER_SIGNING_SECRET = randomBytes(32).toString('hex')
 
 export interface ClusterInstance {
   name: string
@@ -34,6 +37,8 @@ export function spawnClusterInstance(o: { name: string; dataDir: string; brokers
       KAFKA_TOPIC_PREFIX: o.prefix,
       KAFKA_INSTANCE_ID: o.name,
       SVC_CLUSTER: 'on',
+      // Shared by the instances one process spawns: a payer's requests are forwarded between them, signed with it.
+      SVC_SIGNING_SECRET: CLUSTER_SIGNING_SECRET,
       LOG_LEVEL: 'warn',
       LOG_FORMAT: 'json',
       CI: 'true',

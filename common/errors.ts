@@ -164,6 +164,8 @@ export const REASONS = {
   NO_MARKET_DATA: { codes: ['STALE_DATA', 'PROVIDER_DOWN'], meaning: 'no market data for the asset has reached the service yet; detail.asset names it' },
   WARMING_UP: { codes: ['STALE_DATA'], meaning: 'the service has (re)started and its market state has not caught up with the venue yet; retry_after_ms says when to look again' },
   VENUE_UNREACHABLE: { codes: ['PROVIDER_DOWN'], meaning: 'the live venue has not answered since the service started, so no price is current; detail.stage and detail.last_error say what the connector sees' },
+  PAYER_OWNER_UNREACHABLE: { codes: ['PROVIDER_DOWN'], meaning: 'several instances: the instance that serves this payer\'s credits cannot be reached, or none does while the cluster rebalances; nothing was charged, and retry_after_ms says when to try again' },
+  PEER_TOKEN_REJECTED: { codes: ['OPS_FORBIDDEN'], meaning: 'a request forwarded between instances carries an x-svc-peer token that does not verify (another signing secret, another request line, or too old)' },
   EVENT_LOG_UNREACHABLE: { codes: ['PROVIDER_DOWN'], meaning: 'the event log (the Kafka broker) cannot be reached, so the paid answer cannot be recorded; nothing was charged, and retry_after_ms says when to try again' },
   VENUE_STALE: { codes: ['STALE_DATA'], meaning: "the venue's newest data for the asset is older than its staleness budget (the connector is reconnecting or the venue is silent); detail names the input, its age_ms and staleness_budget_ms" },
   WALLET_PROVIDER_UNWIRED: { codes: ['PROVIDER_DOWN'], meaning: 'an account-scoped question needs a wallet provider and none is wired' },

@@ -39,6 +39,7 @@ import type { EventStream, StreamReader } from '../common/EventStream.ts'
 import type { StreamFanout } from './streams/StreamFanout.ts'
 import { EVENT_LOG_PROVIDER, EVENT_LOG_RETRY_AFTER_MS } from '../product/platform/EventLogHealth.ts'
 import { REQUEST_HEADER, RESPONSE_HEADER } from './http/apiHeaders.ts'
+import type { PayerOwners } from './cluster/PayerOwners.ts'
 
 export class Dispatcher {
   private readonly router: Router
@@ -52,6 +53,8 @@ export class Dispatcher {
   private readonly accessLog: AccessLog | null
   /** Cross-origin access for browser pages; null when no origin is configured (no CORS work, no CORS header). */
   private readonly cors: Cors | null
+  /** Several instances (issue 32): who serves a payer's credits; null on one instance (this one serves every payer). */
+  private readonly owners: PayerOwners | null
 
   constructor(
     routes: readonly RouteDef[],
@@ -68,6 +71,7 @@ export class Dispatcher {
     this.requestMetrics = this.metrics?.requests ?? null
     this.accessLog = accessLog
     this.cors = Cors.of(services.config.corsOrigins ?? [], routes)
+    this.owners = services.payerOwners ?? null
   }
 
   /**
@@ -126,6 +130,54 @@ export class Dispatcher {
       const validator = this.validators.get(route)!
       if (!validator.empty) validator.check(ctx as unknown as Record<'params' | 'query' | 'headers' | 'body', unknown>)
       if (route.needs) for (const part of route.needs) ctx.need(part)
+      if (this.owners !== null) {
+        const payer = this.payerScope(route, ctx)
+        if (payer !== null) {
+          const at = this.owners.at(payer, req, ctx.now)
+          if (at !== null) return this.servedByOwner(at, req, res, route, ctx, headers, started, bearer)
+        }
+      }
+      return this.serve(req, res, route, ctx, headers, started, bearer)
+    } catch (err) {
+      this.writeError(res, err, requestId, headers, req, route, started, null)
+    }
+  }
+
+  /**
+   * The payer whose credits or own state this request reads or moves (issue 32), from the route registry: the payer a
+   * payer-scoped route names, or the credits payer of a paid call (x-svc-payer without PAYMENT-SIGNATURE); null for
+   * everything else (an x402 payment proves its own payer, and a credit purchase only adds a lot, idempotent by its
+   * payment id).
+   */
+  private payerScope(route: RouteDef, ctx: HandlerContext): string | null {
+    if (route.payer) return callerPayer(ctx, route.payer.header, route.payer.field ?? null)
+    if (route.pay.kind !== 'paid' || ctx.headers[REQUEST_HEADER.paymentSignature] !== undefined) return null
+    const payer = ctx.headers[REQUEST_HEADER.payer]
+    return payer !== undefined && ADDRESS_PATTERN.test(payer) ? payer : null
+  }
+
+  /** Served here once this instance's takeover of the payer's partition caught up, or the owner's answer relayed. */
+  private async servedByOwner(
+    at: Exclude<ReturnType<PayerOwners['at']>, null>, req: IncomingRequest, res: AnswerWriter, route: RouteDef, ctx: HandlerContext,
+    headers: Record<string, string>, started: number, bearer: string | null,
+  ): Promise<void> {
+    try {
+      if (at.kind === 'ready') {
+        await at.ready
+        return await this.serve(req, res, route, ctx, headers, started, bearer)
+      }
+      const answer = await at.answer
+      res.send(answer.status, answer.headers, answer.body)
+      this.answered(route, req, answer.status, started, ctx.request_id, null)
+    } catch (err) {
+      this.writeError(res, err, ctx.request_id, headers, req, route, started, null)
+    }
+  }
+
+  /** A matched, validated request served by this instance: paid, free payer-scoped, or free. */
+  private serve(req: IncomingRequest, res: AnswerWriter, route: RouteDef, ctx: HandlerContext, headers: Record<string, string>, started: number, bearer: string | null): void | Promise<void> {
+    const requestId = ctx.request_id
+    try {
       if (route.pay.kind === 'paid') return this.paid(req, res, route, ctx, headers, started, bearer)
       const free = route
       if (route.payer) {

@@ -32,6 +32,7 @@ import type { ServiceMetrics } from './metrics/ServiceMetrics.ts'
 import type { PaymentGate } from './payments/PaymentGate.ts'
 import type { RateLimiter } from './RateLimiter.ts'
 import type { PayerProof } from '../product/identity/PayerProof.ts'
+import type { PayerOwners } from './cluster/PayerOwners.ts'
 
 export interface Services {
   clock: Clock
@@ -42,6 +43,8 @@ export interface Services {
   /** Proof of payer control (sign-in-with-x and bearer sessions): every payer-scoped route and the credits rail. */
   payerProof: PayerProof
   providers?: ProviderRegistry
+  /** Several instances (issue 32): payer-scoped requests go to the payer's owner; absent: this instance serves all. */
+  payerOwners?: PayerOwners
   /** Which time the data lives in: /readyz data_time and the x-svc-data-time header on every answer. */
   dataTime?: DataTimeSource
   ledger?: LedgerReads

@@ -41,6 +41,8 @@ export interface BillingServiceOptions {
   partitions?: number
   /** State snapshots of the credit ledger (issue 31); absent: rebuilt from the journal at every start. */
   checkpoints?: CheckpointSettings | null
+  /** Reverse unanswered debits at open (default); false: each payer partition's owner does (PayerOwnership). */
+  recover?: boolean
 }
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest()
@@ -60,7 +62,7 @@ export class BillingService implements Billing {
 
   static async open(options: BillingServiceOptions): Promise<BillingService> {
     const journal = await Journal.open({ log: options.log, def: DRAWS, topic: options.topic ?? topicNames().draws, ...(options.partitions ? { partitions: options.partitions } : {}) })
-    const ledger = await CreditLedger.open(journal, options.clock, { checkpoints: options.checkpoints ?? null })
+    const ledger = await CreditLedger.open(journal, options.clock, { checkpoints: options.checkpoints ?? null, recover: options.recover ?? true })
     return new BillingService(ledger, journal, options.clock, options.opsToken)
   }
 

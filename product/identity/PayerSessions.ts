@@ -18,7 +18,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Logger } from 'pino'
 import { childLogger } from '../../common/logger.ts'
-import type { Journal } from '../../pipeline/journal/Journal.ts'
+import type { Journal, JournalFollower } from '../../pipeline/journal/Journal.ts'
 import { PAYER_PROOFS, type PayerProofRow } from '../../pipeline/records/payerProofRecord.ts'
 import { OwnWritesCheckpoint, tailOf } from '../../pipeline/state/OwnWritesCheckpoint.ts'
 import type { CheckpointSettings, StateStore } from '../../pipeline/state/StateStore.ts'
@@ -51,6 +51,8 @@ export class PayerSessions implements StateStore {
   private readonly nonces = new Map<string, number>()
   /** The state's snapshots: how it was restored at start, a snapshot on demand; null in memory only. */
   checkpoints: OwnWritesCheckpoint | null = null
+  /** The follower of the other instances' records (followCluster); null on one instance. */
+  private follower: JournalFollower | null = null
 
   private constructor(
     private readonly journal: Journal<typeof PAYER_PROOFS.schema> | null,
@@ -82,8 +84,22 @@ export class PayerSessions implements StateStore {
     return s
   }
 
+  /**
+   * Several instances (issue 32): also applies what the other instances journal (their sign-ins, used nonces and
+   * revocations), read from the beginning and then live, so a session opened on one instance proves its payer on every
+   * other within the follower's fetch wait. Every record sets or deletes one subject's entry from the record alone, so
+   * reading this instance's own records again changes nothing.
+   */
+  async followCluster(group: string): Promise<void> {
+    if (!this.journal || this.follower) return
+    this.follower = await this.journal.follow(group, (r) => this.apply(r, Date.now()))
+  }
+
   /** The final state snapshot; call before the journal closes. */
   async close(): Promise<void> {
+    const f = this.follower
+    this.follower = null
+    await f?.stop()
     await this.checkpoints?.close()
   }
 

@@ -1,0 +1,173 @@
+/**
+ * Issue 32, credits across instances (SVC_CLUSTER=on): two `svc start` processes on the shared broker, payers signed in
+ * with real viem signatures over real HTTP.
+ * - Exactly one instance owns each payer (the `payers` partition lease over the draws partitions, every partition
+ *   held once); the other forwards the payer's requests to it with a peer token, and a wrong token is refused.
+ * - A balance covering exactly K paid calls, 2K calls sent concurrently, half to each instance: exactly K answered,
+ *   the rest challenged (one owner serializes the payer's holds: no overspend, no double debit).
+ * - Both instances then report the same balance from their own replica (read with a valid peer token, so not
+ *   forwarded), grants − debits, within the follower's staleness bound, and the draws journal agrees: one debit per
+ *   answer, each with its answer receipt.
+ */
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import t from 'tap'
+import { AssignerProtocol } from 'kafkajs'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { CLUSTER_SIGNING_SECRET, spawnClusterInstance, type ClusterInstance } from '../../bench/clusterInstance.ts'
+import { PeerForwarder } from '../../serving/cluster/PeerForwarder.ts'
+import { partitionForKey } from '../../common/murmur2.ts'
+import { KafkaLog } from '../../pipeline/log/KafkaLog.ts'
+import { topicNames } from '../../pipeline/topics.ts'
+import { kafkaBrokers, kafkaSkip, readAll } from '../helpers/logs.ts'
+import { signIn, type SignedIn } from '../helpers/serving/signIn.ts'
+import { makeTempDir } from '../helpers/tmp.ts'
+
+const SESSION_MS = 6_000
+const READY_WITHIN_MS = 420_000
+const OPS = `ops-${randomBytes(8).toString('hex')}`
+/** The follower's fetch wait (500 ms on Kafka) with room for a loaded machine. */
+const STALENESS_MS = 5_000
+const K = 6
+t.setTimeout(READY_WITHIN_MS * 2 + 300_000)
+
+const skip = kafkaSkip(t)
+
+async function until(what: string, withinMs: number, check: () => Promise<boolean> | boolean): Promise<number> {
+  const t0 = Date.now()
+  for (;;) {
+    if (await Promise.resolve().then(check).catch(() => false)) return Date.now() - t0
+    if (Date.now() - t0 > withinMs) throw new Error(`${what}: not within ${withinMs} ms`)
+    await sleep(250)
+  }
+}
+
+const ready = async (url: string) => (await fetch(`${url}/readyz`)).status === 200
+
+/** Who holds each partition of the payers lease, by instance id, as the group coordinator says. */
+async function payerOwners(log: KafkaLog, prefix: string): Promise<Array<string | null>> {
+  const { groups } = await log.admin.describeGroups([`${prefix}lease.payers`])
+  const owners: Array<string | null> = [null, null, null]
+  for (const m of groups[0]?.members ?? []) {
+    if (m.memberAssignment.length === 0) continue
+    const assigned = AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[`${prefix}cluster.payers`] ?? []
+    const info = JSON.parse(AssignerProtocol.MemberMetadata.decode(m.memberMetadata)!.userData.toString('utf8')) as { instance: string }
+    for (const p of assigned) owners[p] = info.instance
+  }
+  return owners
+}
+
+t.test('two instances: one owner per payer, the other forwards; no overspend; both report grants − debits', { skip }, async (t) => {
+  const prefix = `cc${randomBytes(4).toString('hex')}.`
+  const instances: ClusterInstance[] = []
+  t.teardown(async () => {
+    for (const i of instances) if (i.child.exitCode === null && i.child.signalCode === null) i.child.kill('SIGTERM')
+    await Promise.all(instances.map((i) => i.exited))
+  })
+  const start = async (name: string) => {
+    const i = spawnClusterInstance({ name, dataDir: await makeTempDir(t, `svc-credits-${name}-`), prefix, brokers: kafkaBrokers()!.join(','), env: { KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS), SVC_OPS_TOKEN: OPS } })
+    instances.push(i)
+    return i
+  }
+  const a = await start('a')
+  const urlA = await a.url
+  await until('the first instance ready', READY_WITHIN_MS, () => ready(urlA))
+  const b = await start('b')
+  const urlB = await b.url
+  await until('both instances ready', READY_WITHIN_MS, async () => (await ready(urlA)) && (await ready(urlB)))
+  const url = { a: urlA, b: urlB } as Record<string, string>
+
+  const reader = await KafkaLog.connect({ brokers: kafkaBrokers()!, clientId: 'svc-test-cluster-credits', topicPrefix: prefix })
+  t.teardown(() => reader.close())
+  let owners: Array<string | null> = []
+  await until('every payer partition held once, by both instances between them', 60_000, async () => {
+    owners = await payerOwners(reader, prefix)
+    return owners.every((o) => o !== null) && new Set(owners).size === 2
+  })
+  t.pass(`payer partitions owned: ${owners.join(', ')}`)
+
+  // Two payers, one owned by each instance (the draws journal's key partitioning).
+  const payers: Array<{ me: SignedIn; owner: string; other: string }> = []
+  for (const want of ['a', 'b']) {
+    for (;;) {
+      const account = privateKeyToAccount(generatePrivateKey())
+      const owner = owners[partitionForKey(account.address.toLowerCase(), owners.length)]!
+      if (owner !== want) continue
+      // Signed in on the instance that does not own the payer: the owner learns the session from the journal.
+      const other = owner === 'a' ? 'b' : 'a'
+      payers.push({ me: await signIn(url[other]!, account), owner, other })
+      break
+    }
+  }
+
+  const paidCall = async (at: string, me: SignedIn) => {
+    const res = await fetch(`${url[at]}/v1/funding`, { headers: me.headers })
+    const body = (await res.json()) as { error?: { code: string; detail: { reason: string } } }
+    return { status: res.status, charged: Number(res.headers.get('x-svc-credits-charged') ?? 0), body }
+  }
+  const grant = async (payer: string, credits: number, ref: string) => {
+    const res = await fetch(`${urlA}/v1/billing/grants`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-ops': OPS }, body: JSON.stringify({ action: 'grant', payer, credits, ref }) })
+    t.equal(res.status, 200, `grant ${ref}`)
+  }
+  // Read on the instance itself, not forwarded to the owner: a request with a valid peer token is served where it
+  // arrives (one hop), so this is each instance's own replica of the balance.
+  const peer = new PeerForwarder(Buffer.from(CLUSTER_SIGNING_SECRET, 'hex'))
+  const balanceAt = async (at: string, me: SignedIn) => {
+    const target = `/v1/billing/credits?payer=${me.address}`
+    const res = await fetch(`${url[at]}${target}`, { headers: { ...me.headers, 'x-svc-peer': peer.token('GET', target, Date.now()) } })
+    return ((await res.json()) as { data: { balance_credits: number } }).data.balance_credits
+  }
+
+  // The price of one call, learnt by a payer of its own (granted plenty), so the payers under test get exactly K calls.
+  const prober = await signIn(urlA, privateKeyToAccount(generatePrivateKey()))
+  await grant(prober.address, 100_000, 'probe')
+  let probe!: Awaited<ReturnType<typeof paidCall>>
+  await until('a paid call answered', STALENESS_MS * 4, async () => {
+    probe = await paidCall('a', prober)
+    return probe.status === 200
+  })
+  const price = probe.charged
+  t.ok(price > 0, `a call costs ${price} credits`)
+
+  for (const [n, p] of payers.entries()) {
+    await grant(p.me.address, (K + 1) * price, `grant-${n}`)
+    let first!: Awaited<ReturnType<typeof paidCall>>
+    await until('the session proves the payer at its owner (the sessions journal followed)', STALENESS_MS * 4, async () => {
+      first = await paidCall(p.other, p.me)
+      return first.status === 200
+    })
+    t.equal(first.status, 200, `payer ${n} (owner ${p.owner}): a paid call sent to ${p.other}, not the owner, is answered (forwarded)`)
+    t.equal(first.charged, price, 'and charged')
+    // Before the burst: the grant (written by a) and the debit (by the owner) are in both replicas.
+    await until('both replicas hold the grant and the first debit', STALENESS_MS, async () => (await balanceAt('a', p.me)) === K * price && (await balanceAt('b', p.me)) === K * price)
+    t.pass(`payer ${n}: both instances' own replicas report ${K * price} after the grant and the first call`)
+    const sent = 2 * K
+    const results = await Promise.all(Array.from({ length: sent }, (_, i) => paidCall(i % 2 === 0 ? 'a' : 'b', p.me)))
+    const ok = results.filter((r) => r.status === 200)
+    const challenged = results.filter((r) => r.status === 402)
+    t.equal(ok.length, K, `payer ${n}: ${sent} concurrent calls alternately to both instances: exactly the ${K} the balance covers are answered`)
+    t.equal(challenged.length, K, 'the rest are challenged')
+    t.ok(challenged.every((r) => r.body.error?.detail.reason === 'INSUFFICIENT_BALANCE'), 'for insufficient balance')
+    const left = (K + 1) * price - price - ok.reduce((s, r) => s + r.charged, 0)
+    t.equal(left, 0, 'grants − debits = 0')
+    await until('both instances report grants − debits', STALENESS_MS, async () => (await balanceAt('a', p.me)) === left && (await balanceAt('b', p.me)) === left)
+    t.equal(await balanceAt(p.owner, p.me), left, `payer ${n}: the owner (${p.owner}) reports grants − debits`)
+    t.equal(await balanceAt(p.other, p.me), left, `payer ${n}: and so does the other instance from its own replica`)
+  }
+
+  const draws = (await readAll(reader, topicNames().draws)).map((r) => JSON.parse(r.value.toString('utf8')) as { payer: string; kind: string; amount: number; ref: string })
+  for (const [n, p] of payers.entries()) {
+    const mine = draws.filter((d) => d.payer === p.me.address.toLowerCase())
+    const debits = mine.filter((d) => d.kind === 'debit')
+    const refs = new Set(debits.map((d) => d.ref))
+    t.equal(refs.size, debits.length, `payer ${n}: no debit twice (${debits.length} debits)`)
+    const answered = new Set(mine.filter((d) => d.kind === 'answer').map((d) => d.ref))
+    t.ok([...refs].every((r) => answered.has(r)), `payer ${n}: every debit has its answer receipt`)
+    t.equal(mine.reduce((s, d) => s + d.amount, 0), await balanceAt('a', p.me), `payer ${n}: the journal sums to the balance`)
+  }
+
+  const forged = await fetch(`${urlA}/v1/funding`, { headers: { ...payers[0]!.me.headers, 'x-svc-peer': `${Date.now()}.${'0'.repeat(64)}` } })
+  const forgedBody = (await forged.json()) as { error: { code: string; detail: { reason: string } } }
+  t.equal(forged.status, 403, 'a forwarded request with a wrong peer token is refused')
+  t.same([forgedBody.error.code, forgedBody.error.detail.reason], ['OPS_FORBIDDEN', 'PEER_TOKEN_REJECTED'])
+})
