@@ -10,7 +10,6 @@
  * - One port in front of both (svc balance's Balancer) answers from either.
  */
 import { randomBytes } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { spawnClusterInstance, type ClusterInstance } from '../../bench/clusterInstance.ts'
 import { ServiceApp } from '../../app/ServiceApp.ts'
@@ -21,6 +20,7 @@ import { topicNames } from '../../pipeline/topics.ts'
 import { Balancer } from '../../serving/cluster/Balancer.ts'
 import { kafkaBrokers, kafkaSkip, readAll, type TapTest } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { within } from '../helpers/until.ts'
 
 const SESSION_MS = 6_000
 const READY_WITHIN_MS = 420_000
@@ -30,15 +30,6 @@ const skip = kafkaSkip(t)
 
 function startInstance(name: string, dataDir: string, prefix: string): ClusterInstance {
   return spawnClusterInstance({ name, dataDir, prefix, brokers: kafkaBrokers()!.join(','), env: { KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS) } })
-}
-
-async function until(what: string, withinMs: number, check: () => Promise<boolean> | boolean): Promise<number> {
-  const t0 = Date.now()
-  for (;;) {
-    if (await Promise.resolve().then(check).catch(() => false)) return Date.now() - t0
-    if (Date.now() - t0 > withinMs) throw new Error(`${what}: not within ${withinMs} ms`)
-    await sleep(250)
-  }
 }
 
 const ready = async (url: string) => (await fetch(`${url}/readyz`)).status === 200
@@ -70,7 +61,7 @@ async function appendedOnce(t: TapTest, log: KafkaLog, when: string): Promise<{ 
   return { ticks: seqs.length, decisions: decisions.length }
 }
 
-t.test('SVC_CLUSTER=on needs Kafka and an instance id of its own, and refuses the live venue for now', async (t) => {
+t.test('SVC_CLUSTER=on needs Kafka, an instance id of its own and the shared signing secret, and refuses the live venue for now', async (t) => {
   const dir = await makeTempDir(t, 'svc-cluster-config-')
   const base = { PORT: '0', SVC_DATA_DIR: dir, LOG_LEVEL: 'silent', SVC_CLUSTER: 'on' }
   await t.rejects(ServiceApp.start(loadConfig(base), () => undefined), { code: 'APP_CONFIG', message: /SVC_LOG=kafka.*KAFKA_INSTANCE_ID/ }, 'on the embedded log')
@@ -83,6 +74,11 @@ t.test('SVC_CLUSTER=on needs Kafka and an instance id of its own, and refuses th
     ServiceApp.start(loadConfig({ ...base, SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:1', KAFKA_INSTANCE_ID: 'a', SVC_VENUE: 'hyperliquid' }), () => undefined),
     { code: 'APP_CONFIG', message: /live venue/ },
     'with the live venue',
+  )
+  await t.rejects(
+    ServiceApp.start(loadConfig({ ...base, SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:1', KAFKA_INSTANCE_ID: 'a' }), () => undefined),
+    { code: 'APP_CONFIG', message: /SVC_SIGNING_SECRET/ },
+    'without the signing secret every instance shares (payer requests are forwarded signed with it)',
   )
 })
 
@@ -99,11 +95,11 @@ t.test('two instances on one broker: one feeds the venue, both answer the same; 
   // b starts once a is ready: a then holds the lease (the first member of the group), b joins beside it, a minute or
   // more later, so its own first start would pick another origin for the simulated venue than a's.
   const urlA = await a.url
-  await until('the first instance ready', READY_WITHIN_MS, () => ready(urlA))
+  await within('the first instance ready', READY_WITHIN_MS, () => ready(urlA))
   const b = startInstance('b', dirs.b, prefix)
   instances.push(b)
   const urlB = await b.url
-  await until('both instances ready', READY_WITHIN_MS, async () => (await ready(urlA)) && (await ready(urlB)))
+  await within('both instances ready', READY_WITHIN_MS, async () => (await ready(urlA)) && (await ready(urlB)))
   const venueLine = (i: ClusterInstance) => /svc: venue {5}simulated \(seed \d+, history from \S+\)/.exec(i.out())?.[0]
   t.ok(venueLine(a), 'the first instance names its simulated venue')
   t.equal(venueLine(b), venueLine(a), 'the second adopts the venue the log holds (same seed and origin), not one of its own')
@@ -112,7 +108,7 @@ t.test('two instances on one broker: one feeds the venue, both answer the same; 
   t.same(feeders().map((i) => i.name), ['a'], 'exactly one instance feeds the venue: the first to join')
   t.match(b.out(), /svc: replica: instance a \(http:\/\/127\.0\.0\.1:\d+\) feeds the venue/, 'the other says it is a replica and names the feeder')
 
-  await until('the replica answers the same market as the feeder', 60_000, async () => {
+  await within('the replica answers the same market as the feeder', 60_000, async () => {
     const [x, y] = await Promise.all([marketView(urlA), marketView(urlB)])
     return x.eventTime !== null && x.eventTime === y.eventTime && x.quotes === y.quotes
   })
@@ -134,9 +130,9 @@ t.test('two instances on one broker: one feeds the venue, both answer the same; 
   const timeBefore = (await marketView(urlB)).eventTime!
   a.child.kill('SIGKILL')
   await a.exited
-  const took = await until('the replica takes the feed over', SESSION_MS + 60_000, () => /now holds the venue feed lease/.test(b.out()))
+  const took = await within('the replica takes the feed over', SESSION_MS + 60_000, () => /now holds the venue feed lease/.test(b.out()))
   t.pass(`the replica took the venue feed over ${took} ms after the feeder died (session ${SESSION_MS} ms)`)
-  await until('the venue moves on under its new feeder', 180_000, async () => {
+  await within('the venue moves on under its new feeder', 180_000, async () => {
     const now = (await marketView(urlB)).eventTime
     return now !== null && Date.parse(now) > Date.parse(timeBefore)
   })
@@ -148,7 +144,7 @@ t.test('two instances on one broker: one feeds the venue, both answer the same; 
   const a2 = startInstance('a', dirs.a, prefix)
   instances.push(a2)
   const urlA2 = await a2.url
-  await until('the restarted instance is ready', READY_WITHIN_MS, () => ready(urlA2))
+  await within('the restarted instance is ready', READY_WITHIN_MS, () => ready(urlA2))
   t.match(a2.out(), /svc: replica: instance b \(http:\/\/127\.0\.0\.1:\d+\) feeds the venue/, 'the restarted instance rejoins as a replica of the new feeder')
   t.notMatch(a2.out(), /simulating the venue/, 'and does not feed')
   await appendedOnce(t, reader, 'after the restart')

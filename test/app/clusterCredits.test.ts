@@ -8,6 +8,9 @@
  * - Both instances then report the same balance from their own replica (read with a valid peer token, so not
  *   forwarded), grants − debits, within the follower's staleness bound, and the draws journal agrees: one debit per
  *   answer, each with its answer receipt.
+ * - The owner of a payer SIGKILLed mid-burst: calls meanwhile get the typed 503 (PAYER_OWNER_UNREACHABLE), the
+ *   survivor takes the partitions after the session timeout, catches up and serves the payer; every debit has its
+ *   answer or its reversal and the balance is exactly grants − debits + reversals.
  */
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -22,6 +25,7 @@ import { topicNames } from '../../pipeline/topics.ts'
 import { kafkaBrokers, kafkaSkip, readAll } from '../helpers/logs.ts'
 import { signIn, type SignedIn } from '../helpers/serving/signIn.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { within } from '../helpers/until.ts'
 
 const SESSION_MS = 6_000
 const READY_WITHIN_MS = 420_000
@@ -32,15 +36,6 @@ const K = 6
 t.setTimeout(READY_WITHIN_MS * 2 + 300_000)
 
 const skip = kafkaSkip(t)
-
-async function until(what: string, withinMs: number, check: () => Promise<boolean> | boolean): Promise<number> {
-  const t0 = Date.now()
-  for (;;) {
-    if (await Promise.resolve().then(check).catch(() => false)) return Date.now() - t0
-    if (Date.now() - t0 > withinMs) throw new Error(`${what}: not within ${withinMs} ms`)
-    await sleep(250)
-  }
-}
 
 const ready = async (url: string) => (await fetch(`${url}/readyz`)).status === 200
 
@@ -71,16 +66,16 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
   }
   const a = await start('a')
   const urlA = await a.url
-  await until('the first instance ready', READY_WITHIN_MS, () => ready(urlA))
+  await within('the first instance ready', READY_WITHIN_MS, () => ready(urlA))
   const b = await start('b')
   const urlB = await b.url
-  await until('both instances ready', READY_WITHIN_MS, async () => (await ready(urlA)) && (await ready(urlB)))
+  await within('both instances ready', READY_WITHIN_MS, async () => (await ready(urlA)) && (await ready(urlB)))
   const url = { a: urlA, b: urlB } as Record<string, string>
 
   const reader = await KafkaLog.connect({ brokers: kafkaBrokers()!, clientId: 'svc-test-cluster-credits', topicPrefix: prefix })
   t.teardown(() => reader.close())
   let owners: Array<string | null> = []
-  await until('every payer partition held once, by both instances between them', 60_000, async () => {
+  await within('every payer partition held once, by both instances between them', 60_000, async () => {
     owners = await payerOwners(reader, prefix)
     return owners.every((o) => o !== null) && new Set(owners).size === 2
   })
@@ -122,7 +117,7 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
   const prober = await signIn(urlA, privateKeyToAccount(generatePrivateKey()))
   await grant(prober.address, 100_000, 'probe')
   let probe!: Awaited<ReturnType<typeof paidCall>>
-  await until('a paid call answered', STALENESS_MS * 4, async () => {
+  await within('a paid call answered', STALENESS_MS * 4, async () => {
     probe = await paidCall('a', prober)
     return probe.status === 200
   })
@@ -132,14 +127,14 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
   for (const [n, p] of payers.entries()) {
     await grant(p.me.address, (K + 1) * price, `grant-${n}`)
     let first!: Awaited<ReturnType<typeof paidCall>>
-    await until('the session proves the payer at its owner (the sessions journal followed)', STALENESS_MS * 4, async () => {
+    await within('the session proves the payer at its owner (the sessions journal followed)', STALENESS_MS * 4, async () => {
       first = await paidCall(p.other, p.me)
       return first.status === 200
     })
     t.equal(first.status, 200, `payer ${n} (owner ${p.owner}): a paid call sent to ${p.other}, not the owner, is answered (forwarded)`)
     t.equal(first.charged, price, 'and charged')
     // Before the burst: the grant (written by a) and the debit (by the owner) are in both replicas.
-    await until('both replicas hold the grant and the first debit', STALENESS_MS, async () => (await balanceAt('a', p.me)) === K * price && (await balanceAt('b', p.me)) === K * price)
+    await within('both replicas hold the grant and the first debit', STALENESS_MS, async () => (await balanceAt('a', p.me)) === K * price && (await balanceAt('b', p.me)) === K * price)
     t.pass(`payer ${n}: both instances' own replicas report ${K * price} after the grant and the first call`)
     const sent = 2 * K
     const results = await Promise.all(Array.from({ length: sent }, (_, i) => paidCall(i % 2 === 0 ? 'a' : 'b', p.me)))
@@ -150,7 +145,7 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
     t.ok(challenged.every((r) => r.body.error?.detail.reason === 'INSUFFICIENT_BALANCE'), 'for insufficient balance')
     const left = (K + 1) * price - price - ok.reduce((s, r) => s + r.charged, 0)
     t.equal(left, 0, 'grants − debits = 0')
-    await until('both instances report grants − debits', STALENESS_MS, async () => (await balanceAt('a', p.me)) === left && (await balanceAt('b', p.me)) === left)
+    await within('both instances report grants − debits', STALENESS_MS, async () => (await balanceAt('a', p.me)) === left && (await balanceAt('b', p.me)) === left)
     t.equal(await balanceAt(p.owner, p.me), left, `payer ${n}: the owner (${p.owner}) reports grants − debits`)
     t.equal(await balanceAt(p.other, p.me), left, `payer ${n}: and so does the other instance from its own replica`)
   }
@@ -170,4 +165,39 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
   const forgedBody = (await forged.json()) as { error: { code: string; detail: { reason: string } } }
   t.equal(forged.status, 403, 'a forwarded request with a wrong peer token is refused')
   t.same([forgedBody.error.code, forgedBody.error.detail.reason], ['OPS_FORBIDDEN', 'PEER_TOKEN_REJECTED'])
+
+  // ---- the owner of a payer SIGKILLed mid-burst: the survivor takes its partitions and the sums still hold ----
+  const victim = payers.find((p) => p.owner === 'a')!
+  const survivor = 'b'
+  const N = 20
+  await grant(victim.me.address, N * price, 'failover')
+  await within('the survivor\'s replica holds the grant', STALENESS_MS, async () => (await balanceAt(survivor, victim.me)) === N * price)
+  const during: Array<Awaited<ReturnType<typeof paidCall>>> = []
+  const burst = (async () => {
+    for (let i = 0; i < N; i++) {
+      during.push(await paidCall(survivor, victim.me).catch(() => ({ status: 0, charged: 0, body: {} })))
+      await sleep(50)
+    }
+  })()
+  await within('a few calls answered through the owner', 30_000, () => during.filter((r) => r.status === 200).length >= 3)
+  a.child.kill('SIGKILL')
+  await a.exited
+  await burst
+  const refused = during.filter((r) => r.status === 503)
+  t.ok(refused.every((r) => r.body.error?.code === 'PROVIDER_DOWN' && r.body.error.detail.reason === 'PAYER_OWNER_UNREACHABLE'), `calls while the owner is dead and still holds the partition: 503 PAYER_OWNER_UNREACHABLE (${refused.length} of them)`)
+  t.ok(during.every((r) => r.status === 200 || r.status === 503), `every call of the burst is answered or refused with the typed 503 (${during.map((r) => r.status).join(' ')})`)
+  const took = await within('the survivor owns the payer and answers for it', SESSION_MS + 60_000, async () => (await paidCall(survivor, victim.me)).status === 200)
+  t.pass(`the survivor answered for the dead owner's payer ${took} ms after the kill (session ${SESSION_MS} ms)`)
+  // Spend the rest on the survivor: its holds start from every row the dead owner wrote.
+  for (let i = 0; i < N + 2; i++) if ((await paidCall(survivor, victim.me)).status === 402) break
+  const mine = (await readAll(reader, topicNames().draws))
+    .map((r) => JSON.parse(r.value.toString('utf8')) as { payer: string; kind: string; amount: number; ref: string })
+    .filter((d) => d.payer === victim.me.address.toLowerCase())
+  const debitRefs = new Set(mine.filter((d) => d.kind === 'debit').map((d) => d.ref))
+  const closedRefs = new Set(mine.filter((d) => d.kind === 'answer' || d.kind === 'refund').map((d) => d.ref))
+  t.ok([...debitRefs].every((r) => closedRefs.has(r)), `every debit has its answer or its reversal (${debitRefs.size} debits)`)
+  t.equal(mine.filter((d) => d.kind === 'debit').length, debitRefs.size, 'no debit twice')
+  const sum = mine.reduce((s, d) => s + d.amount, 0)
+  t.equal(sum, 0, 'the payer spent exactly its grants: grants − debits + reversals = 0')
+  t.equal(await balanceAt(survivor, victim.me), sum, 'and the survivor reports that balance')
 })
