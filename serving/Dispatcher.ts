@@ -145,12 +145,13 @@ export class Dispatcher {
 
   /**
    * The payer whose credits or own state this request reads or moves (issue 32), from the route registry: the payer a
-   * payer-scoped route names, or the credits payer of a paid call (x-svc-payer without PAYMENT-SIGNATURE); null for
-   * everything else (an x402 payment proves its own payer, and a credit purchase only adds a lot, idempotent by its
-   * payment id).
+   * payer-scoped route names, the payer an operator's credit route names (creditsOf), or the credits payer of a paid
+   * call (x-svc-payer without PAYMENT-SIGNATURE); null for everything else (an x402 payment proves its own payer, and
+   * a credit purchase only adds a lot, idempotent by its payment id).
    */
   private payerScope(route: RouteDef, ctx: HandlerContext): string | null {
     if (route.payer) return callerPayer(ctx, route.payer.header, route.payer.field ?? null)
+    if (route.creditsOf === 'body') return typeof ctx.body.payer === 'string' ? ctx.body.payer : null
     if (route.pay.kind !== 'paid' || ctx.headers[REQUEST_HEADER.paymentSignature] !== undefined) return null
     const payer = ctx.headers[REQUEST_HEADER.payer]
     return payer !== undefined && ADDRESS_PATTERN.test(payer) ? payer : null

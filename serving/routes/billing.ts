@@ -90,6 +90,7 @@ export const BILLING_ROUTES: readonly RouteDef[] = [
     tags: ['billing'],
     pay: FREE,
     operator: true,
+    creditsOf: 'body',
     needs: ['billing'],
     request: { headers: OPS_HEADER, body: GRANT_BODY },
     response: env(GRANT_RESULT),

@@ -122,6 +122,12 @@ export interface RouteDef {
   onlyWhenWired?: ServicePart
   /** The route reads or changes what a payer owns: where the payer is named; the caller must prove control of it. */
   payer?: PayerSource
+  /**
+   * An operator route that moves a payer's credits, named in this field of the body (no proof: the operator token
+   * authorizes it). With several instances it is served by the payer's owner like a payer-scoped route (issue 32), so
+   * its idempotency by ref holds across the cluster.
+   */
+  creditsOf?: 'body'
   /** Health probes and metrics: never rate limited (a probe refused with 429 would restart a healthy service). */
   unlimited?: true
   /** The route as an MCP tool; absent: REST only. */

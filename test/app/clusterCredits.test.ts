@@ -100,8 +100,8 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
     const body = (await res.json()) as { error?: { code: string; detail: { reason: string } } }
     return { status: res.status, charged: Number(res.headers.get('x-svc-credits-charged') ?? 0), body }
   }
-  const grant = async (payer: string, credits: number, ref: string) => {
-    const res = await fetch(`${urlA}/v1/billing/grants`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-ops': OPS }, body: JSON.stringify({ action: 'grant', payer, credits, ref }) })
+  const grant = async (payer: string, credits: number, ref: string, at = 'a') => {
+    const res = await fetch(`${url[at]}/v1/billing/grants`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-ops': OPS }, body: JSON.stringify({ action: 'grant', payer, credits, ref }) })
     t.equal(res.status, 200, `grant ${ref}`)
   }
   // Read on the instance itself, not forwarded to the owner: a request with a valid peer token is served where it
@@ -166,6 +166,16 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
   t.equal(forged.status, 403, 'a forwarded request with a wrong peer token is refused')
   t.same([forgedBody.error.code, forgedBody.error.detail.reason], ['OPS_FORBIDDEN', 'PEER_TOKEN_REJECTED'])
 
+  // An operator grant is served by the payer's owner too: the same ref sent to both instances at once credits once.
+  await Promise.all(['a', 'b', 'a', 'b'].map((at) => grant(prober.address, 5 * price, 'one-ref', at)))
+  const creditRows = async () =>
+    (await readAll(reader, topicNames().draws))
+      .map((r) => JSON.parse(r.value.toString('utf8')) as { payer: string; kind: string; ref: string })
+      .filter((d) => d.payer === prober.address.toLowerCase() && d.kind === 'credit' && d.ref === 'one-ref')
+  // Read-committed: a unit is readable once its commit marker is written, a few ms after its acknowledgement.
+  await within('the grant readable in the journal', STALENESS_MS, async () => (await creditRows()).length > 0)
+  t.equal((await creditRows()).length, 1, 'one grant ref sent to both instances at once credits once')
+
   // ---- the owner of a payer SIGKILLed mid-burst: the survivor takes its partitions and the sums still hold ----
   const victim = payers.find((p) => p.owner === 'a')!
   const survivor = 'b'
@@ -190,9 +200,18 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
   t.pass(`the survivor answered for the dead owner's payer ${took} ms after the kill (session ${SESSION_MS} ms)`)
   // Spend the rest on the survivor: its holds start from every row the dead owner wrote.
   for (let i = 0; i < N + 2; i++) if ((await paidCall(survivor, victim.me)).status === 402) break
-  const mine = (await readAll(reader, topicNames().draws))
-    .map((r) => JSON.parse(r.value.toString('utf8')) as { payer: string; kind: string; amount: number; ref: string })
-    .filter((d) => d.payer === victim.me.address.toLowerCase())
+  // A transaction the killed owner had open stays open until the broker aborts it (kafkajs' transaction timeout,
+  // 60 s): until then no read-committed reader (this one included) sees past it on its partition.
+  const rowsOf = async () =>
+    (await readAll(reader, topicNames().draws))
+      .map((r) => JSON.parse(r.value.toString('utf8')) as { payer: string; kind: string; amount: number; ref: string })
+      .filter((d) => d.payer === victim.me.address.toLowerCase())
+  let mine = await rowsOf()
+  const settled = await within('the dead owner\'s open transaction aborted: the journal readable to its end', 120_000, async () => {
+    mine = await rowsOf()
+    return mine.reduce((s, d) => s + d.amount, 0) === (await balanceAt(survivor, victim.me))
+  })
+  t.pass(`the journal was readable to its end ${settled} ms after the survivor spent the rest`)
   const debitRefs = new Set(mine.filter((d) => d.kind === 'debit').map((d) => d.ref))
   const closedRefs = new Set(mine.filter((d) => d.kind === 'answer' || d.kind === 'refund').map((d) => d.ref))
   t.ok([...debitRefs].every((r) => closedRefs.has(r)), `every debit has its answer or its reversal (${debitRefs.size} debits)`)
