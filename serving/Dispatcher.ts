@@ -103,10 +103,14 @@ export class Dispatcher {
         const b = this.services.payerProof.bearer(authorization, now)
         if (b !== 'invalid') bearer = b
       }
-      rl = bearer !== null ? this.services.rateLimiter.takePayer(bearer, now) : this.services.rateLimiter.takeIp(req.ip, now)
-      headers[RESPONSE_HEADER.rateLimitLimit] = rl.limit === this.limitFor ? this.limitText : this.rememberLimit(rl.limit)
-      headers[RESPONSE_HEADER.rateLimitRemaining] = String(rl.remaining)
-      headers[RESPONSE_HEADER.rateLimitReset] = String(rl.resetSec)
+      // A request another instance forwarded (a valid peer token) was limited there, in the caller's bucket: the
+      // answer relayed carries that instance's RateLimit-* headers, so it is not counted twice.
+      if (this.owners === null || !this.owners.fromPeer(req, now)) {
+        rl = bearer !== null ? this.services.rateLimiter.takePayer(bearer, now) : this.services.rateLimiter.takeIp(req.ip, now)
+        headers[RESPONSE_HEADER.rateLimitLimit] = rl.limit === this.limitFor ? this.limitText : this.rememberLimit(rl.limit)
+        headers[RESPONSE_HEADER.rateLimitRemaining] = String(rl.remaining)
+        headers[RESPONSE_HEADER.rateLimitReset] = String(rl.resetSec)
+      }
     }
     // Which time the answer lives in (present or a tape's virtual time): on every answer, errors included.
     const dataTime = this.services.dataTime
@@ -168,6 +172,11 @@ export class Dispatcher {
         return await this.serve(req, res, route, ctx, headers, started, bearer)
       }
       const answer = await at.answer
+      // Unchanged but for the RateLimit-* headers: the caller's bucket is this instance's (the owner did not count it).
+      for (const name of [RESPONSE_HEADER.rateLimitLimit, RESPONSE_HEADER.rateLimitRemaining, RESPONSE_HEADER.rateLimitReset]) {
+        const mine = headers[name]
+        if (mine !== undefined) answer.headers[name.toLowerCase()] = mine
+      }
       res.send(answer.status, answer.headers, answer.body)
       this.answered(route, req, answer.status, started, ctx.request_id, null)
     } catch (err) {

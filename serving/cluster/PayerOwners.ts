@@ -26,6 +26,12 @@ export class PayerOwners {
     private readonly logger: Logger,
   ) {}
 
+  /** True when `req` carries a valid peer token: another instance forwarded it (and rate-limited it already). */
+  fromPeer(req: IncomingRequest, nowMs: number): boolean {
+    const token = req.header ? req.header(PEER_HEADER) : req.headers[PEER_HEADER]
+    return token !== undefined && this.peers.verify(token, req.method, req.query ? `${req.path}?${req.query}` : req.path, nowMs)
+  }
+
   /**
    * Where a request for `payer` is answered: null (here, now), after `ready` (here, once a takeover caught up), or
    * `answer` (the owner's, relayed). Reads the request's headers synchronously (before any await: uWS discipline).

@@ -98,7 +98,7 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
   const paidCall = async (at: string, me: SignedIn) => {
     const res = await fetch(`${url[at]}/v1/funding`, { headers: me.headers })
     const body = (await res.json()) as { error?: { code: string; detail: { reason: string } } }
-    return { status: res.status, charged: Number(res.headers.get('x-svc-credits-charged') ?? 0), body }
+    return { status: res.status, charged: Number(res.headers.get('x-svc-credits-charged') ?? 0), remaining: res.headers.get('ratelimit-remaining'), body }
   }
   const grant = async (payer: string, credits: number, ref: string, at = 'a') => {
     const res = await fetch(`${url[at]}/v1/billing/grants`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-ops': OPS }, body: JSON.stringify({ action: 'grant', payer, credits, ref }) })
@@ -133,6 +133,7 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
     })
     t.equal(first.status, 200, `payer ${n} (owner ${p.owner}): a paid call sent to ${p.other}, not the owner, is answered (forwarded)`)
     t.equal(first.charged, price, 'and charged')
+    t.match(first.remaining, /^\d+$/, 'with the RateLimit headers of the instance that counted it (the forwarder)')
     // Before the burst: the grant (written by a) and the debit (by the owner) are in both replicas.
     await within('both replicas hold the grant and the first debit', STALENESS_MS, async () => (await balanceAt('a', p.me)) === K * price && (await balanceAt('b', p.me)) === K * price)
     t.pass(`payer ${n}: both instances' own replicas report ${K * price} after the grant and the first call`)
@@ -185,7 +186,7 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
   const during: Array<Awaited<ReturnType<typeof paidCall>>> = []
   const burst = (async () => {
     for (let i = 0; i < N; i++) {
-      during.push(await paidCall(survivor, victim.me).catch(() => ({ status: 0, charged: 0, body: {} })))
+      during.push(await paidCall(survivor, victim.me).catch(() => ({ status: 0, charged: 0, remaining: null, body: {} })))
       await sleep(50)
     }
   })()
