@@ -26,7 +26,7 @@ import type { Services } from './Services.ts'
 import type { RateDecision } from './RateLimiter.ts'
 import type { AccessLog } from './metrics/AccessLog.ts'
 import { ProofRefusal } from '../product/identity/ProofRefusal.ts'
-import { SIWX_EXTENSION } from '../product/identity/SignInWithX.ts'
+import { SIWX_EXTENSION, SIWX_HEADER, claimedAddress } from '../product/identity/SignInWithX.ts'
 import { CHALLENGE_PATH, SIGN_IN_HOWTO } from './auth/signInHowTo.ts'
 import { callerPayer } from './routes/define.ts'
 import { ADDRESS_PATTERN } from '../common/schema.ts'
@@ -149,13 +149,18 @@ export class Dispatcher {
 
   /**
    * The payer whose credits or own state this request reads or moves (issue 32), from the route registry: the payer a
-   * payer-scoped route names, the payer an operator's credit route names (creditsOf), or the credits payer of a paid
+   * payer-scoped route names, the payer an operator's credit route or a sign-in names (creditsOf), or the credits payer of a paid
    * call (x-svc-payer without PAYMENT-SIGNATURE); null for everything else (an x402 payment proves its own payer, and
    * a credit purchase only adds a lot, idempotent by its payment id).
    */
   private payerScope(route: RouteDef, ctx: HandlerContext): string | null {
     if (route.payer) return callerPayer(ctx, route.payer.header, route.payer.field ?? null)
     if (route.creditsOf === 'body') return typeof ctx.body.payer === 'string' ? ctx.body.payer : null
+    if (route.creditsOf === 'sign-in') {
+      const signed = ctx.headers[SIWX_HEADER]
+      const claimed = signed === undefined ? null : claimedAddress(signed)
+      return claimed !== null && ADDRESS_PATTERN.test(claimed) ? claimed : null
+    }
     if (route.pay.kind !== 'paid' || ctx.headers[REQUEST_HEADER.paymentSignature] !== undefined) return null
     const payer = ctx.headers[REQUEST_HEADER.payer]
     return payer !== undefined && ADDRESS_PATTERN.test(payer) ? payer : null

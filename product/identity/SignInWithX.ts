@@ -206,6 +206,18 @@ export function siweMessageOf(p: SiwxPayload): string {
 const REQUIRED_STRINGS = ['domain', 'address', 'uri', 'version', 'chainId', 'type', 'nonce', 'issuedAt', 'signature'] as const
 const OPTIONAL_STRINGS = ['statement', 'expirationTime', 'notBefore', 'requestId', 'signatureScheme'] as const
 
+/**
+ * The address a SIGN-IN-WITH-X header claims, before any check (null when it does not decode): which instance of a
+ * cluster serves the sign-in (the payer's owner, issue 32). Whether the claim is true is verify()'s, at that owner.
+ */
+export function claimedAddress(header: string): string | null {
+  try {
+    return decode(header).address
+  } catch {
+    return null
+  }
+}
+
 function decode(header: string): SiwxPayload {
   let raw: unknown
   try {

@@ -53,6 +53,7 @@ export const AUTH_ROUTES: readonly RouteDef[] = [
     description: 'The token is shown once and stored only as its SHA-256; send it as Authorization: Bearer <token> with x-svc-payer naming the same address.',
     tags: ['auth'],
     pay: FREE,
+    creditsOf: 'sign-in',
     request: { headers: Open({ 'sign-in-with-x': Type.String({ minLength: 1, maxLength: 16_384 }) }) },
     response: env(SESSION, 201),
     errors: ['PAYER_UNPROVEN'],

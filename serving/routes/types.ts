@@ -123,11 +123,12 @@ export interface RouteDef {
   /** The route reads or changes what a payer owns: where the payer is named; the caller must prove control of it. */
   payer?: PayerSource
   /**
-   * An operator route that moves a payer's credits, named in this field of the body (no proof: the operator token
-   * authorizes it). With several instances it is served by the payer's owner like a payer-scoped route (issue 32), so
-   * its idempotency by ref holds across the cluster.
+   * A route served by the payer's owner with several instances (issue 32) that is not payer-scoped: where it names the
+   * payer. 'body': an operator route moving a payer's credits (the body's payer; the operator token authorizes it), so
+   * its idempotency by ref holds across the cluster. 'sign-in': the address a signed sign-in claims, so the session
+   * opens at the instance that serves the payer and the caller's next request finds it there (read-your-writes).
    */
-  creditsOf?: 'body'
+  creditsOf?: 'body' | 'sign-in'
   /** Health probes and metrics: never rate limited (a probe refused with 429 would restart a healthy service). */
   unlimited?: true
   /** The route as an MCP tool; absent: REST only. */
