@@ -149,9 +149,9 @@ export class Dispatcher {
 
   /**
    * The payer whose credits or own state this request reads or moves (issue 32), from the route registry: the payer a
-   * payer-scoped route names, the payer an operator's credit route or a sign-in names (creditsOf), or the credits payer of a paid
-   * call (x-svc-payer without PAYMENT-SIGNATURE); null for everything else (an x402 payment proves its own payer, and
-   * a credit purchase only adds a lot, idempotent by its payment id).
+   * payer-scoped route names, the payer an operator's credit route or a sign-in names (creditsOf), or the credits
+   * payer of a paid call (x-svc-payer without PAYMENT-SIGNATURE); null for everything else (an x402 payment proves its
+   * own payer, and a credit purchase only adds a lot, idempotent by its payment id).
    */
   private payerScope(route: RouteDef, ctx: HandlerContext): string | null {
     if (route.payer) return callerPayer(ctx, route.payer.header, route.payer.field ?? null)
