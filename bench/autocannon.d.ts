@@ -21,6 +21,8 @@ declare module 'autocannon' {
     method?: 'GET' | 'POST'
     body?: string
     headers?: Record<string, string>
+    /** Cycled through in order by each connection (bench/cluster.ts: one request per payer). */
+    requests?: Array<{ method?: 'GET' | 'POST'; path?: string; headers?: Record<string, string>; body?: string }>
   }
   function autocannon(options: Options): Promise<Result>
   export default autocannon

@@ -6,6 +6,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { AssignerProtocol } from 'kafkajs'
+import type { KafkaLog } from '../pipeline/log/KafkaLog.ts'
+import { DEFAULT_PARTITIONS } from '../pipeline/topics.ts'
 
 const SVC = fileURLToPath(new URL('../bin/svc.js', import.meta.url))
 /** The deployment secret every instance this process spawns shares (SVC_SIGNING_SECRET: 32 bytes, 64 hex digits). */
@@ -60,4 +63,17 @@ export function spawnClusterInstance(o: { name: string; dataDir: string; brokers
   })()
   url.catch(() => undefined) // awaited by the caller; a start that fails is its error, not an unhandled rejection
   return { name: o.name, child, out: () => out, exited, url }
+}
+
+/** Who holds each partition of the payers lease (`cluster.payers`), by instance id, as the group coordinator says. */
+export async function payerOwners(log: KafkaLog, prefix: string, partitions = DEFAULT_PARTITIONS): Promise<Array<string | null>> {
+  const { groups } = await log.admin.describeGroups([`${prefix}lease.payers`])
+  const owners: Array<string | null> = Array.from({ length: partitions }, () => null)
+  for (const m of groups[0]?.members ?? []) {
+    if (m.memberAssignment.length === 0) continue
+    const assigned = AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[`${prefix}cluster.payers`] ?? []
+    const info = JSON.parse(AssignerProtocol.MemberMetadata.decode(m.memberMetadata)!.userData.toString('utf8')) as { instance: string }
+    for (const p of assigned) owners[p] = info.instance
+  }
+  return owners
 }

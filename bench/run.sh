@@ -31,8 +31,8 @@ node "${NODE_FLAGS[@]}" bench/serving-report.ts
 if [ "${BENCH_SKIP_RESTART:-}" != "1" ]; then
   node "${NODE_FLAGS[@]}" bench/restart.ts
 fi
-# Part 4 (issue 32): free reads through one port at 1, 2 and 3 instances on one broker (SVC_CLUSTER=on), each pinned
-# to a core; starts and purges its own broker. BENCH_SKIP_CLUSTER=1 leaves it out.
+# Part 4 (issue 32): free reads and paid calls (credits, 60 payers) through one port at 1, 2 and 3 instances on one
+# broker (SVC_CLUSTER=on), each pinned to a core; starts and purges its own broker. BENCH_SKIP_CLUSTER=1 leaves it out.
 if [ "${BENCH_SKIP_CLUSTER:-}" != "1" ]; then
   node "${NODE_FLAGS[@]}" bench/cluster.ts
 fi

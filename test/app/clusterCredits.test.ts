@@ -17,9 +17,8 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { AssignerProtocol } from 'kafkajs'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { CLUSTER_SIGNING_SECRET, spawnClusterInstance, type ClusterInstance } from '../../bench/clusterInstance.ts'
+import { CLUSTER_SIGNING_SECRET, payerOwners, spawnClusterInstance, type ClusterInstance } from '../../bench/clusterInstance.ts'
 import { PeerForwarder } from '../../serving/cluster/PeerForwarder.ts'
 import { Balancer } from '../../serving/cluster/Balancer.ts'
 import { freePort } from '../../bench/freePort.ts'
@@ -42,19 +41,6 @@ t.setTimeout(READY_WITHIN_MS * 2 + 300_000)
 const skip = kafkaSkip(t)
 
 const ready = async (url: string) => (await fetch(`${url}/readyz`)).status === 200
-
-/** Who holds each partition of the payers lease, by instance id, as the group coordinator says. */
-async function payerOwners(log: KafkaLog, prefix: string): Promise<Array<string | null>> {
-  const { groups } = await log.admin.describeGroups([`${prefix}lease.payers`])
-  const owners: Array<string | null> = [null, null, null]
-  for (const m of groups[0]?.members ?? []) {
-    if (m.memberAssignment.length === 0) continue
-    const assigned = AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[`${prefix}cluster.payers`] ?? []
-    const info = JSON.parse(AssignerProtocol.MemberMetadata.decode(m.memberMetadata)!.userData.toString('utf8')) as { instance: string }
-    for (const p of assigned) owners[p] = info.instance
-  }
-  return owners
-}
 
 t.test('two instances: one owner per payer, the other forwards; no overspend; both report grants − debits', { skip }, async (t) => {
   const prefix = `cc${randomBytes(4).toString('hex')}.`
