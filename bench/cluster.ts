@@ -32,7 +32,7 @@ import { KafkaLog } from '../pipeline/log/KafkaLog.ts'
 import { payerOwners, spawnClusterInstance } from './clusterInstance.ts'
 import { freePort } from './freePort.ts'
 import { loadGenerator, measure } from './serving.ts'
-import { fetchChallenge, signChallenge } from '../test/helpers/serving/signIn.ts'
+import { fetchChallenge, signChallenge } from '../peers/signIn.ts'
 
 const REPO = fileURLToPath(new URL('../', import.meta.url))
 const print = (line: string) => process.stdout.write(line + '\n')
