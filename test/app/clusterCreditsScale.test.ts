@@ -204,7 +204,12 @@ t.test('three instances, 200 payers, one SIGKILLed mid-burst and restarted: the 
     const [q, asset] = combos[i % combos.length]!
     const r2 = await ask(at, me, q, asset)
     if (r2.status === 200) askedOk++
-    else askRefusals.push(`${at} ${q} ${asset} ${r2.status} ${r2.body.slice(0, 300)}`)
+    else {
+      // The instance's own log line for that request, to say why (LOG_LEVEL=warn: errors are logged).
+      const id = /"request_id":"([^"]+)"/.exec(r2.body)?.[1] ?? '-'
+      const why = live[at]!.out().split('\n').find((l) => l.includes(id)) ?? ''
+      askRefusals.push(`${at} ${q} ${asset} ${r2.status} ${r2.body.slice(0, 200)} ${why.slice(0, 600)}`)
+    }
     if (r.status === 200) answers.set(me.address.toLowerCase(), (answers.get(me.address.toLowerCase()) ?? 0) + 1)
   })
   t.equal(after, PAYERS, 'after the restart, each payer\'s last granted call answered, sent round-robin to the three instances')
