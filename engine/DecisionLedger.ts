@@ -40,6 +40,15 @@ import { LEDGER_STATE_SCHEMA, LedgerIndex } from './LedgerIndex.ts'
 
 const log = childLogger('decision-ledger')
 
+/**
+ * Whether two records of one decision id differ only in who paid for them: identical inputs under one policy version
+ * (the id) asked by two payers at once. The spec re-serves the recorded decision to the later ask, uncharged.
+ */
+function sameButPayment(a: LedgerDecision, b: LedgerDecision): boolean {
+  const unpaid = (d: LedgerDecision) => canonicalJson({ ...d, payment_id: null, payment_rail: 'none' })
+  return unpaid(a) === unpaid(b)
+}
+
 export interface DecisionLedgerOptions {
   log: EventLog
   names?: TopicNames
@@ -173,10 +182,10 @@ export class DecisionLedger {
   }
 
   /** A recorded or staged decision with this id and other content: refused, the ledger keeps the first. */
-  private checkNew(d: LedgerDecision): LedgerDecision | null {
+  private checkNew(d: LedgerDecision, paid = false): LedgerDecision | null {
     const have = this.findDecision(d.decision_id)
     if (!have) return null
-    if (canonicalJson(have) !== canonicalJson(d)) {
+    if (canonicalJson(have) !== canonicalJson(d) && !(paid && sameButPayment(have, d))) {
       throw new EngineError('LEDGER_CONFLICT', `decision ${d.decision_id} is already recorded with other content; the ledger keeps the first`, { reason: 'decision_id_recorded' })
     }
     return have
@@ -262,7 +271,9 @@ export class DecisionLedger {
   async appendIn(unit: UnitOfWork, d: LedgerDecision): Promise<{ record: LedgerDecision; isNew: boolean }> {
     this.assertOpen()
     for (;;) {
-      const have = this.checkNew(d)
+      // Another ask of identical inputs recorded first (a twin in flight here, or another instance's record read back
+      // meanwhile): this ask re-serves it, as it would have had it arrived later, though its payment differs.
+      const have = this.checkNew(d, true)
       if (have) return { record: have, isNew: false }
       const twin = this.inFlight.get(d.decision_id)
       if (!twin) break

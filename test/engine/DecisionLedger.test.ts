@@ -157,3 +157,39 @@ t.test('no snapshot while an own write is unsettled; restored open clocks replay
   clocks.unsubscribe()
   await ledger.close()
 })
+
+t.test('a paid ask of identical inputs asked at once by two payers: the later one re-serves the first, uncharged', async (t) => {
+  const dir = await makeTempDir(t, 'svc-ledger-twins-')
+  const log = await EmbeddedLog.open(join(dir, 'log'))
+  t.teardown(() => log.close())
+  const ledger = await DecisionLedger.open({ log })
+  t.teardown(() => ledger.close())
+  const rnd = seeded(5)
+  const base = decision(1, rnd)
+  const paidBy = (payment_id: string): LedgerDecision => ({ ...base, payment_id, payment_rail: 'credits' })
+
+  // Two units in flight on this instance: the second waits for the first, then re-serves its record.
+  const first = new UnitOfWork()
+  const second = new UnitOfWork()
+  const a = await ledger.appendIn(first, paidBy('pay-a'))
+  const b = ledger.appendIn(second, paidBy('pay-b'))
+  await first.commit()
+  const got = await b
+  t.same([a.isNew, got.isNew], [true, false], 'the first writes, the second is a re-serve (nothing to charge as a new row)')
+  t.equal(got.record.payment_id, 'pay-a', 'and it is served the recorded decision')
+  const written = async () => (await log.endOffsets(topicNames().decisions)).reduce((n, x) => n + x, 0)
+  await second.commit()
+  t.equal(await written(), 1, 'the second unit wrote no decision row: the record is on the log once')
+
+  // Another instance's twin read back first (its record, another payment): the same, a re-serve.
+  const other = decision(2, rnd)
+  const writer = await otherWriter(log)
+  t.teardown(() => writer.close())
+  await writer.write([{ d: { ...other, payment_id: 'pay-c', payment_rail: 'x402' } }])
+  for (let i = 0; i < 400 && ledger.findDecision(other.decision_id) === null; i++) await sleep(5)
+  const mine = await ledger.appendIn(new UnitOfWork(), { ...other, payment_id: 'pay-d', payment_rail: 'credits' })
+  t.same([mine.isNew, mine.record.payment_id], [false, 'pay-c'], 'an ask meeting the other instance\'s record re-serves it')
+
+  // Other content under the same id (not only another payment) is still refused: a recorded row is never replaced.
+  await t.rejects(ledger.appendIn(new UnitOfWork(), { ...other, probability: other.probability === 0.5 ? 0.25 : 0.5 }), { code: 'LEDGER_CONFLICT' })
+})
