@@ -5,6 +5,8 @@
 set -euo pipefail
 awk '
   /^# Subtest: test\// { file = $3 }
+  # a check marked todo is a known gap that passes in TAP, not a failure (nor is its diagnostic shown)
+  /^[ ]*not ok .*# [Tt][Oo][Dd][Oo]/ { diag = 0; next }
   /^[ ]*not ok / {
     failed++
     line = $0; sub(/^[ ]+/, "", line)
