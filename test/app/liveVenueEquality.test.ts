@@ -119,7 +119,9 @@ t.test('the service and `svc tape record` on one session: the same venue records
   const fromTape = project(tapeTicks.map(flat))
   const count = (kind: string) => fromService.filter((x) => x.startsWith(kind)).length
   t.ok(count('bar') >= 3 * 20 && count('funding') >= 3 * 20, `the span holds the last day's bars (${count('bar')}) and settlements (${count('funding')})`)
-  t.ok(count('trade') >= 10 && count('book') > 50, `and the session's trades (${count('trade')}) and stream books (${count('book')})`)
+  // Enough of each kind for the comparison to mean something. The trades are the replayed tape's at this hour of its day
+  // (speed 1, anchored at the wall clock), so their number varies by when the test runs: 7 in one 20:45 UTC run.
+  t.ok(count('trade') >= 3 && count('book') > 50, `and the session's trades (${count('trade')}) and stream books (${count('book')})`)
   t.equal(fromTape.length, fromService.length, 'as many venue records on the tape as in the log')
   const firstDiff = fromService.findIndex((x, i) => x !== fromTape[i])
   t.equal(firstDiff, -1, firstDiff < 0 ? 'the same records, in the same order' : `first difference at ${firstDiff}: ${fromService[firstDiff]} vs ${fromTape[firstDiff]}`)
