@@ -550,7 +550,7 @@ export class ServiceApp {
     closes('payer sessions (final snapshot)', () => payerSessions.close())
     // Several instances: a session opened on one proves its payer on all (within the follower's fetch wait), and a
     // challenge one issued verifies on another (the nonce key derived from the secret they share, not per data folder).
-    if (clustered) await payerSessions.followCluster('svc.payer-sessions')
+    if (clustered) await payerSessions.followCluster('svc.payer-sessions', () => clock.now())
     const nonceKey = clustered
       ? createHmac('sha256', keyBytes(config.SVC_SIGNING_SECRET!)!).update('svc.siwx-nonce.v1').digest()
       : await secretKeyFile(join(dataDir, 'auth', 'siwx-nonce.key'))

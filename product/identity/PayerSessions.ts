@@ -88,11 +88,12 @@ export class PayerSessions implements StateStore {
    * Several instances (issue 32): also applies what the other instances journal (their sign-ins, used nonces and
    * revocations), read from the beginning and then live, so a session opened on one instance proves its payer on every
    * other within the follower's fetch wait. Every record sets or deletes one subject's entry from the record alone, so
-   * reading this instance's own records again changes nothing.
+   * reading this instance's own records again changes nothing. `now`: the service clock, the one every other call of
+   * this class is given (an expiry is judged in it, not in the wall clock).
    */
-  async followCluster(group: string): Promise<void> {
+  async followCluster(group: string, now: () => number): Promise<void> {
     if (!this.journal || this.follower) return
-    this.follower = await this.journal.follow(group, (r) => this.apply(r, Date.now()))
+    this.follower = await this.journal.follow(group, (r) => this.apply(r, now()))
   }
 
   /** The final state snapshot; call before the journal closes. */
