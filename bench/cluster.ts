@@ -49,6 +49,7 @@ function hasTaskset(): boolean {
 
 interface Instance {
   child: ChildProcess
+  stop: () => Promise<void>
   url: string
   dir: string
 }
@@ -77,15 +78,11 @@ async function startInstance(name: string, core: number | null, brokers: string,
     if (Date.now() > deadline) throw new Error(`instance ${name} not ready within 10 minutes:\n${started.out().slice(-2000)}`)
     await sleep(500)
   }
-  return { child: started.child, url, dir }
+  return { child: started.child, stop: started.stop, url, dir }
 }
 
 async function stopInstance(i: Instance): Promise<void> {
-  if (i.child.exitCode === null && i.child.signalCode === null) {
-    const exited = new Promise<void>((r) => i.child.once('exit', () => r()))
-    i.child.kill('SIGTERM')
-    await exited
-  }
+  await i.stop()
   await rm(i.dir, { recursive: true, force: true })
 }
 

@@ -20,6 +20,8 @@ export interface ClusterInstance {
   /** Everything it printed so far (stdout and stderr). */
   out: () => string
   exited: Promise<void>
+  /** SIGTERM if it still runs, then waits for its exit (its data dir can be removed once this resolves). */
+  stop: () => Promise<void>
   /** Its API's base URL, once it listens (rejects if it exits first). */
   url: Promise<string>
 }
@@ -62,7 +64,11 @@ export function spawnClusterInstance(o: { name: string; dataDir: string; brokers
     }
   })()
   url.catch(() => undefined) // awaited by the caller; a start that fails is its error, not an unhandled rejection
-  return { name: o.name, child, out: () => out, exited, url }
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+    await exited
+  }
+  return { name: o.name, child, out: () => out, exited, stop, url }
 }
 
 /** Who holds each partition of the payers lease (`cluster.payers`), by instance id, as the group coordinator says. */

@@ -85,11 +85,9 @@ t.test('SVC_CLUSTER=on needs Kafka, an instance id of its own and the shared sig
 t.test('two instances on one broker: one feeds the venue, both answer the same; the feed moves when its holder dies', { skip }, async (t) => {
   const prefix = `cl${randomBytes(4).toString('hex')}.`
   const instances: ClusterInstance[] = []
-  t.teardown(async () => {
-    for (const i of instances) if (i.child.exitCode === null && i.child.signalCode === null) i.child.kill('SIGTERM')
-    await Promise.all(instances.map((i) => i.exited))
-  })
   const dirs = { a: await makeTempDir(t, 'svc-cluster-a-'), b: await makeTempDir(t, 'svc-cluster-b-') }
+  // Registered after the data dirs' removal: tap runs teardowns last-in first-out, so every instance has exited first.
+  t.teardown(() => Promise.all(instances.map((i) => i.stop())))
   const a = startInstance('a', dirs.a, prefix)
   instances.push(a)
   // b starts once a is ready: a then holds the lease (the first member of the group), b joins beside it, a minute or

@@ -58,11 +58,6 @@ const scale = (NAMES: readonly string[]) => async (t: Test) => {
   const t0 = Date.now()
   const prefix = `cs${randomBytes(4).toString('hex')}.`
   const live: Record<string, ClusterInstance> = {}
-  const all: ClusterInstance[] = []
-  t.teardown(async () => {
-    for (const i of all) if (i.child.exitCode === null && i.child.signalCode === null) i.child.kill('SIGTERM')
-    await Promise.all(all.map((i) => i.exited))
-  })
   const ports: Record<string, number> = {}
   for (const n of NAMES) ports[n] = await freePort()
   const balancer = await Balancer.start({ port: 0, host: '127.0.0.1', upstreams: NAMES.map((n) => ({ host: '127.0.0.1', port: ports[n]! })), probeEveryMs: 200 })
@@ -74,8 +69,9 @@ const scale = (NAMES: readonly string[]) => async (t: Test) => {
     dirs[name] ??= await makeTempDir(t, `svc-scale-${name}-`)
     const env = { KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS), SVC_OPS_TOKEN: OPS, PORT: String(ports[name]), SVC_BASE_URL: publicUrl, SVC_RATE_PAYER_BURST: '100000', SVC_RATE_IP_BURST: '100000', SVC_RATE_IP_PER_S: '100000' }
     const i = spawnClusterInstance({ name, dataDir: dirs[name]!, prefix, brokers: kafkaBrokers()!.join(','), env })
+    // Registered after its data dir's removal: tap runs teardowns last-in first-out, so it has exited before that.
+    t.teardown(i.stop)
     live[name] = i
-    all.push(i)
     url[name] = await i.url
     return i
   }
