@@ -81,6 +81,7 @@ import { decodeTickValue } from '../pipeline/TickEnvelope.ts'
 import { openLease, type Lease, type LeaseMember } from '../pipeline/log/Lease.ts'
 import { openPartitionLease } from '../pipeline/log/PartitionLease.ts'
 import { PAYERS_LEASE, PAYERS_LEASE_TOPIC, PayerOwnership } from '../product/billing/PayerOwnership.ts'
+import { RepeatRefunds } from '../product/billing/RepeatRefunds.ts'
 import { PayerOwners } from '../serving/cluster/PayerOwners.ts'
 import { PeerForwarder } from '../serving/cluster/PeerForwarder.ts'
 import { keyBytes } from '../common/AtRestCipher.ts'
@@ -479,6 +480,17 @@ export class ServiceApp {
     // Several instances (issue 32): one owner per draws partition serializes its payers' holds and debits; the others
     // forward those requests to it. The lease is joined once this instance knows its URL (after the server starts).
     const ownership = clustered ? new PayerOwnership(billing.ledger, (await eventLog.endOffsets(names.draws)).length, childLogger('payer-ownership')) : null
+    // A repeat (identical inputs answered at once through two instances, the ledger keeping the journal's first) is not
+    // charged: its payer's owner reverses the later one's debit (product/billing/RepeatRefunds.ts).
+    const repeatRefunds = new RepeatRefunds(billing.ledger, (payer) => {
+      const route = ownership?.route(payer) ?? { kind: 'here', ready: null }
+      return route.kind === 'here' && route.ready === null
+    }, childLogger('repeat-refunds'))
+    const repeats = runner.ledger.bus.repeats.subscribe('billing.repeat-refunds', (d) => repeatRefunds.note(d))
+    closes('repeat refunds', () => {
+      repeats.unsubscribe()
+      repeatRefunds.close()
+    })
     const payerOwners = ownership ? new PayerOwners(ownership, new PeerForwarder(keyBytes(config.SVC_SIGNING_SECRET!)!), childLogger('payer-owners')) : null
     // The duel: calls and opt-ins on the event log, graded from the engine's outcome bus. Its clocks run in the engine's
     // event time (the time horizon_end is measured in), as the open-clocks read does.

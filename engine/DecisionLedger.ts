@@ -81,6 +81,15 @@ export class DecisionLedger {
   /** Decisions in a paid call's unit of work not yet durable, by id: an identical ask waits for the first. */
   private readonly inFlight = new Map<string, Promise<void>>()
   private followers: CheckpointedFollowers | null = null
+  /**
+   * Paid decisions this process indexed at acknowledgement whose own copy the follower has not read back yet: until it
+   * has, another instance's record of the same inputs read meanwhile sits before ours in the journal, so it is first.
+   */
+  private readonly unconfirmed = new Map<string, LedgerDecision>()
+  /** Own paid decisions read back before their acknowledgement ran (the follower can be first): indexed then, not at it. */
+  private readonly readBackEarly = new Set<string>()
+  /** Later paid records of decisions already in the ledger, seen since this process started (bus.repeats). */
+  private readonly repeatsSeen: LedgerDecision[] = []
   private closed = false
   /** Whether the last flush appended (appendsDerived): a change to true first reads back the previous holder's. */
   private appending = true
@@ -95,6 +104,7 @@ export class DecisionLedger {
     this.bus = new LedgerBus({
       decisions: () => this.index.allDecisions(),
       resolutions: () => this.resolutionsSoFar(),
+      repeats: () => this.repeatsSeen,
     })
   }
 
@@ -113,7 +123,11 @@ export class DecisionLedger {
         checkpoints: options.checkpoints,
         logger: log,
         journals: [
-          followOwnWrites(decisions, { group: `${groupId}.decisions`, what: 'decision', logger: log, catchUpTimeoutMs }, (d) => ledger.followed(d)),
+          followOwnWrites(
+            decisions,
+            { group: `${groupId}.decisions`, what: 'decision', logger: log, catchUpTimeoutMs, onOwnWrite: (value) => ledger.readBack(value) },
+            (d) => ledger.followed(d),
+          ),
           followOwnWrites(outcomes, { group: `${groupId}.outcomes`, what: 'outcome', logger: log, catchUpTimeoutMs }, (o) => ledger.followedOutcome(o)),
         ],
       })
@@ -146,11 +160,53 @@ export class DecisionLedger {
     return this.followers?.checkpoint() ?? Promise.resolve(null)
   }
 
-  /** A decision read from the decisions topic (written by this process or another writer). */
+  /**
+   * A decision another writer put on the decisions topic. The ledger's record of an id is the journal's first, on every
+   * instance: when our own paid record of the same inputs is indexed but not read back yet, theirs precedes it in the
+   * journal (one id, one partition, read in order), so theirs replaces ours and ours is the repeat; otherwise theirs is.
+   */
   private followed(d: LedgerDecision): void {
     const result = this.index.addDecision(d)
     if (result === 'added') this.bus.decisions.publish(d)
-    else if (result === 'conflict') log.warn({ decision_id: d.decision_id }, 'decision conflicts with a recorded one; the first is kept')
+    if (result !== 'conflict') return
+    const kept = this.index.decision(d.decision_id)!
+    const mine = this.unconfirmed.get(d.decision_id)
+    if (mine === kept && sameButPayment(mine, d)) {
+      this.index.replaceDecision(d)
+      this.unconfirmed.delete(d.decision_id)
+      this.repeated(mine)
+    } else if (sameButPayment(kept, d)) this.repeated(d)
+    else log.warn({ decision_id: d.decision_id }, 'decision conflicts with a recorded one; the first is kept')
+  }
+
+  /** Our own decision read back from the topic: it is in the journal's order now, past any record that preceded it. */
+  private readBack(value: Buffer): void {
+    if (this.unconfirmed.size === 0 && this.inFlight.size === 0) return
+    const d = DECISIONS.decode(value)
+    if (this.unconfirmed.delete(d.decision_id) || !this.inFlight.has(d.decision_id)) return
+    // Durable, and in its place in the journal, before our acknowledgement ran: indexed here, in journal order.
+    this.readBackEarly.add(d.decision_id)
+    this.indexOwn(d, false)
+  }
+
+  /** Our own paid decision into the index; `unconfirmed`: not read back yet (a record read meanwhile would precede it). */
+  private indexOwn(d: LedgerDecision, unconfirmed: boolean): void {
+    const added = this.index.addDecision(d)
+    if (added === 'added') {
+      this.bus.decisions.publish(d)
+      if (unconfirmed) this.unconfirmed.set(d.decision_id, d)
+    } else if (added === 'conflict') {
+      // Another instance's record of these inputs was read first: it is before ours in the journal.
+      if (sameButPayment(this.index.decision(d.decision_id)!, d)) this.repeated(d)
+      else log.warn({ decision_id: d.decision_id }, 'decision conflicts with a recorded one; the first is kept')
+    }
+  }
+
+  /** A later paid record of a decision in the ledger: its payment is a repeat's (bus.repeats). */
+  private repeated(d: LedgerDecision): void {
+    log.info({ decision_id: d.decision_id, payment_id: d.payment_id, payment_rail: d.payment_rail }, 'a repeat of a recorded decision, written by another instance at once; the journal\'s first is kept')
+    this.repeatsSeen.push(d)
+    this.bus.repeats.publish(d)
   }
 
   private followedOutcome(o: LedgerOutcome): void {
@@ -287,10 +343,13 @@ export class DecisionLedger {
     }
     unit.add(this.decisions, [d], {
       applied: () => {
-        if (this.index.addDecision(d) === 'added') this.bus.decisions.publish(d)
+        if (!this.readBackEarly.delete(d.decision_id)) this.indexOwn(d, true)
         done()
       },
-      aborted: done,
+      aborted: () => {
+        this.readBackEarly.delete(d.decision_id)
+        done()
+      },
     })
     return { record: d, isNew: true }
   }

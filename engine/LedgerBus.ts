@@ -155,9 +155,16 @@ export class LedgerBus {
   readonly decisions: Channel<LedgerDecision>
   /** A clock resolved (its outcome is durable on the log). The outcome bus. */
   readonly resolutions: Channel<ResolutionEvent>
+  /**
+   * A paid record of a decision already in the ledger: identical inputs asked at once through two instances, each
+   * writing its own (DecisionLedger). The ledger keeps the journal's first; this is a later one, whose payment the
+   * spec does not charge ("a repeat is not charged"). One event per repeated payment.
+   */
+  readonly repeats: Channel<LedgerDecision>
 
-  constructor(known: { decisions: () => Iterable<LedgerDecision>; resolutions: () => Iterable<ResolutionEvent> }) {
+  constructor(known: { decisions: () => Iterable<LedgerDecision>; resolutions: () => Iterable<ResolutionEvent>; repeats: () => Iterable<LedgerDecision> }) {
     this.decisions = new Channel('decision', known.decisions, (d) => d.decision_id)
     this.resolutions = new Channel('resolution', known.resolutions, (e) => e.outcome.decision_id)
+    this.repeats = new Channel('repeat', known.repeats, (d) => `${d.decision_id} ${d.payment_id}`)
   }
 }

@@ -75,6 +75,21 @@ export class LedgerIndex {
     return 'added'
   }
 
+  /**
+   * Puts `d` in place of the record of its id: only a record of identical inputs written first in the journal by
+   * another instance, found after this process indexed its own at acknowledgement (DecisionLedger: the journal's first
+   * record of an id is the ledger's, on every instance). The id, and so every key derived from it, stays.
+   */
+  replaceDecision(d: LedgerDecision): void {
+    const have = this.decisions.get(d.decision_id)
+    if (!have) throw new Error(`decision ${d.decision_id} is not indexed`)
+    this.decisions.set(d.decision_id, d)
+    const qa = `${d.question_id}|${d.asset}`
+    if (this.latestByQuestionAsset.get(qa) === have) this.latestByQuestionAsset.set(qa, d)
+    const ck = decisionKey(d)
+    if (this.latestByClock.get(ck) === have) this.latestByClock.set(ck, d)
+  }
+
   addOutcome(o: LedgerOutcome): AddResult {
     const have = this.outcomes.get(o.decision_id)
     if (have) {

@@ -223,6 +223,8 @@ export class Journal<S extends TObject> {
        * acknowledged): the follower of an index fed by its own appends. At most one such follower per journal.
        */
       skipOwnWrites?: boolean
+      /** With skipOwnWrites: told of each own write as it is read back and skipped (its place in the log is now known). */
+      onOwnWrite?: (value: Buffer, at: JournalPosition) => void
       /**
        * Start here instead of at the beginning (`offset` = the next record to read, per partition): the tail after a
        * restored state snapshot. Partitions not named start at 0.
@@ -249,6 +251,7 @@ export class Journal<S extends TObject> {
       .run(async (batch) => {
         for (const r of batch.records) {
           if (skipOwn && this.takeEcho(r.key, r.value)) {
+            options.onOwnWrite?.(r.value, { partition: r.partition, offset: r.offset })
             reached[batch.partition] = r.offset + 1
             continue
           }

@@ -34,7 +34,7 @@ export interface FollowedJournal {
  */
 export function followOwnWrites<S extends TObject>(
   journal: Journal<S>,
-  o: { group: string; what: string; logger: Logger; catchUpTimeoutMs?: number },
+  o: { group: string; what: string; logger: Logger; catchUpTimeoutMs?: number; onOwnWrite?: (value: Buffer) => void },
   onRecord: (record: Static<S>) => void,
 ): FollowedJournal {
   return {
@@ -43,6 +43,7 @@ export function followOwnWrites<S extends TObject>(
       journal.follow(o.group, (record) => onRecord(record), {
         from,
         skipOwnWrites: true,
+        ...(o.onOwnWrite ? { onOwnWrite: o.onOwnWrite } : {}),
         ...(o.catchUpTimeoutMs !== undefined ? { catchUpTimeoutMs: o.catchUpTimeoutMs } : {}),
         onInvalid: (err, r) => o.logger.warn({ topic: r.topic, partition: r.partition, offset: r.offset, err: err.message }, `undecodable ${o.what} record ignored`),
       }),

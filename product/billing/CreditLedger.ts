@@ -526,6 +526,12 @@ export class CreditLedger implements StateStore {
     }
   }
 
+  /** The debit a ref names as this replica knows it: its payer and whether it was reversed (null: not read yet, or none). */
+  debitOf(ref: string): { payer: string; reversed: boolean } | null {
+    const d = this.debits.get(ref)
+    return d && d.rows.length > 0 ? { payer: d.payer, reversed: d.refunds.length > 0 } : null
+  }
+
   lots(payer: string, at = this.clock.now()): LotView[] {
     const s = this.state(payer)
     return [...s.lots.values()]

@@ -8,7 +8,8 @@
  * - every payer's balance, read on every instance from its own replica (peer token: not forwarded), equals
  *   grants − debits + reversals summed from the draws journal, and the grants are exactly what was granted;
  * - every debit has its answer receipt or its reversal, no debit twice, and no payer got more answers than debits;
- * - no decision id twice in the decisions journal (todo: see TODO_DECISIONS), no decision resolved twice, no XP award
+ * - one decision per id: an id written by two owners at once has records differing only in the payment, every instance
+ *   serves the journal's first, and the later one's debit is reversed (a repeat is not charged); no decision resolved twice, no XP award
  *   (payer, id) twice in the experience journal.
  * About 45 s of wall time per cluster on the shared 2-core machine. */
 import { randomBytes } from 'node:crypto'
@@ -36,7 +37,6 @@ const PAYERS = 200
 /** Paid calls per payer in the burst; each payer is granted CALLS + 1 calls' worth, so no call is refused for balance. */
 const CALLS = 3
 const IN_FLIGHT = 16
-const TODO_DECISIONS = 'decisions are deduped per instance, not across instances (issue 32)'
 t.setTimeout(READY_WITHIN_MS * 2 + 600_000)
 
 const skip = kafkaSkip(t)
@@ -50,7 +50,7 @@ async function pool(n: number, width: number, work: (i: number) => Promise<void>
   }))
 }
 
-interface Row { payer: string; kind: string; amount: number; ref: string; lot_id: string }
+interface Row { payer: string; kind: string; amount: number; ref: string; lot_id: string; reason: string }
 
 const scale = (NAMES: readonly string[]) => async (t: Test) => {
   const N = NAMES.length
@@ -214,12 +214,35 @@ const scale = (NAMES: readonly string[]) => async (t: Test) => {
   // Twins of one decision through two owners: the later ask re-serves the recorded one (DecisionLedger.appendIn).
   t.equal(askedOk, PAYERS, `every payer's question answered, ${combos.length} questions asked by ${PAYERS / combos.length} payers each at once, round-robin at ${them} instances`)
 
+  // One decision per id in the ledger (docs/decisions.md, "Several instances"): the same question asked at the same
+  // instant through two owners is written by both (two records of one id on its partition, differing only in the
+  // payment); the ledger is the journal's first on every instance, and the later one's debit is reversed (a repeat is
+  // not charged, as one instance re-serves it uncharged).
+  type Decision = ReturnType<typeof DECISIONS.decode>
+  let byId = new Map<string, Decision[]>()
+  let repeated: Decision[][] = []
+  let later: Decision[] = []
+  const readDecisions = async () => {
+    byId = new Map()
+    for (const r of await readAll(reader, topicNames().decisions)) {
+      const d = DECISIONS.decode(r.value)
+      byId.set(d.decision_id, [...(byId.get(d.decision_id) ?? []), d])
+    }
+    repeated = [...byId.values()].filter((xs) => xs.length > 1)
+    later = repeated.flatMap((xs) => xs.slice(1)).filter((d) => d.payment_rail === 'credits')
+  }
+  const unpaid = (d: Decision) => JSON.stringify({ ...d, payment_id: null, payment_rail: null })
+  const repeatRefunds = (rows: Row[]) => new Set(rows.filter((r) => r.kind === 'refund' && r.reason === 'reversal.repeat').map((r) => r.ref))
+
   // Once the broker aborted the killed instance's open transaction (up to 60 s), the journal is readable to its end
   // and every instance's replica agrees with it.
   let rows: Row[] = []
   const settled = await within('every payer\'s balance on every instance equals its journal', 240_000, async () => {
     rows = (await readAll(reader, topicNames().draws)).map((r) => JSON.parse(r.value.toString('utf8')) as Row)
     const sums = new Map<string, number>()
+    await readDecisions()
+    const refunded = repeatRefunds(rows)
+    if (!later.every((d) => refunded.has(d.payment_id!))) return false
     for (const r of rows) sums.set(r.payer, (sums.get(r.payer) ?? 0) + r.amount)
     for (const me of payers) {
       const want = sums.get(me.address.toLowerCase())
@@ -251,13 +274,16 @@ const scale = (NAMES: readonly string[]) => async (t: Test) => {
   t.equal(unclosed, 0, 'every debit has its answer receipt or its reversal')
   t.equal(overAnswered, 0, 'no payer saw more answers than it has debits')
 
-  // Known gap (found by this test): a decision is deduped per process (DecisionLedger's index and in-flight twins),
-  // not across instances, so the same question asked at once through two owners is written by both (same
-  // decision_id twice on its partition; readers keep the first). Marked todo until decisions get one writer per key
-  // (docs/decisions.md, "Several instances").
-  const decisions = (await readAll(reader, topicNames().decisions)).map((r) => DECISIONS.decode(r.value).decision_id)
-  const twins = decisions.filter((id, i) => decisions.indexOf(id) !== i)
-  t.equal(twins.length, 0, `no decision id twice in the decisions journal (${decisions.length} decisions, ${twins.length} written twice)`, { todo: TODO_DECISIONS })
+  t.equal(repeated.filter((xs) => xs.some((d) => unpaid(d) !== unpaid(xs[0]!))).length, 0, `every id written more than once (${repeated.length} of ${byId.size}) is one decision: its records differ only in the payment`)
+  const diverged: string[] = []
+  for (const xs of repeated) {
+    const seen = await Promise.all(NAMES.map(async (n) => ((await (await fetch(`${url[n]}/v1/decisions/${xs[0]!.decision_id}`)).json()) as { data?: { payment_id?: string } }).data?.payment_id ?? '-'))
+    if (seen.some((p) => p !== xs[0]!.payment_id)) diverged.push(`${xs[0]!.decision_id.slice(0, 8)}: first ${xs[0]!.payment_id}, served ${seen.join(' / ')}`)
+  }
+  t.same(diverged, [], `every instance serves the journal's first record of each of the ${repeated.length} ids written more than once`)
+  const refunded = repeatRefunds(rows)
+  t.same(later.filter((d) => !refunded.has(d.payment_id!)).map((d) => d.payment_id), [], `the debit of every later record (${later.length}) is reversed as a repeat's`)
+  t.equal(refunded.size, later.length, 'and no other debit is')
   const resolved = (await readAll(reader, topicNames().outcomes)).map((r) => OUTCOMES_JOURNAL.decode(r.value).decision_id)
   t.equal(new Set(resolved).size, resolved.length, `no decision resolved twice in the outcomes journal (${resolved.length} resolutions)`)
   const awards = (await readAll(reader, 'arena.experience')).map((r) => EXPERIENCE.decode(r.value)).map((x) => `${x.payer} ${x.id}`)

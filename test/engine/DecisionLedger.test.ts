@@ -19,7 +19,9 @@ import { stateDigest, type CheckpointSettings } from '../../pipeline/state/State
 import { topicNames } from '../../pipeline/topics.ts'
 import { checkCheckpointEquivalence, seeded } from '../helpers/checkpoint.ts'
 import { testDecision, testOutcome } from '../helpers/ledgerRecords.ts'
-import { forEachLog } from '../helpers/logs.ts'
+import { forEachLog, kafkaBrokers, kafkaSkip, type TapTest as Test } from '../helpers/logs.ts'
+import { KafkaLog } from '../../pipeline/log/KafkaLog.ts'
+import { randomBytes } from 'node:crypto'
 import { makeTempDir } from '../helpers/tmp.ts'
 
 const QUESTIONS = ['S05_volatility_expansion', 'S01_funding_flip', 'S03_liquidation_cascade']
@@ -193,3 +195,68 @@ t.test('a paid ask of identical inputs asked at once by two payers: the later on
   // Other content under the same id (not only another payment) is still refused: a recorded row is never replaced.
   await t.rejects(ledger.appendIn(new UnitOfWork(), { ...other, probability: other.probability === 0.5 ? 0.25 : 0.5 }), { code: 'LEDGER_CONFLICT' })
 })
+
+/**
+ * Three ledgers on one log as three instances would be: two writers (each its own journals, so each skips only its own
+ * writes) and a reader that writes nothing.
+ */
+async function repeatsAcrossInstances(t: Test, logs: readonly EventLog[]) {
+  const ledgers = await Promise.all(logs.map((log, i) => DecisionLedger.open({ log, groupId: `i${i + 1}` })))
+  t.teardown(() => Promise.all(ledgers.map((l) => l.close())))
+  const [one, two] = ledgers as [DecisionLedger, DecisionLedger, DecisionLedger]
+  const repeats = ledgers.map(() => [] as string[])
+  ledgers.forEach((l, i) => l.bus.repeats.subscribe('test', (d) => void repeats[i]!.push(`${d.decision_id} ${d.payment_id}`)))
+  const rnd = seeded(11)
+  const ROUNDS = 24
+  const asked: LedgerDecision[] = []
+  for (let n = 0; n < ROUNDS; n++) {
+    const base = decision(100 + n, rnd)
+    asked.push(base)
+    // Both asks pass their ledger's check before either is written (as two instances at the same instant); the
+    // commits then race, in either order.
+    const u1 = new UnitOfWork()
+    const u2 = new UnitOfWork()
+    const [a, b] = await Promise.all([one.appendIn(u1, { ...base, payment_id: `p1-${n}`, payment_rail: 'credits' }), two.appendIn(u2, { ...base, payment_id: `p2-${n}`, payment_rail: 'credits' })])
+    t.ok(a.isNew && b.isNew, `round ${n}: both instances write their own record`)
+    await Promise.all(n % 2 === 0 ? [u1.commit(), u2.commit()] : [u2.commit(), u1.commit()])
+  }
+  const journal = (await readDecisions(logs[2]!)).filter((d) => asked.some((x) => x.decision_id === d.decision_id))
+  t.equal(journal.length, ROUNDS * 2, 'the journal holds both records of every id (the writers did not see each other in time)')
+  const firstOf = new Map<string, LedgerDecision>()
+  for (const d of journal) if (!firstOf.has(d.decision_id)) firstOf.set(d.decision_id, d)
+  const laterOf = asked.map((x) => journal.filter((d) => d.decision_id === x.decision_id)[1]!)
+  const settled = () => ledgers.every((l, i) => asked.every((x) => l.findDecision(x.decision_id)?.payment_id === firstOf.get(x.decision_id)!.payment_id) && repeats[i]!.length === ROUNDS)
+  for (let i = 0; i < 1000 && !settled(); i++) await sleep(10)
+  for (const [i, l] of ledgers.entries()) {
+    const wrong = asked.filter((x) => l.findDecision(x.decision_id)?.payment_id !== firstOf.get(x.decision_id)!.payment_id)
+    t.equal(wrong.length, 0, `instance ${i + 1} serves the journal's first record of each of the ${ROUNDS} ids (${wrong.length} differ)`)
+    t.same([...repeats[i]!].sort(), laterOf.map((d) => `${d.decision_id} ${d.payment_id}`).sort(), `instance ${i + 1}'s bus names exactly the later record of each id as the repeat`)
+  }
+  const firstByOne = asked.filter((x) => firstOf.get(x.decision_id)!.payment_id!.startsWith('p1-')).length
+  t.ok(firstByOne > 0 && firstByOne < ROUNDS, `either writer was first in some rounds (${firstByOne} of ${ROUNDS} by the first)`)
+}
+
+t.test('identical inputs written at once by two instances: every index keeps the journal\'s first, and the later payment is a repeat on every bus', async (t) => {
+  await t.test('embedded (one log, three ledgers: their followers may read another\'s record before an acknowledgement)', async (t) => {
+    const log = await EmbeddedLog.open(join(await makeTempDir(t, 'svc-ledger-repeats-'), 'log'))
+    t.teardown(() => log.close())
+    await repeatsAcrossInstances(t, [log, log, log])
+  })
+  // On Kafka an instance's own record is indexed at acknowledgement, usually before its follower fetches the other's
+  // record that precedes it: the index then puts the first in place of its own.
+  await t.test('kafka (three clients with their own transactional ids, as three instances)', { skip: kafkaSkip(t) }, async (t) => {
+    const prefix = `t${randomBytes(5).toString('hex')}.`
+    const logs = await Promise.all([1, 2, 3].map((i) => KafkaLog.connect({ brokers: kafkaBrokers()!, clientId: `svc-test-repeats-${i}`, instanceId: `repeats-${i}`, topicPrefix: prefix })))
+    t.teardown(() => Promise.all(logs.map((l) => l.close())))
+    await repeatsAcrossInstances(t, logs)
+  })
+})
+
+async function readDecisions(log: EventLog): Promise<LedgerDecision[]> {
+  const journal = await Journal.open({ log, def: DECISIONS, topic: topicNames().decisions })
+  try {
+    return (await journal.readAll()) as LedgerDecision[]
+  } finally {
+    await journal.close()
+  }
+}
