@@ -354,6 +354,11 @@ export class DecisionLedger {
     return { record: d, isNew: true }
   }
 
+  /** Own paid decisions indexed at acknowledgement and not read back yet (tests: none is left once the follower caught up). */
+  get unreadOwn(): number {
+    return this.unconfirmed.size + this.readBackEarly.size
+  }
+
   get pending(): number {
     return this.stagedDecisions.size + this.stagedOutcomes.size
   }

@@ -232,6 +232,8 @@ async function repeatsAcrossInstances(t: Test, logs: readonly EventLog[]) {
     t.equal(wrong.length, 0, `instance ${i + 1} serves the journal's first record of each of the ${ROUNDS} ids (${wrong.length} differ)`)
     t.same([...repeats[i]!].sort(), laterOf.map((d) => `${d.decision_id} ${d.payment_id}`).sort(), `instance ${i + 1}'s bus names exactly the later record of each id as the repeat`)
   }
+  for (let i = 0; i < 500 && ledgers.some((l) => l.unreadOwn > 0); i++) await sleep(10)
+  t.same(ledgers.map((l) => l.unreadOwn), [0, 0, 0], 'every own record was read back: nothing kept waiting for it')
   const firstByOne = asked.filter((x) => firstOf.get(x.decision_id)!.payment_id!.startsWith('p1-')).length
   t.ok(firstByOne > 0 && firstByOne < ROUNDS, `either writer was first in some rounds (${firstByOne} of ${ROUNDS} by the first)`)
 }
