@@ -638,6 +638,7 @@ export class ServiceApp {
         record, ladder: record, releases, ...wallet.services, metrics, arena, ...(delivery ? { delivery } : {}), answerKeys, ...(funnel ? { funnel } : {}),
         payerProof: (origin) => PayerProof.create({ origin, sessions: payerSessions, nonceKey, sessionTtlS: config.SVC_SESSION_TTL_S }),
         ...(payerOwners ? { payerOwners } : {}),
+        ...(ownership ? { cluster: { status: () => ({ instance: member.instance, venue_feed_here: feedLease.held, payer_partitions: ownership.owners() }) } } : {}),
       },
     })
     closes('server', () => server.close())

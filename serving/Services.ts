@@ -24,7 +24,7 @@ import type { Delivery } from '../product/delivery/Delivery.ts'
 import type { Duel } from '../product/duel/Duel.ts'
 import type { FunnelReads } from '../product/funnel/FunnelService.ts'
 import type { MarketData } from '../product/market/MarketData.ts'
-import type { DataTimeSource, ProviderRegistry } from '../product/platform/schemas.ts'
+import type { ClusterStatusSource, DataTimeSource, ProviderRegistry } from '../product/platform/schemas.ts'
 import type { RiskEngine } from '../product/risk/RiskEngine.ts'
 import type { WalletData } from '../product/wallet/WalletData.ts'
 import type { ServingConfig } from './config.ts'
@@ -47,6 +47,8 @@ export interface Services {
   payerOwners?: PayerOwners
   /** Which time the data lives in: /readyz data_time and the x-svc-data-time header on every answer. */
   dataTime?: DataTimeSource
+  /** Several instances (issue 32): /readyz cluster, who this instance is and who owns what. */
+  cluster?: ClusterStatusSource
   ledger?: LedgerReads
   /** The ledger's live streams (engine/LedgerStreams.ts): the feed, the open clocks, the new decisions. */
   streams?: { feed: EventStream; clocks: EventStream; decisions: EventStream }

@@ -69,6 +69,15 @@ export class PayerOwnership {
     return { kind: 'unowned', partition }
   }
 
+  /** Who owns each payer partition as last read (null: nobody right now), and whether it is this instance. */
+  owners(): Array<{ partition: number; owner: string | null; here: boolean }> {
+    return Array.from({ length: this.partitions }, (_, partition) => ({
+      partition,
+      owner: this.lease?.owner(partition)?.instance ?? null,
+      here: this.lease?.holds(partition) ?? false,
+    }))
+  }
+
   /** After a peer could not be reached: who owns what now (the peer may have died and its partitions moved). */
   async refresh(): Promise<void> {
     await this.lease?.refresh()

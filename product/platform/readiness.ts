@@ -6,7 +6,7 @@
  * registered: ok.
  */
 import type { Static } from '../../common/schema.ts'
-import type { DataTimeSource, HEALTH, ProviderHealthRow, ProviderRegistry, ProviderStatus } from './schemas.ts'
+import type { ClusterStatusSource, DataTimeSource, HEALTH, ProviderHealthRow, ProviderRegistry, ProviderStatus } from './schemas.ts'
 
 const STATUS_RANK: Record<ProviderStatus, number> = { ok: 0, degraded: 1, down: 2 }
 
@@ -19,7 +19,7 @@ export function rollupStatus(providers: readonly ProviderHealthRow[]): ProviderS
   return worst
 }
 
-export function health(providers: ProviderRegistry | undefined, startedAtMs: number, nowMs: number, dataTime?: DataTimeSource): Static<typeof HEALTH> {
+export function health(providers: ProviderRegistry | undefined, startedAtMs: number, nowMs: number, dataTime?: DataTimeSource, cluster?: ClusterStatusSource): Static<typeof HEALTH> {
   const list = providers?.list() ?? []
   return {
     status: rollupStatus(list),
@@ -27,5 +27,6 @@ export function health(providers: ProviderRegistry | undefined, startedAtMs: num
     providers: list,
     data_time: dataTime ? dataTime.status() : null,
     venue: dataTime?.venue() ?? null,
+    cluster: cluster?.status() ?? null,
   }
 }

@@ -54,8 +54,27 @@ export const DATA_TIME = Type.Object(
 export type DataTime = Static<typeof DATA_TIME>
 
 /**
+ * Several instances (issue 32, SVC_CLUSTER=on): which instance answers, whether it feeds the venue, and who owns each
+ * payer partition as this instance last read the partition lease (null: none right now, a rebalance; requests for
+ * its payers answer 503 PAYER_OWNER_UNREACHABLE meanwhile). A payer's partition: murmur2 of the lower-cased address.
+ */
+export const CLUSTER_STATUS = Type.Object(
+  {
+    instance: Type.String(),
+    venue_feed_here: Type.Boolean(),
+    payer_partitions: Type.Array(Type.Object({ partition: Type.Integer({ minimum: 0 }), owner: NullableString, here: Type.Boolean() }, Strict)),
+  },
+  Strict,
+)
+export type ClusterStatus = Static<typeof CLUSTER_STATUS>
+export interface ClusterStatusSource {
+  status(): ClusterStatus
+}
+
+/**
  * Spec: "GET /readyz | { status, uptime_s, providers: [...] }"; /healthz: "liveness plus provider rollup; data.status".
- * data_time (ours) says which time the answers live in; null when no venue feed is wired.
+ * data_time (ours) says which time the answers live in; null when no venue feed is wired. cluster (ours): null on one
+ * instance.
  */
 export const HEALTH = Type.Object(
   {
@@ -65,6 +84,7 @@ export const HEALTH = Type.Object(
     data_time: Type.Union([DATA_TIME, Type.Null()]),
     /** The live venue connector's state (pipeline/venue/VenueStatus.ts); null when the data is simulated or a tape. */
     venue: Type.Union([VENUE_STATUS, Type.Null()]),
+    cluster: Type.Union([CLUSTER_STATUS, Type.Null()]),
   },
   Strict,
 )

@@ -16,7 +16,7 @@ import type { Services } from '../Services.ts'
 import { FREE, env } from './define.ts'
 import type { HandlerContext, RouteDef } from './types.ts'
 
-const healthOf = (ctx: HandlerContext) => health(ctx.services.providers, ctx.documents.startedAtMs, ctx.now, ctx.services.dataTime)
+const healthOf = (ctx: HandlerContext) => health(ctx.services.providers, ctx.documents.startedAtMs, ctx.now, ctx.services.dataTime, ctx.services.cluster)
 
 const healthRoute = (id: string, path: string, summary: string): RouteDef => ({
   id,

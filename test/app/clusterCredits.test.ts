@@ -73,6 +73,19 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
     return owners.every((o) => o !== null) && new Set(owners).size === 2
   })
   t.pass(`payer partitions owned: ${owners.join(', ')}`)
+  // /readyz says the same from each instance: who it is, and who owns each payer partition (as it last read the lease).
+  type Cluster = { instance: string; venue_feed_here: boolean; payer_partitions: Array<{ partition: number; owner: string | null; here: boolean }> }
+  const clusterAt = async (at: string) => ((await (await fetch(`${url[at]}/readyz`)).json()) as { data: { cluster: Cluster } }).data.cluster
+  let seen: Record<string, Cluster> = {}
+  await within('both instances\' /readyz name the owners the group names', 30_000, async () => {
+    seen = { a: await clusterAt('a'), b: await clusterAt('b') }
+    return ['a', 'b'].every((at) => seen[at]!.payer_partitions.map((p) => p.owner).join() === owners.join())
+  })
+  for (const at of ['a', 'b']) {
+    t.equal(seen[at]!.instance, at, `${at}'s /readyz names it`)
+    t.same(seen[at]!.payer_partitions.filter((p) => p.here).map((p) => p.partition), owners.flatMap((o, p) => (o === at ? [p] : [])), `${at}'s /readyz marks the partitions it owns`)
+  }
+  t.same([seen.a!.venue_feed_here, seen.b!.venue_feed_here].sort(), [false, true], 'exactly one of them feeds the venue')
 
   const signInAt = async (at: string, account: ReturnType<typeof privateKeyToAccount>): Promise<SignedIn> => {
     const header = await signChallenge(await fetchChallenge(url[at]!), account, `${publicUrl}/v1/auth/session`)
