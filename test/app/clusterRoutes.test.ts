@@ -40,7 +40,8 @@ import t from 'tap'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { spawnClusterInstance } from '../../bench/clusterInstance.ts'
+import { CLUSTER_SIGNING_SECRET, spawnClusterInstance } from '../../bench/clusterInstance.ts'
+import { PeerForwarder } from '../../serving/cluster/PeerForwarder.ts'
 import { Balancer } from '../../serving/cluster/Balancer.ts'
 import { freePort } from '../../bench/freePort.ts'
 import { kafkaBrokers, kafkaSkip } from '../helpers/logs.ts'
@@ -141,6 +142,7 @@ t.test('the contract through a two-instance cluster: paid, duel, Arena, delivery
   // Both in the balancer's rotation (it probes /readyz every 200 ms).
   await within('both instances in the balancer\'s rotation', 10_000, async () => balancer.upstreams.every((u) => u.inService))
   const each = { a: urlA, b: urlB } as const
+  const peer = new PeerForwarder(Buffer.from(CLUSTER_SIGNING_SECRET, 'hex'))
   const both = async (f: (base: string) => Promise<Answer>) => ({ a: await f(urlA), b: await f(urlB) })
 
   // ---- paid calls on the credits rail ---------------------------------------------------------------------------
@@ -267,6 +269,11 @@ t.test('the contract through a two-instance cluster: paid, duel, Arena, delivery
   await within('the card on both instances', STALENESS_MS, async () => (await call(each[away], 'GET', `/v1/arena/card/${profile.public_id}`)).status === 200).catch(() => undefined)
   const awayCard = await call(each[away], 'GET', `/v1/arena/card/${profile.public_id}`)
   t.same({ status: awayCard.status, data: awayCard.body.data }, { status: 200, data: card }, `the same card on ${away} (${awayCard.status} ${awayCard.body.error?.code ?? ''})`, { todo: TODO_ARENA })
+  // That instance's own replica of the profile (a valid peer token: served where it arrives, not forwarded).
+  const target = '/v1/arena/profile'
+  const replica = await call(each[away], 'GET', target, { headers: { ...alice.headers, payer: alice.address, 'x-svc-peer': peer.token('GET', target, Date.now()) } })
+  t.equal(replica.status, 200, `${away}'s own replica of the profile answers`)
+  t.same({ xp: replica.body.data.xp, board_opt_in: replica.body.data.board_opt_in }, { xp: profile.xp, board_opt_in: true }, `${away}'s own replica has the XP and the opt-in (xp ${replica.body.data.xp}, opt-in ${replica.body.data.board_opt_in})`, { todo: TODO_ARENA })
 
   // ---- delivery ---------------------------------------------------------------------------------------------------
   const hook = await call(bal, 'POST', '/v1/hooks', { body: { decision_id: open!.decision_id, url: `${receiverUrl}/hook` }, headers: alice.headers })
