@@ -28,7 +28,8 @@
  *   svc_get_decision, and the credits refusal as the tool's payment challenge. The server is stateless (no session id),
  *   so nothing has to stick to one instance.
  * Known gaps, marked todo (each named in its constant below): a receipt verifies only at the instance that signed it
- * (TODO_ANSWER_KEYS), and the Arena's public reads lag at the instance that does not own the payer (TODO_ARENA).
+ * (TODO_ANSWER_KEYS), the Arena's public reads lag at the instance that does not own the payer (TODO_ARENA), and an
+ * award a call event implies is written by every instance (TODO_ARENA_AWARDS).
  * About 90 s of wall time on the shared 2-core machine, broker already up.
  */
 import { execFile } from 'node:child_process'
@@ -44,7 +45,9 @@ import { CLUSTER_SIGNING_SECRET, spawnClusterInstance } from '../../bench/cluste
 import { PeerForwarder } from '../../serving/cluster/PeerForwarder.ts'
 import { Balancer } from '../../serving/cluster/Balancer.ts'
 import { freePort } from '../../bench/freePort.ts'
-import { kafkaBrokers, kafkaSkip } from '../helpers/logs.ts'
+import { kafkaBrokers, kafkaSkip, readAll } from '../helpers/logs.ts'
+import { KafkaLog } from '../../pipeline/log/KafkaLog.ts'
+import { EXPERIENCE } from '../../pipeline/records/experienceRecord.ts'
 import { signIn } from '../helpers/serving/signIn.ts'
 import { SOL_FILES } from '../helpers/engine.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
@@ -64,6 +67,8 @@ const TODO_ANSWER_KEYS =
   'each instance signs with the answer key of its own data folder and publishes only its own keyring, so a receipt is valid only at the instance that answered (issue 32)'
 const TODO_ARENA =
   "the Arena reads its journals once at start and then applies only its own writes (pipeline/state/OwnWritesCheckpoint.ts): an opt-in or an ask's XP written at the payer's owner never reaches the other instance's Arena until it restarts, so its public reads (card, boards) differ by instance (issue 32)"
+const TODO_ARENA_AWARDS =
+  "every instance's duel follows every call and every instance's Arena awards what a call event implies, so an award of a lock or a grade (the first_call badge) is written by each instance under its one deterministic id; awards want the payer's owner as their one writer, with the Arena following its journals (issue 32)"
 const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
 const exec = promisify(execFile)
 
@@ -274,6 +279,15 @@ t.test('the contract through a two-instance cluster: paid, duel, Arena, delivery
   const replica = await call(each[away], 'GET', target, { headers: { ...alice.headers, payer: alice.address, 'x-svc-peer': peer.token('GET', target, Date.now()) } })
   t.equal(replica.status, 200, `${away}'s own replica of the profile answers`)
   t.same({ xp: replica.body.data.xp, board_opt_in: replica.body.data.board_opt_in }, { xp: profile.xp, board_opt_in: true }, `${away}'s own replica has the XP and the opt-in (xp ${replica.body.data.xp}, opt-in ${replica.body.data.board_opt_in})`, { todo: TODO_ARENA })
+
+  // Every award once in the Arena's journal, whichever instance folded the call events (each instance's duel follows
+  // every call, so each Arena sees every lock).
+  const reader = await KafkaLog.connect({ brokers: kafkaBrokers()!, clientId: 'svc-test-cluster-routes', topicPrefix: prefix })
+  t.teardown(() => reader.close())
+  const awards = (await readAll(reader, 'arena.experience')).map((r) => EXPERIENCE.decode(r.value))
+  const awardIds = awards.map((x) => `${x.payer} ${x.id}`)
+  const awardedTwice = awardIds.filter((id, i) => awardIds.indexOf(id) !== i)
+  t.same(awardedTwice, [], `no XP award twice in the experience journal (${awards.length} awards: ${[...new Set(awards.map((x) => x.kind))].join(', ')})`, { todo: TODO_ARENA_AWARDS })
 
   // ---- delivery ---------------------------------------------------------------------------------------------------
   const hook = await call(bal, 'POST', '/v1/hooks', { body: { decision_id: open!.decision_id, url: `${receiverUrl}/hook` }, headers: alice.headers })
