@@ -82,6 +82,7 @@ import { openLease, type Lease, type LeaseMember } from '../pipeline/log/Lease.t
 import { openPartitionLease } from '../pipeline/log/PartitionLease.ts'
 import { PAYERS_LEASE, PAYERS_LEASE_TOPIC, PayerOwnership } from '../product/billing/PayerOwnership.ts'
 import { RepeatRefunds } from '../product/billing/RepeatRefunds.ts'
+import { ClusterAnswerKeys } from '../record/answerKeys/ClusterAnswerKeys.ts'
 import { PayerOwners } from '../serving/cluster/PayerOwners.ts'
 import { PeerForwarder } from '../serving/cluster/PeerForwarder.ts'
 import { keyBytes } from '../common/AtRestCipher.ts'
@@ -612,6 +613,12 @@ export class ServiceApp {
     // Wall time, not the data clock: key windows are when the operator rotated, and a replay's virtual time restarts.
     const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: Date.now, worker: true })
     closes('answer keys', () => answerKeys.close())
+    // Several instances (issue 32): each publishes its keys on the log and every instance publishes them all.
+    if (config.SVC_CLUSTER === 'on') {
+      const clusterKeys = await ClusterAnswerKeys.open({ log: eventLog, instance: member.instance, own: answerKeys.ownKeys, now: Date.now, partitions, logger: childLogger('answer-keys') })
+      closes('cluster answer keys', () => clusterKeys.close())
+      answerKeys.useCluster(clusterKeys)
+    }
     const server = await Server.start({
       port: config.PORT,
       host: config.HOST,

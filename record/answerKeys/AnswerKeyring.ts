@@ -18,18 +18,31 @@ export class AnswerKeyring {
    */
   private readonly signed = new WeakMap<object, AnswerSignature | Promise<AnswerSignature>>()
 
+  /** Several instances (issue 32): every instance's published windows, this one's among them (ClusterAnswerKeys). */
+  private cluster: { readonly keys: readonly PublishedAnswerKey[] } | null = null
+
   constructor(
-    /** Oldest first; the last one is in force (valid_until null). */
-    readonly keys: readonly PublishedAnswerKey[],
+    /** This data folder's keys, oldest first; the last one is in force (valid_until null). */
+    readonly ownKeys: readonly PublishedAnswerKey[],
     private readonly account: LocalAccount,
     private readonly now: () => number,
     /** Where signatures are made: on a worker thread when given (the service), else on this one (tests, tools). */
     private readonly worker: SigningWorker | null = null,
   ) {
-    const active = keys.at(-1)
+    const active = ownKeys.at(-1)
     if (!active || active.valid_until !== null || active.address.toLowerCase() !== account.address.toLowerCase()) {
       throw new Error('the answer key in force must be the last published key, with an open window')
     }
+  }
+
+  /** The published keys: this folder's, or with SVC_CLUSTER=on every instance's (a receipt verifies at any of them). */
+  get keys(): readonly PublishedAnswerKey[] {
+    return this.cluster?.keys ?? this.ownKeys
+  }
+
+  /** Publishes every instance's keys from here on (the cluster's list holds this folder's too). */
+  useCluster(cluster: { readonly keys: readonly PublishedAnswerKey[] }): void {
+    this.cluster = cluster
   }
 
   get signer(): `0x${string}` {
