@@ -20,10 +20,10 @@ import { topicNames } from '../../pipeline/topics.ts'
 import { Balancer } from '../../serving/cluster/Balancer.ts'
 import { kafkaBrokers, kafkaSkip, readAll, type TapTest } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { READY_WITHIN_MS, ready } from '../helpers/cluster.ts'
 import { within } from '../helpers/until.ts'
 
 const SESSION_MS = 6_000
-const READY_WITHIN_MS = 420_000
 t.setTimeout(READY_WITHIN_MS * 2 + 300_000)
 
 const skip = kafkaSkip(t)
@@ -32,7 +32,6 @@ function startInstance(name: string, dataDir: string, prefix: string): ClusterIn
   return spawnClusterInstance({ name, dataDir, prefix, brokers: kafkaBrokers()!.join(','), env: { KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS) } })
 }
 
-const ready = async (url: string) => (await fetch(`${url}/readyz`)).status === 200
 
 /** What an instance says of the market now: each asset's quote and its provenance time, and the answers' data time. */
 async function marketView(url: string): Promise<{ quotes: string; eventTime: string | null }> {

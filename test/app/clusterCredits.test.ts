@@ -28,10 +28,10 @@ import { topicNames } from '../../pipeline/topics.ts'
 import { kafkaBrokers, kafkaSkip, readAll } from '../helpers/logs.ts'
 import { fetchChallenge, signChallenge, type SignedIn } from '../helpers/serving/signIn.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { READY_WITHIN_MS, startPair } from '../helpers/cluster.ts'
 import { within } from '../helpers/until.ts'
 
 const SESSION_MS = 6_000
-const READY_WITHIN_MS = 420_000
 const OPS = `ops-${randomBytes(8).toString('hex')}`
 /** The follower's fetch wait (500 ms on Kafka) with room for a loaded machine. */
 const STALENESS_MS = 5_000
@@ -40,7 +40,6 @@ t.setTimeout(READY_WITHIN_MS * 2 + 300_000)
 
 const skip = kafkaSkip(t)
 
-const ready = async (url: string) => (await fetch(`${url}/readyz`)).status === 200
 
 t.test('two instances: one owner per payer, the other forwards; no overspend; both report grants − debits', { skip }, async (t) => {
   const prefix = `cc${randomBytes(4).toString('hex')}.`
@@ -57,12 +56,7 @@ t.test('two instances: one owner per payer, the other forwards; no overspend; bo
     t.teardown(i.stop)
     return i
   }
-  const a = await start('a')
-  const urlA = await a.url
-  await within('the first instance ready', READY_WITHIN_MS, () => ready(urlA))
-  const b = await start('b')
-  const urlB = await b.url
-  await within('both instances ready', READY_WITHIN_MS, async () => (await ready(urlA)) && (await ready(urlB)))
+  const { a, urlA, urlB } = await startPair(start)
   const url = { a: urlA, b: urlB } as Record<string, string>
 
   const reader = await KafkaLog.connect({ brokers: kafkaBrokers()!, clientId: 'svc-test-cluster-credits', topicPrefix: prefix })

@@ -27,10 +27,10 @@ import { EXPERIENCE } from '../../pipeline/records/experienceRecord.ts'
 import { kafkaBrokers, kafkaSkip, readAll, type TapTest as Test } from '../helpers/logs.ts'
 import { fetchChallenge, signChallenge, type SignedIn } from '../helpers/serving/signIn.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { READY_WITHIN_MS, ready } from '../helpers/cluster.ts'
 import { within } from '../helpers/until.ts'
 
 const SESSION_MS = 6_000
-const READY_WITHIN_MS = 420_000
 const OPS = `ops-${randomBytes(8).toString('hex')}`
 const STALENESS_MS = 5_000
 const PAYERS = 200
@@ -40,7 +40,6 @@ const IN_FLIGHT = 16
 t.setTimeout(READY_WITHIN_MS * 2 + 600_000)
 
 const skip = kafkaSkip(t)
-const ready = async (url: string) => (await fetch(`${url}/readyz`)).status === 200
 
 /** Runs `work(i)` for i in [0, n) with at most `width` at once. */
 async function pool(n: number, width: number, work: (i: number) => Promise<void>): Promise<void> {
