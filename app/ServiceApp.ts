@@ -483,10 +483,7 @@ export class ServiceApp {
     const ownership = clustered ? new PayerOwnership(billing.ledger, (await eventLog.endOffsets(names.draws)).length, childLogger('payer-ownership')) : null
     // A repeat (identical inputs answered at once through two instances, the ledger keeping the journal's first) is not
     // charged: its payer's owner reverses the later one's debit (product/billing/RepeatRefunds.ts).
-    const repeatRefunds = new RepeatRefunds(billing.ledger, (payer) => {
-      const route = ownership?.route(payer) ?? { kind: 'here', ready: null }
-      return route.kind === 'here' && route.ready === null
-    }, childLogger('repeat-refunds'))
+    const repeatRefunds = new RepeatRefunds(billing.ledger, (payer) => ownership?.serves(payer) ?? true, childLogger('repeat-refunds'))
     const repeats = runner.ledger.bus.repeats.subscribe('billing.repeat-refunds', (d) => repeatRefunds.note(d))
     closes('repeat refunds', () => {
       repeats.unsubscribe()
@@ -614,7 +611,7 @@ export class ServiceApp {
     const answerKeys = await openAnswerKeyring({ dataDir, configuredKey: config.SVC_ANSWER_KEY ?? null, now: Date.now, worker: true })
     closes('answer keys', () => answerKeys.close())
     // Several instances (issue 32): each publishes its keys on the log and every instance publishes them all.
-    if (config.SVC_CLUSTER === 'on') {
+    if (clustered) {
       const clusterKeys = await ClusterAnswerKeys.open({ log: eventLog, instance: member.instance, own: answerKeys.ownKeys, now: Date.now, partitions, logger: childLogger('answer-keys') })
       closes('cluster answer keys', () => clusterKeys.close())
       answerKeys.useCluster(clusterKeys)

@@ -69,6 +69,12 @@ export class PayerOwnership {
     return { kind: 'unowned', partition }
   }
 
+  /** Whether this instance serves the payer's credits now: it owns the payer's partition and has caught up with it. */
+  serves(payer: string): boolean {
+    const route = this.route(payer)
+    return route.kind === 'here' && route.ready === null
+  }
+
   /** Who owns each payer partition as last read (null: nobody right now), and whether it is this instance. */
   owners(): Array<{ partition: number; owner: string | null; here: boolean }> {
     return Array.from({ length: this.partitions }, (_, partition) => ({
