@@ -514,10 +514,18 @@ export class ServiceApp {
     closes('duel', () => duel.close())
     // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
     // Its notification feed keeps the same window: older rows are read back through the record's DuckDB (issue 31).
+    // Several instances: a payer's awards are written by its owner alone, which takes them over with the partition.
     const arena = await Arena.open({
       log: eventLog, clock, partitions, events: duel.events, checkpoints, hotWindowMs: config.SVC_HOT_WINDOW_DAYS * DAY_MS, cold: recordDb, evictable: () => pipeline.sealing,
+      writesFor: ownership ? (payer) => ownership.serves(payer) : null,
     })
     closes('arena', () => arena.close())
+    const arenaTakeovers = ownership?.onServing((partition, signal) => {
+      arena.takeOver((payer) => ownership.partitionOf(payer) === partition, signal).catch((err: unknown) => {
+        if (!signal.aborted) log.warn({ err, partition }, "taking over a payer partition's Arena awards failed: its deferred calls wait for the next owner")
+      })
+    })
+    closes('arena takeovers', () => arenaTakeovers?.())
     // Delivery: its journals rebuilt, then the outcome bus (replayed from the beginning, so a resolution written while
     // the service was down is delivered now) and the decisions channel (alert watches), in the engine's event time.
     let delivery: DeliveryService | null = null

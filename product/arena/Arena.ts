@@ -5,7 +5,9 @@
  * duel's internals and never to billing data.
  *
  * Start: the projection is restored from its state snapshot and the journals' tails after it (or, with no usable
- * snapshot, every journal is read from the beginning: pipeline/state/OwnWritesCheckpoint.ts), then the call channels
+ * snapshot, every journal is read from the beginning), and the journals stay followed while the Arena is open
+ * (pipeline/state/CheckpointedFollowers.ts): what another instance of a cluster writes (its payers' awards, an opt-in or
+ * a read mark sent to it) reaches this one's profiles, boards and cards within the follower's fetch wait. Then the call channels
  * are subscribed with replay (the duel's hot calls, issue 31; a projection rebuilt from nothing first folds the duel's
  * whole history, CallEvents.history). The projection knows every call it folded inside
  * the window (by call id, in the snapshot too; older ones cannot be replayed again), so a replayed event already folded is skipped; the others are folded and every
@@ -18,6 +20,15 @@
  * (UnitOfWork on the one event log), in event order through one queue; ids are reserved when an event is folded, so
  * a later event never awards what an earlier one is still writing. The ask XP of a paid decision joins that call's
  * own unit of work (recordAskIn), so it exists exactly when the paid decision does.
+ *
+ * Several instances (issue 32): every instance folds every call event (each follows the duel's journals), but a payer's
+ * awards are written by one instance only, the owner of the payer's partition (`writesFor`, the payers lease that also
+ * serializes its credits), so no award is written twice and a payer's notification ids stay dense. The others derive
+ * the same awards and keep them deferred (DeferredAwards.ts) until they read the owner's rows. When this instance takes
+ * a partition over (takeOver: at start, or from an instance that died), it reads its journals to their ends, writes
+ * what is still deferred for the partition's payers (what the previous owner never wrote), then whatever their state
+ * implies that no award holds (a quest reached, a badge, a rank): the ids are deterministic, so nothing the previous
+ * owner wrote is written again.
  */
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../../common/Clock.ts'
@@ -29,7 +40,8 @@ import { Journal } from '../../pipeline/journal/Journal.ts'
 import type { PaidCall } from '../../pipeline/journal/PaidCall.ts'
 import { UnitOfWork } from '../../pipeline/journal/UnitOfWork.ts'
 import type { EventLog } from '../../pipeline/log/EventLog.ts'
-import { OwnWritesCheckpoint, tailOf } from '../../pipeline/state/OwnWritesCheckpoint.ts'
+import { CheckpointedFollowers, followOwnWrites } from '../../pipeline/state/CheckpointedFollowers.ts'
+import type { RestoredState } from '../../pipeline/state/restoreState.ts'
 import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
 import type { Logger } from 'pino'
 import { RetryPolicy } from '../../pipeline/work/RetryPolicy.ts'
@@ -44,6 +56,9 @@ import { QUESTS, measure, questAwardId, questPeriod, type QuestMetric } from './
 import type { PayerState } from './PayerState.ts'
 import { NotificationStreams } from './NotificationStreams.ts'
 import { ColdFeed, type FeedTableReader } from './ColdFeed.ts'
+import { periodEndOfKey } from './periods.ts'
+import { DeferredAwards } from './DeferredAwards.ts'
+import { DAY_MS } from '../../common/time.ts'
 
 const log = childLogger('arena')
 
@@ -58,6 +73,7 @@ const BADGE_BITS = new Map(BADGES.map((b, i) => [b.key, 2 ** i]))
 const QUEST_BITS = QUESTS.map((_, i) => 2 ** i)
 const LOCK_METRICS: readonly QuestMetric[] = ['calls_locked', 'markets_called']
 const CORRECT_METRICS: readonly QuestMetric[] = ['correct_calls']
+const ALL_METRICS: readonly QuestMetric[] = [...LOCK_METRICS, ...CORRECT_METRICS]
 
 export interface ArenaOptions {
   log: EventLog
@@ -76,8 +92,20 @@ export interface ArenaOptions {
   cold?: FeedTableReader | null
   /** Whether the Parquet sink is sealing (app: pipeline.sealing): notifications leave memory only then. Absent: always. */
   evictable?: () => boolean
+  /**
+   * Several instances (issue 32): whether this instance writes a payer's awards now (it owns the payer's partition and
+   * has caught up with it). Absent or null: every payer's (one instance).
+   */
+  writesFor?: ((payer: string) => boolean) | null
+  /** DEFERRED_TTL_MS unless given (tests). */
+  deferredTtlMs?: number
+  /** Consumer group prefix of the journals' followers (default 'svc.arena'). */
+  groupId?: string
   logger?: Logger
 }
+
+/** How long awards derived for another instance's payer wait for its rows before they are released (DeferredAwards). */
+const DEFERRED_TTL_MS = 60_000
 
 /** What one event awards, written as one unit. */
 interface Awards {
@@ -100,12 +128,18 @@ export class Arena {
   private readonly staged = new Set<string>()
   private readonly subscriptions: Subscription[] = []
   private closed = false
-  checkpoints: OwnWritesCheckpoint | null = null
+  private followers: CheckpointedFollowers | null = null
+  /** Awards derived for payers another instance writes, until its rows are read (staged meanwhile). */
+  private readonly deferred: DeferredAwards
+  private readonly expiry: NodeJS.Timeout | null
+  /** Payer partitions being taken over: their payers' awards are deferred until the journals are read to their ends. */
+  private readonly takingOver = new Set<(payer: string) => boolean>()
+  private readonly writesFor: ((payer: string) => boolean) | null
   /** The feed's rows that left memory, read through DuckDB (issue 31); null: none are read back. */
   readonly cold: ColdFeed | null
 
   private constructor(
-    options: Pick<ArenaOptions, 'hotWindowMs' | 'cold' | 'evictable'>,
+    options: Pick<ArenaOptions, 'hotWindowMs' | 'cold' | 'evictable' | 'writesFor' | 'deferredTtlMs'>,
     private readonly clock: Clock,
     private readonly experience: Journal<typeof EXPERIENCE.schema>,
     private readonly notes: Journal<typeof NOTIFICATIONS.schema>,
@@ -114,6 +148,10 @@ export class Arena {
     this.projection = new ArenaProjection({ hotWindowMs: options.hotWindowMs ?? Infinity, ...(options.evictable ? { evictable: options.evictable } : {}) })
     this.cold = options.cold ? new ColdFeed(options.cold) : null
     this.notificationStreams = new NotificationStreams(this.projection, this.cold)
+    this.writesFor = options.writesFor ?? null
+    const ttl = options.deferredTtlMs ?? DEFERRED_TTL_MS
+    this.deferred = new DeferredAwards(ttl)
+    this.expiry = this.writesFor ? setInterval(() => this.release(this.deferred.expire(Date.now())), Math.min(ttl, 10_000)).unref() : null
   }
 
   static async open(options: ArenaOptions): Promise<Arena> {
@@ -126,12 +164,20 @@ export class Arena {
     const arena = new Arena(options, options.clock, experience, notes, settings)
     // Notifications before settings: a read mark applies to the notifications it names.
     const p = arena.projection
-    arena.checkpoints = await OwnWritesCheckpoint.open({
+    const logger = options.logger ?? log
+    const group = options.groupId ?? 'svc.arena'
+    arena.followers = await CheckpointedFollowers.open({
+      log: options.log,
       store: p,
-      sources: [tailOf(experience, (r) => p.applyExperience(r)), tailOf(notes, (r) => p.applyNotification(r)), tailOf(settings, (r) => p.applySetting(r))],
       checkpoints: options.checkpoints ?? null,
-      logger: options.logger ?? log,
-      consistent: () => arena.staged.size === 0 && arena.queued === 0,
+      logger,
+      journals: [
+        followOwnWrites(experience, { group: `${group}.experience`, what: 'experience', logger }, (r) => arena.applyFollowedExperience(r)),
+        followOwnWrites(notes, { group: `${group}.notifications`, what: 'notification', logger }, (r) => arena.applyFollowedNotification(r)),
+        followOwnWrites(settings, { group: `${group}.settings`, what: 'setting', logger }, (r) => p.applySetting(r)),
+      ],
+      // A folded event whose awards are not durable yet (staged: queued, or deferred to another instance) is in no journal.
+      snapshotWhen: () => arena.staged.size === 0 && arena.queued === 0,
     })
     // A rebuilt projection folds every call the duel ever had (its channels replay only the hot ones, issue 31). A
     // restored one has folded what left the duel's memory, unless its snapshot is older than that: then it folds the
@@ -140,11 +186,106 @@ export class Arena {
       const e = options.events
       const hotSince = e.hotSince?.() ?? null
       const stale = hotSince !== null && (p.newestGraded === null || p.newestGraded < hotSince)
-      await arena.attach(e, { history: !arena.checkpoints.restored.restored ? 'all' : stale ? 'window' : 'none' })
+      await arena.attach(e, { history: !arena.followers.restored?.restored ? 'all' : stale ? 'window' : 'none' })
     }
     // A crash between an XP record and its rank_up notification: write the missing ones now.
     for (const s of arena.projection.payers.values()) arena.checkRankUp(s, arena.clock.now())
     return arena
+  }
+
+  /** How the state started and a snapshot on demand; null without checkpoint settings (memory only). */
+  get checkpoints(): { restored: RestoredState; checkpoint(): Promise<unknown> } | null {
+    const f = this.followers
+    return f?.restored ? { restored: f.restored, checkpoint: () => f.checkpoint() } : null
+  }
+
+  /** Whether this instance writes the payer's awards now (always on one instance). */
+  private writes(payer: string): boolean {
+    if (this.writesFor === null) return true
+    if (!this.writesFor(payer)) return false
+    for (const taking of this.takingOver) if (taking(payer)) return false
+    return true
+  }
+
+  /** Another writer's experience row (or one of ours read back after a restart): it settles a deferred one. */
+  private applyFollowedExperience(row: ExperienceRow): void {
+    const settled = this.deferred.size > 0 ? this.deferred.settleExperience(row) : null
+    if (settled) {
+      this.staged.delete(settled.id)
+      this.projection.payer(settled.payer).xpStaged -= settled.xp
+    }
+    this.projection.applyExperience(row)
+  }
+
+  private applyFollowedNotification(row: NotificationRow): void {
+    if (this.deferred.size > 0) {
+      const { settled, released } = this.deferred.settleNotification(row)
+      if (settled) this.staged.delete(settled.key)
+      this.release(released)
+    }
+    this.projection.applyNotification(row)
+  }
+
+  /**
+   * Deferred awards the owner did not write as derived here: no longer held by this instance. The memos of holding (a
+   * badge's or a quest's bit, the rank announced) are undone, so that a later derivation here (as the payer's new
+   * owner) asks the journal's rows again.
+   */
+  private release(rows: { experience: ExperienceRow[]; notifications: NotificationRow[] }): void {
+    for (const r of rows.experience) {
+      this.staged.delete(r.id)
+      const s = this.projection.payer(r.payer)
+      s.xpStaged -= r.xp
+      if (r.kind === 'badge') s.badgesHeld &= ~(BADGE_BITS.get(r.ref) ?? 0)
+      else if (r.kind === 'quest') {
+        const [quest, period] = r.ref.split(':')
+        const c = s.counters.get(period ?? '')
+        const i = QUESTS.findIndex((q) => q.key === quest)
+        if (c && i >= 0) c.questsHeld = (c.questsHeld ?? 0) & ~QUEST_BITS[i]!
+      }
+    }
+    for (const n of rows.notifications) {
+      this.staged.delete(n.key)
+      const s = this.projection.payer(n.payer)
+      if (n.kind === 'rank_up' && s.rankNotified === RANKS.findIndex((r) => r.name === n.ref)) s.rankNotified--
+    }
+  }
+
+  /**
+   * Several instances: this instance now writes the awards of the payers `owned` selects (a payer partition it took, at
+   * its start or from an instance that died). First its journals are read to their ends, so every award the previous
+   * owner wrote is held and settles what was deferred here (meanwhile the partition's new awards are deferred too);
+   * then what is still deferred for those payers is written, in the order derived, numbered after each payer's last
+   * notification; then whatever each payer's state implies and no award holds (quests reached in the periods still
+   * counted, badges, a rank), which covers what an owner that died folded and never wrote. Ids are deterministic, so
+   * nothing held is written again.
+   */
+  async takeOver(owned: (payer: string) => boolean, signal?: AbortSignal): Promise<void> {
+    if (this.closed || !this.followers) return
+    this.takingOver.add(owned)
+    try {
+      await this.followers.caughtUp(this.experience.log, signal)
+    } finally {
+      this.takingOver.delete(owned)
+    }
+    if (this.closed || signal?.aborted) return
+    const mine = (payer: string) => owned(payer) && this.writes(payer)
+    const taken = new Set<string>()
+    for (const { payer, groups } of this.deferred.take(mine)) {
+      const s = this.projection.payer(payer)
+      let id = s.lastId
+      for (const g of groups) for (const n of g.notifications) n.id = ++id
+      s.seq = id
+      taken.add(payer)
+      for (const g of groups) this.push(g)
+    }
+    const now = this.clock.now()
+    for (const s of this.projection.payers.values()) {
+      if (!mine(s.payer)) continue
+      // Ids allocated here for awards the previous owner wrote otherwise (released): the next one follows the journal's.
+      if (!taken.has(s.payer)) s.seq = s.lastId
+      this.awardState(s, now)
+    }
   }
 
   /**
@@ -176,11 +317,12 @@ export class Arena {
     for (const e of inResolutionOrder) this.onGraded(e)
   }
 
-  /** Resolves once every event delivered so far was handled and every award written. */
+  /** Resolves once every event delivered so far was handled and every award written and read back by its follower. */
   async idle(): Promise<void> {
     for (;;) {
       for (const sub of this.subscriptions) await sub.idle()
-      if (this.writer === null && this.queued === 0) return
+      const settled = !this.experience.writesUnsettled && !this.notes.writesUnsettled && !this.settings.writesUnsettled
+      if (this.writer === null && this.queued === 0 && (settled || this.closed)) return
       await (this.writer ?? sleep(1))
     }
   }
@@ -229,6 +371,25 @@ export class Arena {
   }
 
   /**
+   * What a payer's state implies and no award holds (a payer taken over from another instance, which may have died
+   * between folding an event and writing its awards): the quests its counters reach in every period still counted
+   * (dated at the period's end, or now within it), its badges and its rank.
+   */
+  private awardState(s: PayerState, now: number): void {
+    const awards: Awards = { experience: [], notifications: [] }
+    for (const key of [...s.counters.keys()].sort()) {
+      const end = periodEndOfKey(key)
+      if (end === null) continue
+      // Within the period: now; a period over: its last instant; a period ahead of the wall clock: its first.
+      const start = end - (key.includes('-W') ? 7 * DAY_MS : DAY_MS)
+      this.questAwards(s, Math.min(end - 1, Math.max(now, start)), ALL_METRICS, awards)
+    }
+    this.awardBadges(s, now, awards)
+    this.rankUp(s, now, awards)
+    this.push(awards)
+  }
+
+  /**
    * Awards computed when their events were folded, not yet durable, in event order: every queued event's rows in two
    * flat arrays, and per event where its rows end in each (two numbers an event), so rounds are cut at event
    * boundaries; events before queueHead are written. A replay folds every event before the writer's first round, so
@@ -254,6 +415,12 @@ export class Arena {
    */
   private push(awards: Awards): void {
     if (awards.experience.length === 0 && awards.notifications.length === 0) return
+    // One event's awards are one payer's. Another instance writes them: deferred, still staged (DeferredAwards.ts).
+    const payer = (awards.experience[0] ?? awards.notifications[0])!.payer
+    if (!this.writes(payer)) {
+      this.deferred.add(payer, awards, Date.now())
+      return
+    }
     for (const r of awards.experience) this.queuedExperience.push(r)
     for (const n of awards.notifications) this.queuedNotifications.push(n)
     this.queueEnds.push(this.queuedExperience.length, this.queuedNotifications.length)
@@ -312,12 +479,8 @@ export class Arena {
     const unit = new UnitOfWork()
     if (awards.experience.length > 0) unit.add(this.experience, awards.experience)
     if (awards.notifications.length > 0) unit.add(this.notes, awards.notifications)
-    await this.track(unit.commit().then(() => this.applyAwards(awards)))
-  }
-
-  /** An own write, in flight for the snapshots until its effect is applied. */
-  private track<T>(write: Promise<T>): Promise<T> {
-    return this.checkpoints ? this.checkpoints.track(write) : write
+    // The journals count the unit unsettled (no snapshot) until its effects are applied (CheckpointedFollowers).
+    await unit.commit().then(() => this.applyAwards(awards))
   }
 
   private applyAwards(awards: Awards): void {
@@ -438,7 +601,6 @@ export class Arena {
     s.askCount++
     s.xpStaged += row.xp
     this.staged.add(id)
-    const flight = this.checkpoints?.begin()
     unit.add(this.experience, [row], {
       applied: () => {
         this.staged.delete(id)
@@ -447,13 +609,11 @@ export class Arena {
         s.askCount--
         this.projection.applyExperience(row)
         this.checkRankUp(s, now)
-        flight?.applied()
       },
-      aborted: (err) => {
+      aborted: () => {
         this.staged.delete(id)
         s.xpStaged -= row.xp
         if (s.askDay === day) s.askCount--
-        flight?.aborted(err)
       },
     })
   }
@@ -526,7 +686,7 @@ export class Arena {
       id: `as_${randomUUID()}`, payer: payer.toLowerCase(), kind: row.kind, value: row.value ?? null, preferences: row.preferences ?? null,
       ids: row.ids ?? null, through: row.through ?? null, created_at: new Date(this.clock.now()).toISOString(),
     }
-    await this.track(this.settings.append([full]).then(() => this.projection.applySetting(full)))
+    await this.settings.append([full]).then(() => this.projection.applySetting(full))
   }
 
   async optIn(payer: string, optIn: boolean) {
@@ -559,11 +719,12 @@ export class Arena {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    if (this.expiry) clearInterval(this.expiry)
     for (const s of this.subscriptions) s.unsubscribe()
     // Awards still queued are not lost: they are recomputed from the replayed events at the next start.
     await this.writer
     // The final snapshot (skipped when awards are left unwritten: their events are folded again from the last one).
-    await this.checkpoints?.close()
+    await this.followers?.stop()
     await Promise.all([this.experience.close(), this.notes.close(), this.settings.close()])
   }
 }

@@ -38,6 +38,7 @@ export class PayerOwnership {
   /** Per partition taken: its catch-up (resolved once done), aborted when the partition moves on. */
   private readonly taking = new Map<number, { ready: Promise<void>; done: boolean; abort: AbortController }>()
   private off: (() => void) | null = null
+  private readonly servingListeners = new Set<(partition: number, signal: AbortSignal) => void>()
 
   constructor(
     private readonly ledger: CreditLedger,
@@ -73,6 +74,15 @@ export class PayerOwnership {
   serves(payer: string): boolean {
     const route = this.route(payer)
     return route.kind === 'here' && route.ready === null
+  }
+
+  /**
+   * Tells `listener` of each partition this instance starts serving (taken and caught up), with a signal aborted when
+   * the partition moves on: the Arena writes that partition's payers' awards from then on. Returns the unsubscribe.
+   */
+  onServing(listener: (partition: number, signal: AbortSignal) => void): () => void {
+    this.servingListeners.add(listener)
+    return () => this.servingListeners.delete(listener)
   }
 
   /** Who owns each payer partition as last read (null: nobody right now), and whether it is this instance. */
@@ -122,6 +132,7 @@ export class PayerOwnership {
         this.logger.warn({ err, partition }, 'reversing the unanswered debits of a payer partition failed; serving it')
       }
       entry.done = true
+      for (const listener of this.servingListeners) listener(partition, abort.signal)
     })()
     // A takeover aborted (the partition moved on, or closing) is no failure: nobody waits on it here.
     entry.ready.catch(() => undefined)

@@ -27,8 +27,8 @@
  *   instance, the following requests on both): tools/list, a free tool, a paid tool on credits read back by
  *   svc_get_decision, and the credits refusal as the tool's payment challenge. The server is stateless (no session id),
  *   so nothing has to stick to one instance.
- * Known gaps, marked todo (each named in its constant below): the Arena's public reads lag at the instance that does
- * not own the payer (TODO_ARENA), and an award a call event implies is written by every instance (TODO_ARENA_AWARDS).
+ * The Arena: each instance follows its journals (an opt-in or an ask's XP written at the payer's owner reaches the other
+ * instance's profile, card and boards) and a payer's awards are written by its owner alone (no award twice).
  * About 90 s of wall time on the shared 2-core machine, broker already up.
  */
 import { execFile } from 'node:child_process'
@@ -62,10 +62,6 @@ const ENDPOINT_PRICE = 49_000
 t.setTimeout(READY_WITHIN_MS * 2 + 300_000)
 
 const RELEASE = '1.0.0'
-const TODO_ARENA =
-  "the Arena reads its journals once at start and then applies only its own writes (pipeline/state/OwnWritesCheckpoint.ts): an opt-in or an ask's XP written at the payer's owner never reaches the other instance's Arena until it restarts, so its public reads (card, boards) differ by instance (issue 32)"
-const TODO_ARENA_AWARDS =
-  "every instance's duel follows every call and every instance's Arena awards what a call event implies, so an award of a lock or a grade (the first_call badge) is written by each instance under its one deterministic id; awards want the payer's owner as their one writer, with the Arena following its journals (issue 32)"
 const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
 const exec = promisify(execFile)
 
@@ -267,14 +263,14 @@ t.test('the contract through a two-instance cluster: paid, duel, Arena, delivery
   t.equal(card.xp, profile.xp, `the card on ${home} shows the XP`)
   t.equal(card.handle, profile.handle, 'and the handle')
   t.notMatch(JSON.stringify(card), alice.address.slice(2).toLowerCase(), 'without the address')
-  await within('the card on both instances', STALENESS_MS, async () => (await call(each[away], 'GET', `/v1/arena/card/${profile.public_id}`)).status === 200).catch(() => undefined)
+  await within('the card on both instances', STALENESS_MS, async () => (await call(each[away], 'GET', `/v1/arena/card/${profile.public_id}`)).status === 200)
   const awayCard = await call(each[away], 'GET', `/v1/arena/card/${profile.public_id}`)
-  t.same({ status: awayCard.status, data: awayCard.body.data }, { status: 200, data: card }, `the same card on ${away} (${awayCard.status} ${awayCard.body.error?.code ?? ''})`, { todo: TODO_ARENA })
+  t.same({ status: awayCard.status, data: awayCard.body.data }, { status: 200, data: card }, `the same card on ${away} (${awayCard.status} ${awayCard.body.error?.code ?? ''})`)
   // That instance's own replica of the profile (a valid peer token: served where it arrives, not forwarded).
   const target = '/v1/arena/profile'
   const replica = await call(each[away], 'GET', target, { headers: { ...alice.headers, payer: alice.address, 'x-svc-peer': peer.token('GET', target, Date.now()) } })
   t.equal(replica.status, 200, `${away}'s own replica of the profile answers`)
-  t.same({ xp: replica.body.data.xp, board_opt_in: replica.body.data.board_opt_in }, { xp: profile.xp, board_opt_in: true }, `${away}'s own replica has the XP and the opt-in (xp ${replica.body.data.xp}, opt-in ${replica.body.data.board_opt_in})`, { todo: TODO_ARENA })
+  t.same({ xp: replica.body.data.xp, board_opt_in: replica.body.data.board_opt_in }, { xp: profile.xp, board_opt_in: true }, `${away}'s own replica has the XP and the opt-in (xp ${replica.body.data.xp}, opt-in ${replica.body.data.board_opt_in})`)
 
   // Every award once in the Arena's journal, whichever instance folded the call events (each instance's duel follows
   // every call, so each Arena sees every lock).
@@ -283,7 +279,7 @@ t.test('the contract through a two-instance cluster: paid, duel, Arena, delivery
   const awards = (await readAll(reader, 'arena.experience')).map((r) => EXPERIENCE.decode(r.value))
   const awardIds = awards.map((x) => `${x.payer} ${x.id}`)
   const awardedTwice = awardIds.filter((id, i) => awardIds.indexOf(id) !== i)
-  t.same(awardedTwice, [], `no XP award twice in the experience journal (${awards.length} awards: ${[...new Set(awards.map((x) => x.kind))].join(', ')})`, { todo: TODO_ARENA_AWARDS })
+  t.same(awardedTwice, [], `no XP award twice in the experience journal (${awards.length} awards: ${[...new Set(awards.map((x) => x.kind))].join(', ')})`)
 
   // ---- delivery ---------------------------------------------------------------------------------------------------
   const hook = await call(bal, 'POST', '/v1/hooks', { body: { decision_id: open!.decision_id, url: `${receiverUrl}/hook` }, headers: alice.headers })

@@ -180,7 +180,7 @@ t.test('a mark by id on a cold notification and a mark of every one: the state a
   t.equal(at0.read_at, new Date(clock.t).toISOString(), "the cold row's read_at is its mark's instant")
 
   // An Arena rebuilt from the log holding the whole feed (no window, no Parquet) answers the same pages.
-  const whole = await Arena.open({ log, clock, events, partitions: 3 })
+  const whole = await Arena.open({ log, clock, events, partitions: 3, groupId: 'arena.whole' })
   await whole.idle()
   const wholeWalk = async () => {
     const pages: unknown[] = []
@@ -205,7 +205,7 @@ t.test('a mark by id on a cold notification and a mark of every one: the state a
   arena.projection.trim()
   const allMarked = await walk()
   t.ok(allMarked.flatMap((p) => p.notifications).every((x) => x.read_at !== null), 'every row read')
-  const whole2 = await Arena.open({ log, clock, events, partitions: 3 })
+  const whole2 = await Arena.open({ log, clock, events, partitions: 3, groupId: 'arena.whole' })
   await whole2.idle()
   const pages: unknown[] = []
   let cursor: string | null = null
