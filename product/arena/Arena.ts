@@ -439,10 +439,7 @@ export class Arena {
     while (this.queued > 0) {
       const from = this.queueHead
       const to = Math.min(from + WRITE_ROUND, this.queueEnds.length / 2)
-      const round: Awards = {
-        experience: this.queuedExperience.slice(from === 0 ? 0 : this.queueEnds[2 * from - 2]!, this.queueEnds[2 * to - 2]!),
-        notifications: this.queuedNotifications.slice(from === 0 ? 0 : this.queueEnds[2 * from - 1]!, this.queueEnds[2 * to - 1]!),
-      }
+      const round = this.writesFor === null ? this.rows(from, to) : this.stillOwned(from, to)
       try {
         await ROUND_RETRY.run(() => this.write(round), {
           retryable: () => !this.closed,
@@ -456,6 +453,33 @@ export class Arena {
       this.queueHead = to
       this.compactQueue()
     }
+  }
+
+  /** The queued rows of events [from, to). */
+  private rows(from: number, to: number): Awards {
+    return {
+      experience: this.queuedExperience.slice(from === 0 ? 0 : this.queueEnds[2 * from - 2]!, this.queueEnds[2 * to - 2]!),
+      notifications: this.queuedNotifications.slice(from === 0 ? 0 : this.queueEnds[2 * from - 1]!, this.queueEnds[2 * to - 1]!),
+    }
+  }
+
+  /**
+   * Several instances: the queued rows of events [from, to) whose payer this instance still writes. An event queued
+   * before its payer's partition moved on (a rebalance) is deferred instead, as if derived for another instance's payer:
+   * the new owner's rows settle it. Narrows a moved partition's double write to a round already being sent.
+   */
+  private stillOwned(from: number, to: number): Awards {
+    const kept: Awards = { experience: [], notifications: [] }
+    for (let e = from; e < to; e++) {
+      const event = this.rows(e, e + 1)
+      const payer = (event.experience[0] ?? event.notifications[0])?.payer
+      if (payer === undefined) continue
+      if (this.writes(payer)) {
+        kept.experience.push(...event.experience)
+        kept.notifications.push(...event.notifications)
+      } else this.deferred.add(payer, event, Date.now())
+    }
+    return kept
   }
 
   private compactQueue(): void {
@@ -476,6 +500,7 @@ export class Arena {
   }
 
   private async write(awards: Awards): Promise<void> {
+    if (awards.experience.length === 0 && awards.notifications.length === 0) return
     const unit = new UnitOfWork()
     if (awards.experience.length > 0) unit.add(this.experience, awards.experience)
     if (awards.notifications.length > 0) unit.add(this.notes, awards.notifications)

@@ -4,6 +4,8 @@
  * one Arena alone on an embedded log of its own that sees the same events, asks and settings:
  * - every award once in the journals, and the same awards (experience ids, notification keys with their ids) as the
  *   single instance writes; each instance's profiles and boards are the single instance's (the journals followed);
+ * - a partition moved while its owner's writer has awards queued: the owner defers what it has not begun sending, the
+ *   new owner writes it;
  * - an owner that stops (its partition unowned for a while, then the instance closed) leaves its payers' awards to the
  *   instance that takes the partition over (takeOver): the deferred grades and what the state implies, once;
  * - a restarted instance that takes its partition back writes nothing twice.
@@ -120,6 +122,21 @@ t.test('two instances write each award once, the awards one instance writes; a p
     await run(kind === 'kafka' ? 120 : 300)
     const first = await settled('both instances up', [arenas.a!, arenas.b!])
     t.ok(first.notes.length > 50, `${first.notes.length} notifications, ${first.xp.length} experience awards`)
+
+    // A rebalance moves partition 1 away from b while b's writer has awards queued: b writes the round it is sending
+    // and defers the rest; a takes the partition over and writes them, each once.
+    const before = (await awardsOf(log)).notes.length
+    for (const payer of PAYERS.filter((p) => partitionOf(p) === 1)) for (let i = 0; i < 40; i++) events.lock(payer, (clock.t += 1000), { asset: ASSETS[i % 3]! })
+    owner.set(1, null)
+    await arenas.b!.idle()
+    const written = (await awardsOf(log)).notes.length - before
+    const derived = (await awardsOf(alone)).notes.length - before
+    t.ok(written < derived, `b wrote ${written} of the ${derived} notifications it had queued before the partition moved`)
+    owner.set(1, 'a')
+    await arenas.a!.takeOver((payer) => partitionOf(payer) === 1)
+    await settled('partition 1 moved from b to a with awards queued', [arenas.a!, arenas.b!])
+    owner.set(1, 'b')
+    await arenas.b!.takeOver((payer) => partitionOf(payer) === 1)
 
     // Partition 0 loses its owner (a rebalance, or a frozen owner): its payers' events are folded everywhere and awarded
     // nowhere; then instance a dies and b takes the partition over.
