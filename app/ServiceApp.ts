@@ -693,9 +693,9 @@ export class ServiceApp {
    *   a restart, up to the next cadence instant after what the log holds), then paced at SVC_REPLAY_SPEED; when the
    *   tape ends the service keeps serving.
    * The market routes answer once the market state and the engine have caught up with the warm-up; the sink starts
-   * then.
+   * then, and `hooks.onReady` runs (svc start sets its serving V8 flags there).
    */
-  async run(signal: AbortSignal): Promise<void> {
+  async run(signal: AbortSignal, hooks: { onReady?: () => void } = {}): Promise<void> {
     const { pipeline, runner, server, say, feedLease } = this
     // Once per run, whoever calls first: a replica warms as soon as it reads the log, a feeder when its warm-up paces.
     let warmed = false
@@ -724,6 +724,7 @@ export class ServiceApp {
       ]).then(
         () => {
           this.timeline.markWarm()
+          hooks.onReady?.()
           pipeline.startSink()
         },
         (err: unknown) => {

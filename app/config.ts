@@ -250,6 +250,13 @@ export const ENV_SCHEMA = Type.Object(
     SVC_RATE_PAYER_PER_S: Type.Number({ exclusiveMinimum: 0, default: 40, description: 'token bucket per proven payer: refill per second' }),
     LOG_LEVEL: StringEnum(LOG_LEVELS, { default: 'info', description: 'pino log level' }),
     LOG_FORMAT: StringEnum(['pretty', 'json'], { default: 'pretty', description: 'pretty on a TTY (one line per record: time, level, component, message, key=value fields), else JSON lines; `json` forces JSON lines' }),
+    SVC_HEAP_GROWTH_PERCENT: Type.Integer({
+      minimum: 0,
+      maximum: 300,
+      default: 10,
+      description:
+        "`svc start`, once ready: how far V8 lets the JavaScript heap grow past what the last full collection kept before it collects again, in percent (V8's --heap-growing-percent); 0: V8's own choice (up to 4x). The restored state is most of the heap (~600 MB at a million calls), and V8's choice held 1.5x it while the sink caught up after a restart (issue 31, README 'Restart from state snapshots'); lower costs more full collections",
+    }),
     SVC_STOP_DEADLINE_MS: Type.Integer({
       minimum: 1000,
       maximum: 3_600_000,
@@ -340,6 +347,11 @@ export function topicNamesOf(c: AppConfig): TopicNames {
 /** How long ticks stay in the log: the longest feature window plus the configured margin (issue 31 item 3). */
 export function tickRetentionMsOf(c: Pick<AppConfig, 'SVC_TICK_RETENTION_MARGIN_DAYS'>): number {
   return LONGEST_FEATURE_WINDOW_MS + Math.round(c.SVC_TICK_RETENTION_MARGIN_DAYS * 86_400_000)
+}
+
+/** The V8 flags `svc start` sets at its start (SVC_HEAP_GROWTH_PERCENT; none when V8 chooses). */
+export function v8FlagsOf(c: Pick<AppConfig, 'SVC_HEAP_GROWTH_PERCENT'>): string[] {
+  return c.SVC_HEAP_GROWTH_PERCENT > 0 ? [`--heap-growing-percent=${c.SVC_HEAP_GROWTH_PERCENT}`] : []
 }
 
 /** The event log of this configuration: the embedded log under <data dir>/log, or Kafka. */

@@ -16,6 +16,13 @@ import { RecordError } from './RecordError.ts'
 
 export type SqlParams = Record<string, string | number | boolean | null>
 
+/**
+ * DuckDB settings of the record's database. The Parquet it reads is local, so the OS page cache holds its bytes
+ * already: DuckDB's external file cache kept a second copy of every file a query read, 19-43 MB of a restarted
+ * service's resident set at a million calls (issue 31, docs/decisions.md). Parquet metadata stays cached (object cache).
+ */
+export const RECORD_DB_SETTINGS: Record<string, string> = { enable_external_file_cache: 'false' }
+
 export class RecordDb {
   private queue: Promise<unknown> = Promise.resolve()
   private closed = false
@@ -30,7 +37,7 @@ export class RecordDb {
   static async open(dataDir: string): Promise<RecordDb> {
     const dir = resolve(dataDir)
     await writeSchemaAnchors(dir)
-    const instance = await DuckDBInstance.create(':memory:')
+    const instance = await DuckDBInstance.create(':memory:', RECORD_DB_SETTINGS)
     const conn = await instance.connect()
     try {
       for (const name of await sqlFiles(SQL_DIR)) await conn.run(renderSql(await readFile(join(SQL_DIR, name), 'utf8'), dir))

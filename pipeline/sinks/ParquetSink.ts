@@ -503,7 +503,13 @@ export class ParquetSink {
       } finally {
         appender.closeSync()
       }
-      await copyToSealedParquet(this.connection, `SELECT * FROM "${group.storage.stage}" ORDER BY log_offset`, path, group.storage.columns)
+      try {
+        await copyToSealedParquet(this.connection, `SELECT * FROM "${group.storage.stage}" ORDER BY log_offset`, path, group.storage.columns)
+      } finally {
+        // Replaced, not emptied: DuckDB keeps a DELETEd in-memory table's blocks, so each stage held its largest
+        // group's rows (84 MB of the 1,000,000-call restart's resident set, README issue 31) until the next seal.
+        await this.connection.run(createTableSql(group.storage.stage, group.storage.columns))
+      }
       onDisk = lastOffset
       this.counters.rowsWritten += rows.length
       this.counters.filesSealed++

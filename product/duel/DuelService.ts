@@ -37,7 +37,7 @@ import { DEFAULT_PARTITIONS, topicNames, type TopicNames } from '../../pipeline/
 import { CheckpointedFollowers, followOwnWrites } from '../../pipeline/state/CheckpointedFollowers.ts'
 import type { RestoredState } from '../../pipeline/state/restoreState.ts'
 import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
-import { CALL_BOOK_SCHEMA, CallBook } from './CallBook.ts'
+import { CALL_BOOK_SCHEMA, CallBook, markAt, markOk } from './CallBook.ts'
 import type { CallEvents, CallGraded, CallLocked } from './CallEvents.ts'
 import type { Duel, LockCallInput } from './Duel.ts'
 import { callView, grade, lockedEvent, type OutcomeFacts } from './grading.ts'
@@ -349,10 +349,10 @@ export class DuelService implements Duel {
         graded = 0
         correct = 0
         // The book's marks: every graded call inside the longest board window, whether or not it left memory.
-        for (const [at, ok] of t.marks) {
-          if (at < since) continue
+        for (const m of t.marks) {
+          if (markAt(m) < since) continue
           graded++
-          correct += ok
+          correct += markOk(m)
         }
       }
       if (graded < BOARD_MIN_GRADED) continue

@@ -41,15 +41,19 @@ function controlledClock(startIso: string) {
 interface Running {
   app: ServiceApp
   stop: () => Promise<void>
+  /** Times run's onReady hook ran (svc start sets its serving V8 flags there). */
+  readyHooks: () => number
 }
 
 async function startApp(env: Record<string, string>, clock?: { now(): number }): Promise<Running> {
   const config = loadConfig({ PORT: '0', SVC_RECORD_INTERVAL_S: '0', SVC_OPS_TOKEN: OPS, LOG_LEVEL: 'warn', ...env })
   const app = await ServiceApp.start(config, () => undefined, clock ? { clock } : {})
   const abort = new AbortController()
-  const running = app.run(abort.signal)
+  let readyHooks = 0
+  const running = app.run(abort.signal, { onReady: () => void readyHooks++ })
   return {
     app,
+    readyHooks: () => readyHooks,
     stop: async () => {
       abort.abort()
       await app.server.close()
@@ -87,6 +91,7 @@ t.test('present time under a controlled clock: wall-time instants, horizons afte
     t.fail(`the market answered ${early.status} before the warm-up`)
   }
   await untilReady(run.app)
+  t.equal(run.readyHooks(), 1, 'onReady ran once, by the time /readyz answered 200')
 
   const ready = await get(run.app, '/readyz')
   const now = clock.now()
@@ -168,7 +173,7 @@ t.test('present time under a controlled clock: wall-time instants, horizons afte
   const seqs = (await readAll(log, topicNames().ticks)).map((r) => decodeTickValue(r.value).seq!)
   t.equal(new Set(seqs).size, seqs.length, `no record twice (${seqs.length} ticks)`)
   t.equal(seqs.reduce((a, b) => Math.max(a, b), 0), seqs.length, 'no record missing')
-  run = { app: run.app, stop: async () => undefined }
+  run = { app: run.app, stop: async () => undefined, readyHooks: () => 0 }
 })
 
 t.test('a dated tape is replay mode: answers and /readyz say so and give the virtual time', async (t) => {

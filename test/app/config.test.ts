@@ -5,7 +5,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
-import { ENV_SCHEMA, ENV_TABLE_BEGIN, ENV_TABLE_END, accessLogShareOf, configErrorLine, eventLogOf, loadConfig, renderEnvTable, tickRetentionMsOf, topicNamesOf, trainUntilOf } from '../../app/config.ts'
+import { ENV_SCHEMA, ENV_TABLE_BEGIN, ENV_TABLE_END, accessLogShareOf, configErrorLine, eventLogOf, loadConfig, renderEnvTable, tickRetentionMsOf, topicNamesOf, trainUntilOf, v8FlagsOf } from '../../app/config.ts'
 import { EXPECTED, OptionsError } from '../../common/validation.ts'
 import { openEventLog } from '../../pipeline/log/openEventLog.ts'
 import { kafkaBrokers, kafkaSkipReason } from '../helpers/logs.ts'
@@ -153,4 +153,12 @@ t.test('ticks stay for the longest feature window plus the margin (issue 31 item
   t.equal(tickRetentionMsOf(loadConfig({ SVC_TICK_RETENTION_MARGIN_DAYS: '0.5' })), 30.5 * 86_400_000)
   t.equal(loadConfig({}).SVC_RETENTION_INTERVAL_S, 3600)
   t.throws(() => loadConfig({ SVC_TICK_RETENTION_MARGIN_DAYS: '-1' }), { message: /environment\/SVC_TICK_RETENTION_MARGIN_DAYS/ })
+})
+
+t.test("SVC_HEAP_GROWTH_PERCENT: V8's heap growing factor svc start sets; 0 leaves it to V8 (issue 31)", async (t) => {
+  t.same(v8FlagsOf(loadConfig({})), ['--heap-growing-percent=10'], 'default: collect once the heap is 10 % past what the last full collection kept')
+  t.same(v8FlagsOf(loadConfig({ SVC_HEAP_GROWTH_PERCENT: '25' })), ['--heap-growing-percent=25'])
+  t.same(v8FlagsOf(loadConfig({ SVC_HEAP_GROWTH_PERCENT: '0' })), [], "0: V8's own heuristics")
+  t.throws(() => loadConfig({ SVC_HEAP_GROWTH_PERCENT: '-1' }), /SVC_HEAP_GROWTH_PERCENT/)
+  t.throws(() => loadConfig({ SVC_HEAP_GROWTH_PERCENT: '1.5' }), /SVC_HEAP_GROWTH_PERCENT/)
 })

@@ -297,3 +297,17 @@ t.test('options are validated with the field path named', async (t) => {
   await sink.close()
   t.equal(sink.stats().rowsWritten, 1, 'an unknown topic does not poison the sink')
 })
+
+t.test('a sealed group leaves no staged rows in memory: the stage is replaced, not emptied (DuckDB keeps a DELETEd table’s blocks)', async (t) => {
+  const dataDir = await makeTempDir(t)
+  const many = makeTicks(3000)
+  const sink = await ParquetSink.open({ dataDir, tables: [ticksTable(TOPIC)], maxRows: 1_000_000, maxAgeMs: 3_600_000 })
+  t.teardown(() => sink.close())
+  await feed(sink, toBatches(toRecords(many, { envelope: true }), 500))
+  await sink.flush()
+  t.ok((await sealedFiles(dataDir)).length > 0, 'sealed')
+  // The sink's own DuckDB (private): what its tables hold after the seal.
+  const conn = (sink as unknown as { connection: { runAndReadAll(sql: string): Promise<{ getRowObjects(): Array<Record<string, unknown>> }> } }).connection
+  const [held] = (await conn.runAndReadAll(`SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT AS bytes FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'`)).getRowObjects()
+  t.equal(Number(held!.bytes), 0, 'no table memory held between seals')
+})

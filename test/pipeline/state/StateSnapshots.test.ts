@@ -1,5 +1,7 @@
 import t from 'tap'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { StateSnapshots } from '../../../pipeline/state/StateSnapshots.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 
@@ -76,4 +78,24 @@ t.test('rows are captured before the first await: a state changed while the file
   await writing
   const read = await snapshots.read('s', 1)
   t.same(read.ok && read.rows, [{ n: 1 }, { n: 2 }])
+})
+
+t.test('the file is written while the rows are serialized, not held whole: the temp file grows during the pass, and a row that cannot be serialized leaves the previous snapshot and no temp file', async (t) => {
+  const dir = await makeTempDir(t)
+  const snapshots = await StateSnapshots.open(dir)
+  await snapshots.write('s', 1, POSITIONS, [{ n: 1 }])
+  const big = 'x'.repeat(100_000)
+  const seen: number[] = []
+  function* rows(): Generator<unknown> {
+    for (let i = 0; i < 40; i++) yield { i, big }
+    // 4 MB serialized by now (several write chunks): already in the temp file.
+    seen.push(...readdirSync(dir).filter((f) => f.includes('.tmp-')).map((f) => statSync(join(dir, f)).size))
+    yield { bad: 1n }
+  }
+  await t.rejects(snapshots.write('s', 1, POSITIONS, rows()), /BigInt/)
+  t.equal(seen.length, 1, 'one temp file during the pass')
+  t.ok(seen[0]! >= 2 * (1 << 20), `it held the chunks cut so far (${seen[0]} bytes)`)
+  t.same((await readdir(dir)).filter((f) => f.includes('.tmp-')), [], 'the temp file is removed')
+  const read = await snapshots.read('s', 1)
+  t.same(read.ok && read.rows, [{ n: 1 }], 'the previous snapshot stays')
 })

@@ -7,7 +7,7 @@
 import t from 'tap'
 import { DAY_MS } from '../../../common/time.ts'
 import { CALL_RECORD_VERSION, callId, type CallRow } from '../../../pipeline/records/callRecord.ts'
-import { CallBook } from '../../../product/duel/CallBook.ts'
+import { CallBook, mark, markAt, markOk } from '../../../product/duel/CallBook.ts'
 import type { OutcomeFacts } from '../../../product/duel/grading.ts'
 
 const T0 = Date.UTC(2026, 0, 1)
@@ -79,4 +79,26 @@ t.test('a snapshot row that does not fit is refused before anything is applied',
     t.throws(() => fresh.load(bad))
     t.same(fresh.size, { calls: 0, graded: 0, void: 0, hot: 0 }, 'nothing applied')
   }
+})
+
+t.test('grade marks are held one number each and written to the snapshot as [graded_at, correct] pairs, in order (issue 31)', async (t) => {
+  for (const [at, ok] of [[T0, 1], [T0 + 1, 0], [Date.UTC(2100, 0, 1), 1]] as const) {
+    t.same([markAt(mark(at, ok)), markOk(mark(at, ok))], [at, ok])
+  }
+  t.ok(mark(T0, 1) < mark(T0 + 1, 0), 'numeric order is (at, ok) order')
+  const { book } = feed(2_000)
+  const totals = [...book.rows()].filter((r) => (r as unknown[])[0] === 't') as Array<['t', string, { marks: unknown[] }]>
+  const pairs = totals.flatMap(([, , v]) => v.marks)
+  t.ok(pairs.length > 0 && pairs.every((m) => Array.isArray(m) && m.length === 2 && Number.isSafeInteger(m[0]) && (m[1] === 0 || m[1] === 1)), 'pairs in the snapshot')
+  for (const [, , v] of totals) {
+    const ats = (v.marks as Array<[number, number]>).map(([at, ok]) => at * 2 + ok)
+    t.same(ats, [...ats].sort((a, b) => a - b))
+  }
+  const held = book.payer(totals[0]![1])!.marks
+  t.ok(held.every((m) => typeof m === 'number'), 'held as numbers')
+  const restored = new CallBook({ hotWindowMs: 7 * DAY_MS, marksWindowMs: 30 * DAY_MS })
+  restored.load([...book.rows()] as unknown[])
+  t.same(restored.payer(totals[0]![1])!.marks, held, 'loaded back to the same numbers')
+  const fresh = new CallBook()
+  t.throws(() => fresh.load([...book.rows()].map((r) => ((r as unknown[])[0] === 't' ? ['t', (r as unknown[])[1], { ...((r as unknown[])[2] as object), marks: [[T0 + 0.5, 1]] }] : r)) as unknown[]), 'a fractional instant is refused')
 })
