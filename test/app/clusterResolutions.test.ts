@@ -1,0 +1,429 @@
+/**
+ * Issue 32, acceptance 1, the resolution half: "no decision, grade, XP award or delivery attempt twice; each
+ * resolution's hook delivered once per endpoint (a local receiver counts)", with clocks that resolve inside the test.
+ *
+ * The simulated venue runs its present at 1x and every horizon is an hour or more, so clusterRoutes.test.ts never sees
+ * a resolution. Here two `svc start` instances (SVC_CLUSTER=on) on the real broker replay a dated synthetic tape
+ * (SVC_TAPE, BTC/ETH/SOL, ingest/SyntheticMarket) at SVC_REPLAY_SPEED = SPEED, so S01's one-hour horizon passes in
+ * 3600 / SPEED s of wall time. Only the venue-feed lease holder replays; the other reads the ticks from the log; a new
+ * holder resumes from the log's newest time (app/ServiceApp.ts run()). Each folder holds the operator's S01 release
+ * (as clusterRoutes builds it); the tape's first SVC_TRAIN_DAYS = 7 days are S01's regime baseline.
+ *
+ * Round 1: PAYERS payers (sign-in-with-x, credits granted by the operator route), each with a hook endpoint on the
+ * local receiver, buy S01 claims through the balancer, arm a resolution hook on each claim and lock a duel call on it.
+ * While those clocks are open the instance holding the venue feed and the delivery leases is SIGKILLed; the other takes
+ * both over (session timeout) and the clocks resolve there; the killed one is restarted with its folder and rejoins as
+ * a replica. Round 2: the same with both up again; the new holder is SIGKILLed mid-dispatch, by the receiver as its
+ * first round-2 POST arrives (before the answer, so that attempt is never recorded); the other instance delivers the
+ * rest and makes that attempt again; the killed one restarts and rejoins. Then:
+ * - every armed hook and every endpoint got exactly one delivery per resolved decision at the receiver (one delivery
+ *   id: product/delivery/Attempts.ts, a retry or a re-made attempt shares it), and nothing else arrived; each POSTed
+ *   once, except those in flight at the second kill (sent, never answered), which arrive twice under their id (the
+ *   receiver dedupes), and whose attempt is recorded once, by the instance that made it again;
+ * - the delivery.attempts journal holds each attempt id once and one delivered row per delivery;
+ * - every call graded once: each payer's scoreboard on each instance has every call graded (or void), the same items on
+ *   both; one correct_call award per correct call and one call_resolved notification per call in the Arena journals
+ *   (awaited: a killed owner's rows are written by the next once the broker aborts its open transaction, up to 60 s),
+ *   no award (payer, id) twice in arena.experience;
+ * - the decisions and outcomes journals hold each decision id once (each bought decision's record, each resolution);
+ *   each instance serves the same decision and the same resolution for every bought claim (as canonical JSON).
+ * Not here: a burst of paid calls in flight at the kill (clusterCreditsScale.test.ts), three instances, and the kill
+ * of an instance that holds neither lease (it only owns payer partitions: its clocks resolve at the feed holder alike).
+ * About 3 minutes of wall time on the shared 2-core machine, broker already up (each `svc start` then takes its 30 s
+ * stop deadline to exit: the engine runner's close is still running at it).
+ */
+import { createServer } from 'node:http'
+import { randomBytes } from 'node:crypto'
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { AssignerProtocol } from 'kafkajs'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { spawnClusterInstance, type ClusterInstance } from '../../bench/clusterInstance.ts'
+import { Balancer } from '../../serving/cluster/Balancer.ts'
+import { freePort } from '../../bench/freePort.ts'
+import { SyntheticMarket } from '../../ingest/SyntheticMarket.ts'
+import { TapeWriter } from '../../ingest/TapeWriter.ts'
+import { KafkaLog } from '../../pipeline/log/KafkaLog.ts'
+import { LEASES_TOPIC } from '../../pipeline/log/KafkaLease.ts'
+import { topicNames } from '../../pipeline/topics.ts'
+import { DECISIONS } from '../../pipeline/records/decisionRecord.ts'
+import { OUTCOMES_JOURNAL } from '../../pipeline/records/outcomeRecord.ts'
+import { EXPERIENCE } from '../../pipeline/records/experienceRecord.ts'
+import { DELIVERY_ATTEMPTS } from '../../pipeline/records/deliveryRecord.ts'
+import { NOTIFICATIONS } from '../../pipeline/records/notificationRecord.ts'
+import { kafkaBrokers, kafkaSkip, readAll } from '../helpers/logs.ts'
+import { signIn, type SignedIn } from '../helpers/serving/signIn.ts'
+import { SOL_FILES } from '../helpers/engine.ts'
+import { makeTempDir } from '../helpers/tmp.ts'
+import { READY_WITHIN_MS, ready, startPair } from '../helpers/cluster.ts'
+import { within } from '../helpers/until.ts'
+import { canonicalJson } from '../../common/jcs.ts'
+
+const SESSION_MS = 6_000
+const OPS = `ops-${randomBytes(8).toString('hex')}`
+const STALENESS_MS = 10_000
+/** Event time per wall time after the warm-up: S01's hour in 30 s. */
+const SPEED = 120
+const TRAIN_DAYS = 7
+/** The tape: the training days, the warm-up past the cut (the longest sold horizon and its grace), then room to play. */
+const TAPE_HOURS = TRAIN_DAYS * 24 + 9 + 24
+const PAYERS = 4
+const GRANT = 1_000_000
+const RELEASE = '1.0.0'
+const ASSETS = ['SOL', 'BTC', 'ETH'] as const
+t.setTimeout(READY_WITHIN_MS * 3 + 600_000)
+
+const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
+const exec = promisify(execFile)
+const skip = kafkaSkip(t)
+
+async function svc(args: string[], dataDir: string): Promise<string> {
+  return (await exec(process.execPath, [SVC, ...args, '--data-dir', dataDir], { env: { ...process.env, CI: 'true', LOG_FORMAT: 'json', LOG_LEVEL: 'warn' }, maxBuffer: 64 * 1024 * 1024 })).stdout
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any
+interface Answer { status: number; headers: Headers; body: Json }
+
+/** One request on a new connection (so through the balancer, the next instance in its rotation). */
+async function call(base: string, method: string, path: string, o: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { connection: 'close', ...(o.body === undefined ? {} : { 'content-type': 'application/json' }), ...o.headers },
+    ...(o.body === undefined ? {} : { body: JSON.stringify(o.body) }),
+  })
+  const text = await res.text()
+  return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) }
+}
+
+/** Who holds the lease `name` (its group `<prefix>lease.<name>`), by instance id, as the group coordinator says. */
+async function leaseHolder(log: KafkaLog, prefix: string, name: string): Promise<string | null> {
+  const { groups } = await log.admin.describeGroups([`${prefix}lease.${name}`])
+  for (const m of groups[0]?.members ?? []) {
+    if (m.memberAssignment.length === 0) continue
+    const assigned = AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[`${prefix}${LEASES_TOPIC}`] ?? []
+    if (assigned.length > 0) return (JSON.parse(AssignerProtocol.MemberMetadata.decode(m.memberMetadata)!.userData.toString('utf8')) as { instance: string }).instance
+  }
+  return null
+}
+
+interface Received { path: string; id: string; decision: string; status: string }
+interface Claim { payer: number; decision_id: string; asset: string; horizon_end: string; round: number }
+
+t.test('clocks resolve inside a two-instance cluster whose feed and delivery holder is SIGKILLed twice: each hook, grade and award once', { skip }, async (t) => {
+  const t0 = Date.now()
+  const secs = () => `${Math.round((Date.now() - t0) / 1000)} s`
+  const prefix = `cres${randomBytes(4).toString('hex')}.`
+
+  // The dated tape: SyntheticMarket's three assets, long enough for the training window, the warm-up past the cut and
+  // the rounds below at SPEED.
+  const tapeDir = await makeTempDir(t, 'svc-res-tape-')
+  const tape = join(tapeDir, 'synthetic.ndjson.gz')
+  const writer = TapeWriter.open(tape, { gzipLevel: 1 })
+  await new SyntheticMarket({ seed: 32, hours: TAPE_HOURS, assets: [...ASSETS].sort(), start: '2026-01-05T00:00:00Z' }).writeTo(writer)
+  await writer.close()
+
+  const ports: Record<string, number> = { a: await freePort(), b: await freePort() }
+  const balancer = await Balancer.start({ port: 0, host: '127.0.0.1', upstreams: [{ host: '127.0.0.1', port: ports.a! }, { host: '127.0.0.1', port: ports.b! }], probeEveryMs: 200 })
+  t.teardown(() => balancer.close())
+  const bal = `http://127.0.0.1:${balancer.port}`
+
+  // The receiver: every POST, by path, delivery id and the decision its body names; always 200.
+  const received: Received[] = []
+  /** Called (once) as the next POST arrives, before it is read or answered. */
+  let onNextPost: ((deliveryId: string) => void) | null = null
+  /** Every POST as it arrives (before its body is read), with the wall time. */
+  const arrivals: Array<{ id: string; at: number }> = []
+  const receiver = createServer((req, res) => {
+    arrivals.push({ id: String(req.headers['x-svc-delivery-id'] ?? ''), at: Date.now() })
+    const first = onNextPost
+    onNextPost = null
+    first?.(String(req.headers['x-svc-delivery-id'] ?? ''))
+    let body = ''
+    req.on('data', (d: Buffer) => (body += d.toString()))
+    req.on('end', () => {
+      let parsed: Json = {}
+      try {
+        parsed = JSON.parse(body)
+      } catch {
+        // counted with an empty decision: it can match no expectation
+      }
+      received.push({ path: req.url ?? '', id: String(req.headers['x-svc-delivery-id'] ?? ''), decision: String(parsed.decision_id ?? ''), status: String(parsed.status ?? '') })
+      res.end('ok')
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()))
+  t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`
+
+  // The operator's S01 release in each folder before its start, as clusterRoutes.test.ts builds it.
+  const dirs: Record<string, string> = {}
+  for (const name of ['a', 'b']) dirs[name] = await makeTempDir(t, `svc-res-${name}-`)
+  await Promise.all(Object.values(dirs).map(async (dataDir) => {
+    await svc(['release', 'build', '--version', RELEASE, '--parent', 'none', '--method', 'v2', ...SOL_FILES.flatMap((f) => ['--tape', f]), '--window-end', '2026-05-01', '--questions', 'S01_market_regime', '--json'], dataDir)
+    await svc(['release', 'evaluate', RELEASE], dataDir)
+    await svc(['release', 'activate', RELEASE], dataDir)
+  }))
+  t.pass(`tape written and releases active ${secs()} in`)
+
+  const live: Record<string, ClusterInstance> = {}
+  const url: Record<string, string> = {}
+  const start = async (name: string) => {
+    const env = {
+      KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS), SVC_OPS_TOKEN: OPS, PORT: String(ports[name]), SVC_BASE_URL: bal,
+      SVC_TAPE: tape, SVC_REPLAY_SPEED: String(SPEED), SVC_TRAIN_DAYS: String(TRAIN_DAYS),
+      // TEST ONLY: the URL guard lets the local receiver through (and nothing else private).
+      SVC_DELIVERY_ALLOW: '127.0.0.1/32',
+    }
+    const i = spawnClusterInstance({ name, dataDir: dirs[name]!, prefix, brokers: kafkaBrokers()!.join(','), env })
+    // Registered after its data dir's removal: tap runs teardowns last-in first-out, so it has exited before that.
+    t.teardown(i.stop)
+    live[name] = i
+    url[name] = await i.url
+    return i
+  }
+  await startPair(start)
+  await within('both instances in the balancer\'s rotation', 10_000, async () => balancer.upstreams.every((u) => u.inService))
+  t.pass(`both instances ready ${secs()} in`)
+
+  const reader = await KafkaLog.connect({ brokers: kafkaBrokers()!, clientId: 'svc-test-cluster-resolutions', topicPrefix: prefix })
+  t.teardown(() => reader.close())
+  const readyz = async (name: string) => (await call(url[name]!, 'GET', '/readyz')).body.data
+  const virtualNow = async (name: string) => Date.parse((await readyz(name)).data_time.event_time)
+  const feeder = async () => {
+    for (const name of Object.keys(live)) if ((await readyz(name).catch(() => null))?.cluster?.venue_feed_here) return name
+    return null
+  }
+
+  // ---- payers, each with a hook endpoint on the receiver ---------------------------------------------------------
+  const payers: SignedIn[] = []
+  for (let i = 0; i < PAYERS; i++) {
+    const me = await signIn(bal, privateKeyToAccount(generatePrivateKey()))
+    const grant = await call(bal, 'POST', '/v1/billing/grants', { body: { action: 'grant', payer: me.address, credits: GRANT, ref: `res-${i}` }, headers: { 'x-svc-ops': OPS } })
+    t.equal(grant.status, 200, `payer ${i} granted through the balancer`)
+    const ep = await call(bal, 'POST', '/v1/hook-endpoints', { body: { url: `${receiverUrl}/endpoint/${i}` }, headers: me.headers })
+    t.equal(ep.status, 201, `payer ${i}'s hook endpoint registered`)
+    payers.push(me)
+  }
+
+  const claims: Claim[] = []
+  /** Who asked each decision first (the payer whose endpoints its resolution goes to: DeliveryBook.asks). */
+  const firstAsker = new Map<string, number>()
+  const hooks: Array<{ payer: number; decision_id: string; path: string }> = []
+  const lockedCalls: Array<{ payer: number; decision_id: string }> = []
+  /**
+   * Each payer buys S01 (assets in turn, from a different one per payer, until a claim), arms a resolution hook on the
+   * claim and locks a call on its clock, all through the balancer; every request is answered 200/201.
+   */
+  const round = async (n: number) => {
+    let refusals = 0
+    for (let i = 0; i < PAYERS; i++) {
+      const me = payers[i]!
+      let claim: Json = null
+      for (let k = 0; k < ASSETS.length * 2 && claim === null; k++) {
+        const asset = ASSETS[(i + k) % ASSETS.length]!
+        let bought!: Answer
+        await within(`payer ${i} buys S01 on ${asset}`, STALENESS_MS, async () => (bought = await call(bal, 'POST', '/v1/decisions', { body: { asset, question_id: 'S01_market_regime' }, headers: me.headers })).status === 200)
+        const d = bought.body.data
+        if (!firstAsker.has(d.decision_id)) firstAsker.set(d.decision_id, i)
+        if (d.action === 'refuse') refusals++
+        else claim = d
+      }
+      if (claim === null) {
+        t.fail(`round ${n}: payer ${i} got no S01 claim on any asset (${refusals} refusals so far)`)
+        continue
+      }
+      claims.push({ payer: i, decision_id: claim.decision_id, asset: claim.asset, horizon_end: claim.horizon_end, round: n })
+      const path = `/hook/${n}/${i}`
+      const hook = await call(bal, 'POST', '/v1/hooks', { body: { decision_id: claim.decision_id, url: `${receiverUrl}${path}` }, headers: me.headers })
+      t.equal(hook.status, 201, `round ${n}: payer ${i}'s hook armed on ${claim.asset} ${claim.decision_id.slice(0, 8)} (horizon ${claim.horizon_end})`)
+      if (hook.status === 201) hooks.push({ payer: i, decision_id: claim.decision_id, path })
+      const locked = await call(bal, 'POST', '/v1/calls', { body: { decision_id: claim.decision_id, call: i % 2 === 0 ? 'obtains' : 'not' }, headers: me.headers })
+      t.equal(locked.status, 201, `round ${n}: payer ${i}'s call locked`)
+      if (locked.status === 201) lockedCalls.push({ payer: i, decision_id: claim.decision_id })
+    }
+    const mine = claims.filter((c) => c.round === n)
+    t.comment(`round ${n}: ${mine.length} claims (${new Set(mine.map((c) => c.decision_id)).size} decisions), ${refusals} refusals, ${secs()} in`)
+    return mine
+  }
+  const resolution = (base: string, id: string) => call(base, 'GET', `/v1/resolutions/${id}`)
+  const resolvedEverywhere = async (ids: string[]) => {
+    for (const id of ids) {
+      for (const base of Object.values(url)) {
+        const r = await resolution(base, id)
+        if (r.status !== 200 || r.body.data.status === 'pending') return false
+      }
+    }
+    return true
+  }
+
+  /**
+   * SIGKILLs `victim` (which holds the venue feed and the delivery leases), waits until the other instance holds both,
+   * restarts `victim` with its folder and waits until it is ready again, as a replica (the leases are sticky).
+   */
+  const killAndRestart = async (victim: string) => {
+    const survivor = victim === 'a' ? 'b' : 'a'
+    const dead = live[victim]!
+    dead.child.kill('SIGKILL') // nothing if it is already dead
+    await dead.exited
+    const killedAt = Date.now()
+    t.pass(`${victim} SIGKILLed ${secs()} in`)
+    const tookFeed = await within(`${survivor} takes the venue feed over`, 120_000, async () => (await readyz(survivor)).cluster.venue_feed_here === true)
+    const tookDelivery = await within(`${survivor} takes the delivery lease over`, 120_000, async () => (await leaseHolder(reader, prefix, 'delivery')) === survivor)
+    t.pass(`${survivor} took the venue feed over ${tookFeed} ms and held the delivery lease ${tookFeed + tookDelivery} ms after the kill`)
+    await start(victim)
+    await within(`${victim} ready again`, READY_WITHIN_MS, () => ready(url[victim]!))
+    t.pass(`${victim} restarted and ready ${Math.round((Date.now() - killedAt) / 1000)} s after the kill`)
+    t.equal((await readyz(victim)).cluster.venue_feed_here, false, `${victim} rejoined as a replica (the feed lease is sticky)`)
+    await within('both instances in the balancer\'s rotation', 10_000, async () => balancer.upstreams.every((u) => u.inService))
+  }
+  const holders = async () => {
+    const feeding = await feeder()
+    t.equal(await leaseHolder(reader, prefix, 'delivery'), feeding, `instance ${feeding} feeds the venue and holds the delivery lease`)
+    return feeding!
+  }
+
+  // ---- round 1: the holder SIGKILLed while its clocks are open; they resolve at the other -------------------------
+  const victim1 = await holders()
+  const first = await round(1)
+  t.ok(first.length > 0, 'round 1 bought claims')
+  const nowAtKill = await virtualNow(victim1)
+  t.ok(first.every((c) => Date.parse(c.horizon_end) > nowAtKill), `every round-1 clock open when ${victim1} is killed (virtual now ${new Date(nowAtKill).toISOString()})`)
+  await killAndRestart(victim1)
+  await within('the round-1 clocks resolved on both instances', 240_000, () => resolvedEverywhere(first.map((c) => c.decision_id)))
+  t.pass(`round 1 resolved on both ${secs()} in`)
+  const afterRound1 = received.length
+
+  // ---- round 2: the new holder SIGKILLed while its first round-2 POST is in flight (mid-dispatch) ------------------
+  // The receiver kills it as that POST arrives, before answering: the attempt is never recorded, so the next holder
+  // makes it again under the same delivery id, and whatever else it had in flight or not yet planned.
+  const victim2 = await holders()
+  const second = await round(2)
+  t.ok(second.length > 0, 'round 2 bought claims')
+  let inFlight = ''
+  onNextPost = (id) => {
+    inFlight = id
+    live[victim2]!.child.kill('SIGKILL')
+  }
+  await within(`${victim2} SIGKILLed as its first round-2 POST arrives`, 240_000, () => live[victim2]!.child.signalCode !== null)
+  await live[victim2]!.exited
+  const diedAt = Date.now()
+  await new Promise((r) => setTimeout(r, 500))
+  t.comment(`${received.length - afterRound1} round-2 POSTs read to their end at the receiver when ${victim2} died`)
+  await killAndRestart(victim2)
+  await within('the round-2 clocks resolved on both instances', 240_000, () => resolvedEverywhere(second.map((c) => c.decision_id)))
+  t.pass(`round 2 resolved on both ${secs()} in`)
+
+  // ---- what the receiver got -------------------------------------------------------------------------------------
+  const decisions = [...new Set(claims.map((c) => c.decision_id))]
+  const outcomeOf = new Map<string, Json>()
+  for (const id of decisions) outcomeOf.set(id, (await resolution(url.a!, id)).body.data)
+  const expected = new Set<string>()
+  for (const h of hooks) expected.add(`${h.path} ${h.decision_id}`)
+  // Endpoints: every resolved decision a payer asked first (refusals never resolve).
+  for (const [id, i] of firstAsker) if (outcomeOf.has(id)) expected.add(`/endpoint/${i} ${id}`)
+  await within('every expected delivery at the receiver', 120_000, async () => [...expected].every((k) => received.some((r) => `${r.path} ${r.decision}` === k)))
+  // Room for a second delivery of anything to arrive (a retry is 2 s away; a re-planned delivery at a takeover sooner).
+  await new Promise((r) => setTimeout(r, 5_000))
+  const byTarget = new Map<string, Set<string>>()
+  const posts = new Map<string, number>()
+  for (const r of received) {
+    const k = `${r.path} ${r.decision}`
+    byTarget.set(k, (byTarget.get(k) ?? new Set()).add(r.id))
+    posts.set(r.id, (posts.get(r.id) ?? 0) + 1)
+  }
+  t.same([...byTarget.keys()].filter((k) => !expected.has(k)), [], 'nothing reached the receiver that was not expected')
+  t.same([...expected].filter((k) => (byTarget.get(k)?.size ?? 0) !== 1), [], `each of the ${expected.size} expected deliveries (${hooks.length} hooks, ${expected.size - hooks.length} endpoint deliveries) has exactly one delivery id`)
+  // Round 1's holder died with nothing to deliver: each of its deliveries POSTed once. Round 2's died mid-dispatch: a
+  // POST it made whose attempt row it never committed may be POSTed again by the new holder under the same delivery
+  // id (product/delivery/Attempts.ts: the receiver dedupes on it), never a third time.
+  const round1Ids = new Set(received.slice(0, afterRound1).map((r) => r.id))
+  t.same([...posts].filter(([id, n]) => round1Ids.has(id) && n !== 1).map(([id, n]) => `${id}×${n}`), [], `round 1: each delivery id POSTed once (${afterRound1} POSTs)`)
+  const resent = [...posts].filter(([id, n]) => !round1Ids.has(id) && n > 1)
+  t.ok(resent.every(([, n]) => n === 2), `round 2: each delivery id POSTed once, or twice across the kill (${received.length - afterRound1} POSTs, ${resent.length} re-sent under their delivery id)`)
+  t.ok(received.every((r) => r.status === 'resolved'), 'every body is a resolution record')
+  // In flight at the kill: the POST that triggered it and any other the holder had sent at once (its attempts run
+  // concurrently), all arrived before it died and none answered to it.
+  const inFlightAtKill = new Set(arrivals.filter((a) => a.at <= diedAt && !round1Ids.has(a.id)).map((a) => a.id))
+  t.same(resent.map(([id]) => id).filter((id) => !inFlightAtKill.has(id)), [], `the only deliveries POSTed twice were in flight at the kill (${inFlightAtKill.size} arrived before ${victim2} died)`)
+
+  // The delivery record: one row per attempt, one delivered row per delivery.
+  const attempts = (await readAll(reader, DELIVERY_ATTEMPTS.name)).map((r) => DELIVERY_ATTEMPTS.decode(r.value))
+  const attemptIds = attempts.map((a) => a.id)
+  t.same(attemptIds.filter((id, i) => attemptIds.indexOf(id) !== i), [], `no delivery attempt twice in delivery.attempts (${attempts.length} rows)`)
+  const deliveredRows = attempts.filter((a) => a.status === 'delivered').map((a) => a.delivery_id)
+  t.same(deliveredRows.filter((id, i) => deliveredRows.indexOf(id) !== i), [], 'no delivery delivered twice in the record')
+  t.same([...posts.keys()].filter((id) => !deliveredRows.includes(id)), [], 'every delivery the receiver got is recorded delivered')
+  t.equal(attempts.filter((a) => a.delivery_id === inFlight).length, 1, `the POST in flight at the kill (${inFlight}) is recorded once, by the holder that made it again`)
+
+  // ---- the duel and the Arena ------------------------------------------------------------------------------------
+  const boards: Record<string, Json[]> = { a: [], b: [] }
+  for (const [i, me] of payers.entries()) {
+    const mine = lockedCalls.filter((c) => c.payer === i).length
+    for (const name of ['a', 'b']) {
+      let board!: Answer
+      await within(`payer ${i}'s calls graded on ${name}`, STALENESS_MS, async () => {
+        board = await call(url[name]!, 'GET', `/v1/calls?payer=${me.address}`, { headers: me.headers })
+        return board.body.data.calls === mine && board.body.data.open === 0
+      })
+      boards[name]!.push(board.body.data)
+    }
+  }
+  t.same(boards.b, boards.a, 'every payer\'s scoreboard is the same on both instances')
+  t.equal(boards.a!.reduce((s, b) => s + b.graded + b.void, 0), lockedCalls.length, `every one of the ${lockedCalls.length} calls graded (or void) once: ${boards.a!.reduce((s, b) => s + b.graded, 0)} graded, ${boards.a!.reduce((s, b) => s + b.void, 0)} void, ${boards.a!.reduce((s, b) => s + b.correct, 0)} correct`)
+  const items: Json[] = []
+  for (const me of payers) {
+    const page = await call(url.a!, 'GET', `/v1/calls?payer=${me.address}`, { headers: me.headers })
+    items.push(...page.body.data.recent)
+  }
+  const correctCalls = [...new Set(items.filter((c) => c.correct === true).map((c) => c.call_id as string))].sort()
+  const callIds = items.map((c) => c.call_id as string)
+  // The Arena's rows of a payer whose owner was killed are written by the next owner once it has read the journals to
+  // their ends, which waits until the broker aborts the killed writer's open transaction (up to 60 s): so awaited.
+  let experience: Array<ReturnType<typeof EXPERIENCE.decode>> = []
+  let notes: Array<ReturnType<typeof NOTIFICATIONS.decode>> = []
+  const arenaSettled = await within('every correct call awarded and every call notified in the Arena journals', 120_000, async () => {
+    experience = (await readAll(reader, EXPERIENCE.name)).map((r) => EXPERIENCE.decode(r.value))
+    notes = (await readAll(reader, NOTIFICATIONS.name)).map((r) => NOTIFICATIONS.decode(r.value)).filter((n) => n.kind === 'call_resolved')
+    const awarded = new Set(experience.filter((x) => x.kind === 'correct_call').map((x) => x.ref))
+    return correctCalls.every((id) => awarded.has(id)) && callIds.every((id) => notes.some((n) => n.ref === id))
+  }).catch((err: Error) => {
+    t.fail(`${err.message}: calls without a call_resolved notification ${callIds.filter((id) => !notes.some((n) => n.ref === id)).join(', ') || 'none'}`)
+    return -1
+  })
+  t.comment(`the Arena journals had every award and notification ${arenaSettled} ms after the scoreboards showed the grades`)
+  const awardIds = experience.map((x) => `${x.payer} ${x.id}`)
+  t.same(awardIds.filter((id, i) => awardIds.indexOf(id) !== i), [], `no XP award twice in arena.experience (${experience.length} awards)`)
+  t.same(experience.filter((x) => x.kind === 'correct_call').map((x) => x.ref).sort(), correctCalls, `one correct_call award per correct call (${correctCalls.length}), none for another`)
+  t.same(notes.map((n) => n.ref).sort(), [...callIds].sort(), `one call_resolved notification per call (${notes.length})`)
+  t.equal(new Set(notes.map((n) => n.key)).size, notes.length, 'none twice')
+
+  // ---- the ledger: each decision and each resolution once, the same on both instances ------------------------------
+  const recorded = (await readAll(reader, topicNames().decisions)).map((r) => DECISIONS.decode(r.value).decision_id)
+  const twice = recorded.filter((id, i) => recorded.indexOf(id) !== i)
+  t.same(twice, [], `no decision twice in the decisions journal (${recorded.length} records)`)
+  t.ok(decisions.every((id) => recorded.includes(id)), 'every bought decision recorded')
+  const resolved = (await readAll(reader, topicNames().outcomes)).map((r) => OUTCOMES_JOURNAL.decode(r.value).decision_id)
+  t.same(resolved.filter((id, i) => resolved.indexOf(id) !== i), [], `no decision resolved twice in the outcomes journal (${resolved.length} resolutions)`)
+  t.ok(decisions.every((id) => resolved.includes(id)), 'every bought claim resolved in the journal')
+  // Compared as canonical JSON (RFC 8785): the same fields, types and values. The key order of the S01 decision's
+  // `choice.distribution` is not the same at both (the writer serves the classes in the model's order, a replica as
+  // decoded from the log, keys sorted); JSON objects are unordered and receipts are checked on the canonical form.
+  const differ: string[] = []
+  for (const id of decisions) {
+    for (const route of [`/v1/resolutions/${id}`, `/v1/decisions/${id}`]) {
+      const [ra, rb] = [await call(url.a!, 'GET', route), await call(url.b!, 'GET', route)]
+      if (ra.status !== 200 || rb.status !== 200 || canonicalJson(ra.body.data) !== canonicalJson(rb.body.data)) differ.push(`${route} ${ra.status} ${rb.status}`)
+    }
+  }
+  t.same(differ, [], `both instances serve the same decision and resolution for each of the ${decisions.length} bought claims (outcomes ${[...outcomeOf.values()].map((o) => o.outcome).join(', ')})`)
+  t.pass(`wall time ${secs()}`)
+  // Both stopped at once (the teardowns would stop them one after the other).
+  const stopping = Date.now()
+  await Promise.all(Object.values(live).map((i) => i.stop()))
+  const deadline = Object.values(live).map((i) => /svc: stop deadline .*$/m.exec(i.out())?.[0]).filter(Boolean)
+  t.comment(`both stopped in ${Date.now() - stopping} ms${deadline.length > 0 ? `: ${deadline.join('; ')}` : ''}`)
+})
