@@ -308,7 +308,7 @@ export class EngineRunner {
           everyMs: checkpoints.everyMs,
           capture: () => runner.capture(),
           commit: async (positions) => {
-            for (const p of positions) await consumer.commit(p.topic, p.partition, p.next)
+            await consumer.commitPositions(positions)
           },
           logger: options.stateLogger ?? log,
         })

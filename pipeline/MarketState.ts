@@ -229,7 +229,7 @@ export class MarketState {
         // Batches fold in synchronously: between two of them the state reflects exactly the positions read so far.
         capture: () => state.#positions.map((next, partition) => ({ topic: options.topic, partition, next: next ?? 0 })),
         commit: async (positions) => {
-          for (const p of positions) await consumer.commit(p.topic, p.partition, p.next)
+          await consumer.commitPositions(positions)
         },
         logger: log,
       })

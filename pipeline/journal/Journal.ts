@@ -276,7 +276,7 @@ export class Journal<S extends TObject> {
       },
       positions: () => reached.map((offset, partition) => ({ partition, offset })),
       commit: async (positions) => {
-        for (const p of positions) await consumer.commit(this.topic, p.partition, p.offset)
+        await consumer.commitPositions(positions.map((p) => ({ topic: this.topic, partition: p.partition, next: p.offset })))
       },
       stop: async () => {
         this.followers.delete(consumer)

@@ -125,6 +125,10 @@ export class EmbeddedConsumer implements LogConsumer {
     await this.log.commitOffset(this.groupId, topic, partition, nextOffset)
   }
 
+  async commitPositions(positions: ReadonlyArray<ConsumerPosition>): Promise<void> {
+    for (const p of positions) await this.commit(p.topic, p.partition, p.next)
+  }
+
   positions(): ReadonlyArray<ConsumerPosition> {
     return this.current.map((p) => ({ topic: p.topic, partition: p.partition, next: p.next }))
   }

@@ -107,6 +107,12 @@ export interface LogConsumer {
   /** Commits `nextOffset` (the offset of the next record to read) for a partition. */
   commit(topic: string, partition: number, nextOffset: number): Promise<void>
   /**
+   * Commits several partitions' positions (`next` each) as one request per topic: a processor's checkpoint commits
+   * every partition it reads, and on Kafka after stop() each commit is an admin round trip (an engine's final
+   * checkpoint took 15-30 s committed one by one, issue 31's stop deadline).
+   */
+  commitPositions(positions: ReadonlyArray<ConsumerPosition>): Promise<void>
+  /**
    * Per partition it is positioned on, the offset of the next record this consumer hands over (after a batch's
    * handler resolved: a batch in flight is not consumed yet). Empty before run() positioned it and after stop().
    */

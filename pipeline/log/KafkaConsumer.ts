@@ -264,26 +264,41 @@ export class KafkaConsumer implements LogConsumer {
   }
 
   async commit(topic: string, partition: number, nextOffset: number): Promise<void> {
-    if (!Number.isSafeInteger(nextOffset) || nextOffset < 0) {
-      throw new LogError('LOG_INVALID_ARGUMENT', `nextOffset: ${nextOffset} must be a non-negative integer`)
+    await this.commitPositions([{ topic, partition, next: nextOffset }])
+  }
+
+  async commitPositions(positions: ReadonlyArray<ConsumerPosition>): Promise<void> {
+    if (positions.length === 0) return
+    for (const p of positions) {
+      if (!Number.isSafeInteger(p.next) || p.next < 0) throw new LogError('LOG_INVALID_ARGUMENT', `nextOffset: ${p.next} must be a non-negative integer`)
     }
-    const physical = this.log.physicalTopic(topic)
+    const what = positions.map((p) => `${p.topic}/${p.partition}@${p.next}`).join(', ')
     if (this.consumer) {
       try {
-        await this.consumer.commitOffsets([{ topic: physical, partition, offset: String(nextOffset) }])
+        await this.consumer.commitOffsets(positions.map((p) => ({ topic: this.log.physicalTopic(p.topic), partition: p.partition, offset: String(p.next) })))
       } catch (err) {
         const lost = membershipLoss(err)
         // Typed, so an owner can tell a commit that did not reach the broker (an outage: nothing is lost, the records
         // after the last commit come again) from a failure of its own.
-        if (!lost) throw new LogError('LOG_IO', `offset commit ${topic}/${partition}@${nextOffset} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err, retryable: true })
-        throw new LogError('LOG_REBALANCED', `offset commit ${topic}/${partition}@${nextOffset} refused (${lost.type}): this member left the group; the records after the last commit are delivered again once it rejoins`, { cause: lost })
+        if (!lost) throw new LogError('LOG_IO', `offset commit ${what} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err, retryable: true })
+        throw new LogError('LOG_REBALANCED', `offset commit ${what} refused (${lost.type}): this member left the group; the records after the last commit are delivered again once it rejoins`, { cause: lost })
       }
-    } else {
-      // Not running (no group membership): commit through the admin API, which needs the group to be empty.
+      return
+    }
+    // Not running (no group membership): commit through the admin API, which needs the group to be empty; one
+    // request per topic.
+    const byTopic = new Map<string, Array<{ partition: number; offset: string }>>()
+    for (const p of positions) {
+      const physical = this.log.physicalTopic(p.topic)
+      const list = byTopic.get(physical) ?? []
+      list.push({ partition: p.partition, offset: String(p.next) })
+      byTopic.set(physical, list)
+    }
+    for (const [topic, partitions] of byTopic) {
       try {
-        await this.log.admin.setOffsets({ groupId: this.physicalGroupId, topic: physical, partitions: [{ partition, offset: String(nextOffset) }] })
+        await this.log.admin.setOffsets({ groupId: this.physicalGroupId, topic, partitions })
       } catch (err) {
-        throw new LogError('LOG_IO', `offset commit ${topic}/${partition}@${nextOffset} (admin) failed: ${(err as Error)?.message ?? String(err)}`, { cause: err, retryable: true })
+        throw new LogError('LOG_IO', `offset commit ${what} (admin) failed: ${(err as Error)?.message ?? String(err)}`, { cause: err, retryable: true })
       }
     }
   }

@@ -111,6 +111,45 @@ t.test('a new consumer in the same group resumes after the committed offset; ano
   }),
 )
 
+t.test('commitPositions commits partitions of several topics at once: while the consumer runs, and after its stop', (t) =>
+  forEachLog(t, async (t, makeLog) => {
+    const log = await makeLog()
+    const topics = ['decisions', 'outcomes']
+    await log.ensureTopics(topics.map((name) => ({ name, partitions: PARTITIONS })))
+    for (const [i, topic] of topics.entries()) await produce(log, topic, 60, { from: i * 1000 })
+    const ends = new Map<string, number[]>()
+    for (const topic of topics) ends.set(topic, await log.endOffsets(topic))
+    const at = (f: (end: number) => number) => topics.flatMap((topic) => ends.get(topic)!.map((end, partition) => ({ topic, partition, next: f(end) })))
+    const total = [...ends.values()].flat().reduce((a, b) => a + b, 0)
+
+    // Running: half of every partition of both topics in one call.
+    const a = await log.createConsumer({ groupId: 'many', topics })
+    let seen = 0
+    let finish = (): void => {}
+    const finished = new Promise<void>((r) => (finish = r))
+    await a.run(async (batch) => {
+      seen += batch.records.length
+      if (seen >= total) finish()
+    })
+    await finished
+    await a.commitPositions(at((end) => Math.floor(end / 2)))
+    await a.stop()
+    const half = at((end) => Math.floor(end / 2)).reduce((n, p) => n + p.next, 0)
+    const rest = await consume(log, { groupId: 'many', topics, count: total - half })
+    t.equal(rest.length, total - half, 'the group resumes at the positions committed while running, on every partition of both topics')
+
+    // Stopped (on Kafka: no group membership, one admin request per topic): the ends, then new records only.
+    const b = await log.createConsumer({ groupId: 'many', topics })
+    await b.run(async () => undefined)
+    await b.stop()
+    await b.commitPositions(at((end) => end))
+    for (const [i, topic] of topics.entries()) await produce(log, topic, 10, { from: 5000 + i * 100 })
+    const fresh = await consume(log, { groupId: 'many', topics, count: 20 })
+    t.equal(fresh.length, 20, 'after a commit made once stopped, only the records appended since')
+    t.ok(fresh.every((r) => r.offset >= ends.get(r.topic)![r.partition]!), 'each at or past its partition\'s committed end')
+  }),
+)
+
 t.test('commits persist across reopen', (t) =>
   forEachLog(t, async (t, makeLog) => {
     let log = await makeLog()
