@@ -29,8 +29,9 @@
  *   each instance serves the same decision and the same resolution for every bought claim (as canonical JSON).
  * Not here: a burst of paid calls in flight at the kill (clusterCreditsScale.test.ts), three instances, and the kill
  * of an instance that holds neither lease (it only owns payer partitions: its clocks resolve at the feed holder alike).
- * About 3 minutes of wall time on the shared 2-core machine, broker already up (each `svc start` then takes its 30 s
- * stop deadline to exit: the engine runner's close is still running at it).
+ * At the end both instances stop within their stop deadline (the engine's final checkpoint used to commit its
+ * positions one admin request per partition and outlast it). About 3 minutes of wall time on the shared 2-core
+ * machine, broker already up.
  */
 import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
@@ -425,5 +426,5 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
   const stopping = Date.now()
   await Promise.all(Object.values(live).map((i) => i.stop()))
   const deadline = Object.values(live).map((i) => /svc: stop deadline .*$/m.exec(i.out())?.[0]).filter(Boolean)
-  t.comment(`both stopped in ${Date.now() - stopping} ms${deadline.length > 0 ? `: ${deadline.join('; ')}` : ''}`)
+  t.same(deadline, [], `both stopped within the stop deadline (${Date.now() - stopping} ms)`)
 })
