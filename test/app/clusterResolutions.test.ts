@@ -35,10 +35,7 @@
  */
 import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
-import { execFile } from 'node:child_process'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import t from 'tap'
 import { AssignerProtocol } from 'kafkajs'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
@@ -59,7 +56,7 @@ import { kafkaBrokers, kafkaSkip, readAll } from '../helpers/logs.ts'
 import { signIn, type SignedIn } from '../helpers/serving/signIn.ts'
 import { SOL_FILES } from '../helpers/engine.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
-import { READY_WITHIN_MS, ready, startPair } from '../helpers/cluster.ts'
+import { READY_WITHIN_MS, call, ready, startPair, svc, type Answer, type Json } from '../helpers/cluster.ts'
 import { within } from '../helpers/until.ts'
 import { canonicalJson } from '../../common/jcs.ts'
 
@@ -77,28 +74,9 @@ const RELEASE = '1.0.0'
 const ASSETS = ['SOL', 'BTC', 'ETH'] as const
 t.setTimeout(READY_WITHIN_MS * 3 + 600_000)
 
-const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
-const exec = promisify(execFile)
 const skip = kafkaSkip(t)
 
-async function svc(args: string[], dataDir: string): Promise<string> {
-  return (await exec(process.execPath, [SVC, ...args, '--data-dir', dataDir], { env: { ...process.env, CI: 'true', LOG_FORMAT: 'json', LOG_LEVEL: 'warn' }, maxBuffer: 64 * 1024 * 1024 })).stdout
-}
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any
-interface Answer { status: number; headers: Headers; body: Json }
-
-/** One request on a new connection (so through the balancer, the next instance in its rotation). */
-async function call(base: string, method: string, path: string, o: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { connection: 'close', ...(o.body === undefined ? {} : { 'content-type': 'application/json' }), ...o.headers },
-    ...(o.body === undefined ? {} : { body: JSON.stringify(o.body) }),
-  })
-  const text = await res.text()
-  return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) }
-}
 
 /** Who holds the lease `name` (its group `<prefix>lease.<name>`), by instance id, as the group coordinator says. */
 async function leaseHolder(log: KafkaLog, prefix: string, name: string): Promise<string | null> {

@@ -31,11 +31,8 @@
  * instance's profile, card and boards) and a payer's awards are written by its owner alone (no award twice).
  * About 90 s of wall time on the shared 2-core machine, broker already up.
  */
-import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import t from 'tap'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -50,7 +47,7 @@ import { EXPERIENCE } from '../../pipeline/records/experienceRecord.ts'
 import { signIn } from '../helpers/serving/signIn.ts'
 import { SOL_FILES } from '../helpers/engine.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
-import { READY_WITHIN_MS, startPair } from '../helpers/cluster.ts'
+import { READY_WITHIN_MS, call, startPair, svc, type Answer, type Json } from '../helpers/cluster.ts'
 import { within } from '../helpers/until.ts'
 
 const SESSION_MS = 6_000
@@ -62,30 +59,11 @@ const ENDPOINT_PRICE = 49_000
 t.setTimeout(READY_WITHIN_MS * 2 + 300_000)
 
 const RELEASE = '1.0.0'
-const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
-const exec = promisify(execFile)
 
 const skip = kafkaSkip(t)
 
-async function svc(args: string[], dataDir: string): Promise<string> {
-  return (await exec(process.execPath, [SVC, ...args, '--data-dir', dataDir], { env: { ...process.env, CI: 'true', LOG_FORMAT: 'json', LOG_LEVEL: 'warn' }, maxBuffer: 64 * 1024 * 1024 })).stdout
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any
-interface Answer { status: number; headers: Headers; body: Json }
 
 
-/** One request on a new connection (so through the balancer, the next instance in its rotation). */
-async function call(base: string, method: string, path: string, o: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { connection: 'close', ...(o.body === undefined ? {} : { 'content-type': 'application/json' }), ...o.headers },
-    ...(o.body === undefined ? {} : { body: JSON.stringify(o.body) }),
-  })
-  const text = await res.text()
-  return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) }
-}
 const charged = (a: Answer) => Number(a.headers.get('x-svc-credits-charged') ?? 0)
 const errorOf = (a: Answer) => [a.status, a.body?.error?.code, a.body?.error?.detail?.reason]
 

@@ -1,6 +1,32 @@
 /** Two or more `svc start` instances of one cluster in a test (bench/clusterInstance.ts spawns each one). */
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import type { ClusterInstance } from '../../bench/clusterInstance.ts'
 import { within } from './until.ts'
+
+const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
+const exec = promisify(execFile)
+
+/** Runs an `svc` command on a data folder (an operator's release built, evaluated, activated before a start); its stdout. */
+export async function svc(args: string[], dataDir: string): Promise<string> {
+  return (await exec(process.execPath, [SVC, ...args, '--data-dir', dataDir], { env: { ...process.env, CI: 'true', LOG_FORMAT: 'json', LOG_LEVEL: 'warn' }, maxBuffer: 64 * 1024 * 1024 })).stdout
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any
+export interface Answer { status: number; headers: Headers; body: Json }
+
+/** One request on a new connection (so through the balancer, the next instance in its rotation). */
+export async function call(base: string, method: string, path: string, o: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { connection: 'close', ...(o.body === undefined ? {} : { 'content-type': 'application/json' }), ...o.headers },
+    ...(o.body === undefined ? {} : { body: JSON.stringify(o.body) }),
+  })
+  const text = await res.text()
+  return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) }
+}
 
 /** How long an instance may take to be ready: a first start warms up its simulated history on a shared 2-core machine. */
 export const READY_WITHIN_MS = 420_000
