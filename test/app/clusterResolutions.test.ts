@@ -54,9 +54,8 @@ import { DELIVERY_ATTEMPTS } from '../../pipeline/records/deliveryRecord.ts'
 import { NOTIFICATIONS } from '../../pipeline/records/notificationRecord.ts'
 import { kafkaBrokers, kafkaSkip, readAll } from '../helpers/logs.ts'
 import { signIn, type SignedIn } from '../helpers/serving/signIn.ts'
-import { SOL_FILES } from '../helpers/engine.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
-import { READY_WITHIN_MS, call, ready, startPair, svc, type Answer, type Json } from '../helpers/cluster.ts'
+import { READY_WITHIN_MS, activateS01Release, call, ready, startPair, type Answer, type Json } from '../helpers/cluster.ts'
 import { within } from '../helpers/until.ts'
 import { canonicalJson } from '../../common/jcs.ts'
 
@@ -70,7 +69,6 @@ const TRAIN_DAYS = 7
 const TAPE_HOURS = TRAIN_DAYS * 24 + 9 + 24
 const PAYERS = 4
 const GRANT = 1_000_000
-const RELEASE = '1.0.0'
 const ASSETS = ['SOL', 'BTC', 'ETH'] as const
 t.setTimeout(READY_WITHIN_MS * 3 + 600_000)
 
@@ -138,14 +136,10 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
   t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`
 
-  // The operator's S01 release in each folder before its start, as clusterRoutes.test.ts builds it.
+  // The operator's S01 release in each folder before its start (activateS01Release says why).
   const dirs: Record<string, string> = {}
   for (const name of ['a', 'b']) dirs[name] = await makeTempDir(t, `svc-res-${name}-`)
-  await Promise.all(Object.values(dirs).map(async (dataDir) => {
-    await svc(['release', 'build', '--version', RELEASE, '--parent', 'none', '--method', 'v2', ...SOL_FILES.flatMap((f) => ['--tape', f]), '--window-end', '2026-05-01', '--questions', 'S01_market_regime', '--json'], dataDir)
-    await svc(['release', 'evaluate', RELEASE], dataDir)
-    await svc(['release', 'activate', RELEASE], dataDir)
-  }))
+  await Promise.all(Object.values(dirs).map((dataDir) => activateS01Release(dataDir)))
   t.pass(`tape written and releases active ${secs()} in`)
 
   const live: Record<string, ClusterInstance> = {}

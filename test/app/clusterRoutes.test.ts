@@ -45,9 +45,8 @@ import { kafkaBrokers, kafkaSkip, readAll } from '../helpers/logs.ts'
 import { KafkaLog } from '../../pipeline/log/KafkaLog.ts'
 import { EXPERIENCE } from '../../pipeline/records/experienceRecord.ts'
 import { signIn } from '../helpers/serving/signIn.ts'
-import { SOL_FILES } from '../helpers/engine.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
-import { READY_WITHIN_MS, call, startPair, svc, type Answer, type Json } from '../helpers/cluster.ts'
+import { READY_WITHIN_MS, activateS01Release, call, startPair, type Answer, type Json } from '../helpers/cluster.ts'
 import { within } from '../helpers/until.ts'
 
 const SESSION_MS = 6_000
@@ -58,7 +57,6 @@ const GRANT = 200_000
 const ENDPOINT_PRICE = 49_000
 t.setTimeout(READY_WITHIN_MS * 2 + 300_000)
 
-const RELEASE = '1.0.0'
 
 const skip = kafkaSkip(t)
 
@@ -85,16 +83,10 @@ t.test('the contract through a two-instance cluster: paid, duel, Arena, delivery
   t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`
 
-  // The operator's release, in each instance's data folder before its start (`svc release build | evaluate |
-  // activate`, README "Releases"): S01 fitted on the recorded OKX SOL tape. The short simulated history of a test
-  // start is too short for the bootstrap release to pass its gates, and without a release every answer is a refusal.
+  // The operator's S01 release in each folder before its start (activateS01Release says why).
   const dirs: Record<string, string> = {}
   for (const name of ['a', 'b']) dirs[name] = await makeTempDir(t, `svc-routes-${name}-`)
-  await Promise.all(Object.values(dirs).map(async (dataDir) => {
-    await svc(['release', 'build', '--version', RELEASE, '--parent', 'none', '--method', 'v2', ...SOL_FILES.flatMap((f) => ['--tape', f]), '--window-end', '2026-05-01', '--questions', 'S01_market_regime', '--json'], dataDir)
-    await svc(['release', 'evaluate', RELEASE], dataDir)
-    await svc(['release', 'activate', RELEASE], dataDir)
-  }))
+  await Promise.all(Object.values(dirs).map((dataDir) => activateS01Release(dataDir)))
   const start = async (name: string) => {
     const env = {
       KAFKA_SESSION_TIMEOUT_MS: String(SESSION_MS), SVC_OPS_TOKEN: OPS, PORT: String(ports[name]), SVC_BASE_URL: bal,

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { ClusterInstance } from '../../bench/clusterInstance.ts'
+import { SOL_FILES } from './engine.ts'
 import { within } from './until.ts'
 
 const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
@@ -11,6 +12,17 @@ const exec = promisify(execFile)
 /** Runs an `svc` command on a data folder (an operator's release built, evaluated, activated before a start); its stdout. */
 export async function svc(args: string[], dataDir: string): Promise<string> {
   return (await exec(process.execPath, [SVC, ...args, '--data-dir', dataDir], { env: { ...process.env, CI: 'true', LOG_FORMAT: 'json', LOG_LEVEL: 'warn' }, maxBuffer: 64 * 1024 * 1024 })).stdout
+}
+
+/**
+ * The operator's release in a data folder before its start (`svc release build | evaluate | activate`, README
+ * "Releases"): S01 fitted on the recorded OKX SOL tape. A test's short history is too short for the bootstrap release
+ * to pass its gates, and without a release every answer is a refusal.
+ */
+export async function activateS01Release(dataDir: string, version = '1.0.0'): Promise<void> {
+  await svc(['release', 'build', '--version', version, '--parent', 'none', '--method', 'v2', ...SOL_FILES.flatMap((f) => ['--tape', f]), '--window-end', '2026-05-01', '--questions', 'S01_market_regime', '--json'], dataDir)
+  await svc(['release', 'evaluate', version], dataDir)
+  await svc(['release', 'activate', version], dataDir)
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
