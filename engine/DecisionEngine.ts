@@ -87,8 +87,13 @@ export interface DecisionEngineOptions {
  * shape the SQL views give (a JSON object), so an agent and a quant read one field one way (issue 14).
  */
 export function publicConditions(conditions: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const k of Object.keys(conditions).sort()) out[k] = conditions[k]
+  return sortedByName(conditions)
+}
+
+/** An object's members by name, as canonical JSON (RFC 8785) orders them: a record's own write and its read-back agree. */
+function sortedByName<V>(members: Readonly<Record<string, V>>): Record<string, V> {
+  const out: Record<string, V> = {}
+  for (const k of Object.keys(members).sort()) out[k] = members[k]!
   return out
 }
 
@@ -179,7 +184,9 @@ export class DecisionEngine {
     if (out.kind === 'claim' && out.distribution && res.action !== 'refuse') {
       const predicted = out.conditions.predicted_class
       const modal = Object.entries(out.distribution).reduce((a, b) => (b[1] > a[1] ? b : a))[0]
-      choice = { choice_id: typeof predicted === 'string' ? predicted : modal, distribution: out.distribution }
+      // Classes by name: the order the record has when read back from the log (canonical JSON), so the instance that
+      // answered and every replica or restart serve one text, not the model's class order here and sorted there.
+      choice = { choice_id: typeof predicted === 'string' ? predicted : modal, distribution: sortedByName(out.distribution) }
     }
     const fitted_version = fitted?.version ?? null
     const record: LedgerDecision = {

@@ -186,6 +186,12 @@ t.test('decision engine over a real tape', async (t) => {
     t.ok(again.reserved, 're-served')
     t.equal(again.record.payment_id, 'pay-1', 'the recorded row, unchanged')
     t.equal(await total(log, names.decisions), rowsAfterClaim, 'no new row')
+    // The answer as built (before any read-back from the log) holds the regime's classes by name, the order the record
+    // has when decoded (canonical JSON), so the instance that answered and a replica serve one text; the model lists
+    // them trend_up, trend_down, range_quiet, range_volatile.
+    const regimeAnswer = (await decideNow(engine(), { question_id: 'S01_market_regime', asset: 'SOL', payment: { payment_id: 'pay-3', rail: 'credits' } })).record
+    t.ok(regimeAnswer.choice, `S01 answers with a distribution (${regimeAnswer.action})`)
+    t.same(Object.keys(regimeAnswer.choice?.distribution ?? {}), ['range_quiet', 'range_volatile', 'trend_down', 'trend_up'], 'its classes by name')
     t.same(runner.reads.resolution(claim!.decision_id), { status: 'pending', decision_id: claim!.decision_id, horizon_end: claim!.horizon_end }, 'pending before the horizon')
 
     // Next decision while the clock is open.
