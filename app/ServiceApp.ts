@@ -73,8 +73,8 @@ import { openWalletWiring, walletWiringOf } from './walletWiring.ts'
 import { HL_DEFAULT_BASE_URL, HyperliquidInfoClient } from '../ingest/hyperliquid/HyperliquidInfoClient.ts'
 import { HL_DEFAULT_WS_URL } from '../ingest/hyperliquid/HyperliquidStream.ts'
 import { RestWeightBudget, type RestWeightBudgetOptions } from '../ingest/hyperliquid/RestWeightBudget.ts'
-import { HL_VENUE_SOURCE, HyperliquidConnector, type HyperliquidConnectorOptions } from '../pipeline/venue/HyperliquidConnector.ts'
-import { VenueLogSink } from '../pipeline/venue/VenueLogSink.ts'
+import { HL_VENUE_SOURCE, type HyperliquidConnectorOptions } from '../pipeline/venue/HyperliquidConnector.ts'
+import { LiveVenueFeed } from '../pipeline/venue/LiveVenueFeed.ts'
 import { SimulatedVenueResume } from '../pipeline/venue/SimulatedVenueResume.ts'
 import { LogError } from '../pipeline/log/LogError.ts'
 import { decodeTickValue } from '../pipeline/TickEnvelope.ts'
@@ -248,7 +248,7 @@ async function firstSimulatedVenue(dataDir: string, config: AppConfig, clock: Cl
 type VenueFeed =
   /** `reopen`: the generator's resume point read again from its checkpoint and the log (an instance taking over the feed). */
   | { mode: 'present'; venue: SimulatedVenue; resume: SimulatedVenueResume; reopen: () => Promise<SimulatedVenueResume> }
-  | { mode: 'live'; venue: LiveVenueFile; connector: HyperliquidConnector; sink: VenueLogSink; progress: { bar: Progress | null } }
+  | { mode: 'live'; venue: LiveVenueFile; connector: LiveVenueFeed; progress: { bar: Progress | null } }
   | { mode: 'replay'; tape: string; firstTime: number }
 
 /** What opened so far, for closing a start that stops or fails part-way: `first` closes before the rest (last first). */
@@ -340,8 +340,10 @@ export class ServiceApp {
       if (config.SVC_LOG !== 'kafka' || config.KAFKA_INSTANCE_ID === undefined) {
         throw new AppConfigError('SVC_CLUSTER=on runs several instances on one Kafka cluster: set SVC_LOG=kafka, KAFKA_BROKERS and this instance\'s own KAFKA_INSTANCE_ID')
       }
-      if (config.SVC_VENUE === 'hyperliquid') {
-        throw new AppConfigError('SVC_CLUSTER=on does not hand the live venue\'s connector over between instances yet: run the live venue on one instance (SVC_CLUSTER=off), or the simulated venue or a tape on several')
+      // The live venue's training cut is the first start's present on one instance; the instances of a cluster each fit
+      // on the history the log holds and must cut it at one instant, or their releases and decisions would differ.
+      if (config.SVC_VENUE === 'hyperliquid' && config.SVC_TRAIN_UNTIL === undefined) {
+        throw new AppConfigError('SVC_CLUSTER=on with the live venue fits every instance on one training cut: set SVC_TRAIN_UNTIL, the same instant on each (e.g. the first start\'s date)')
       }
       if (config.SVC_SIGNING_SECRET === undefined || keyBytes(config.SVC_SIGNING_SECRET) === null) {
         throw new AppConfigError('SVC_CLUSTER=on forwards a payer\'s requests to the instance that owns the payer, signed with the secret every instance shares: set the same SVC_SIGNING_SECRET (32 bytes) on each')
@@ -393,28 +395,34 @@ export class ServiceApp {
     // One REST budget for every call this process makes to the venue (the venue meters per IP).
     const hlBudget = new RestWeightBudget(deps.restBudget)
     let feed: VenueFeed
+    /** The newest venue event time the market state has read from the log (set once it is open). */
+    let loggedEventTime: () => number | null = () => null
     if (liveFile) {
       const client = new HyperliquidInfoClient({ baseUrl: liveFile.base_url, timeoutMs: 10_000, budget: hlBudget, clock })
-      const { sink, resume } = await VenueLogSink.open({ log: eventLog, ticksTopic: names.ticks, source: HL_VENUE_SOURCE, partitions })
-      closes('venue sink', () => sink.close())
       const progress: { bar: Progress | null } = { bar: null }
-      const connector = HyperliquidConnector.create({
-        ...(deps.venueTiming ?? {}),
-        coins: liveFile.coins,
-        barInterval: liveFile.bar_interval,
-        historyMs: liveFile.history_days * DAY_MS,
-        client,
-        wsUrl: liveFile.ws_url,
-        clock,
-        sink,
-        resume,
-        onProgress: ({ done, total }) => {
-          progress.bar ??= startProgress('svc: backfill', total, 'requests', progressOf(config))
-          progress.bar.setTotal(total)
-          progress.bar.update(done)
+      // Several instances: the holder of the venue-feed lease runs the connector; the others report the venue as the
+      // log shows it (their market state's newest tick) and take the feed over from where the log ends.
+      const connector = await LiveVenueFeed.open({
+        sink: { log: eventLog, ticksTopic: names.ticks, source: HL_VENUE_SOURCE, partitions },
+        connector: {
+          ...(deps.venueTiming ?? {}),
+          coins: liveFile.coins,
+          barInterval: liveFile.bar_interval,
+          historyMs: liveFile.history_days * DAY_MS,
+          client,
+          wsUrl: liveFile.ws_url,
+          clock,
+          onProgress: ({ done, total }) => {
+            progress.bar ??= startProgress('svc: backfill', total, 'requests', progressOf(config))
+            progress.bar.setTotal(total)
+            progress.bar.update(done)
+          },
         },
+        feeds: () => feedLease.held,
+        readEventTime: () => loggedEventTime(),
       })
-      feed = { mode: 'live', venue: liveFile, connector, sink, progress }
+      closes('venue sink', () => connector.close())
+      feed = { mode: 'live', venue: liveFile, connector, progress }
     } else if (simulatedVenue) {
       // The generator's checkpoint beside the processors' snapshots: a restart generates only the gap (issue 31).
       const venue = simulatedVenue
@@ -435,6 +443,7 @@ export class ServiceApp {
       ...(liveFile ? { hlClient: new HyperliquidInfoClient({ baseUrl: liveFile.base_url, timeoutMs: 5_000, budget: hlBudget, clock }) } : {}),
     })
     closes('market', () => market.close())
+    loggedEventTime = () => market.state.health().eventTime
     timeline = new DataTimeline({
       mode: feed.mode === 'replay' ? 'replay' : 'present',
       source: feed.mode === 'live' ? HL_VENUE_SOURCE : feed.mode === 'present' || simulated ? SIMULATED_SOURCE : basename(feed.tape),
@@ -762,6 +771,7 @@ export class ServiceApp {
         }
         say('svc: this instance now holds the venue feed lease: it feeds the venue on from where the log ends')
         if (this.feed.mode === 'present') this.feed.resume = await this.feed.reopen()
+        if (this.feed.mode === 'live') await this.feed.connector.reopen()
       }
       const moved = new AbortController()
       const off = feedLease.onChange((held) => {
@@ -879,7 +889,7 @@ export class ServiceApp {
       await step('billing', () => this.billing.close())
       await step('market', () => this.market.close())
       await step('engine runner (fits, decisions)', () => this.runner.close())
-      if (this.feed.mode === 'live') await step('venue sink', () => (this.feed as { sink: VenueLogSink }).sink.close())
+      if (this.feed.mode === 'live') await step('venue sink', () => (this.feed as { connector: LiveVenueFeed }).connector.close())
       // The feed has stopped (run()'s signal): leaving the lease's group hands the feed to another instance at once.
       await step('venue feed lease', () => this.feedLease.close())
       await step('pipeline (sink seal, commit)', () => this.pipeline.close())

@@ -135,7 +135,7 @@ export const ENV_SCHEMA = Type.Object(
       description:
         'ticks stay in the log for the longest feature window (30 days) plus this many days of event time (embedded) or after their append (Kafka: retention.ms of the ticks topic the service creates; the Parquet sink must keep up within it)',
     }),
-    SVC_TRAIN_UNTIL: Type.Optional(Type.String({ format: 'date-time', description: 'an absolute training cut (ISO instant), instead of SVC_TRAIN_DAYS' })),
+    SVC_TRAIN_UNTIL: Type.Optional(Type.String({ format: 'date-time', description: 'an absolute training cut (ISO instant), instead of SVC_TRAIN_DAYS; required, the same on each instance, with SVC_CLUSTER=on and the live venue' })),
     SVC_PAY_TO: Type.Optional(
       Type.String({ pattern: ADDRESS_SOURCE, 'x-expected': 'a 0x address of 40 hex digits', 'x-unset': 'per-call x402 payments are off; credits still work', description: 'x402 payment recipient on Base' }),
     ),

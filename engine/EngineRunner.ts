@@ -355,10 +355,16 @@ export class EngineRunner {
     const delay = o.fallbackDelayMs ?? RESOLUTION_GRACE_MS
     const tolerance = o.toleranceMs ?? RESOLUTION_GRACE_MS
     let staged = false
+    // Several instances: only the one that appends (the venue feed's holder) decides by the clock; another passes the
+    // instant undecided and reads the holder's decision from the ledger. What the clock decides depends on when an
+    // instance looked at what it had read, so replicas deciding it too could stage a decision no holder ever writes.
+    const decides = this.options.appendsDerived?.() ?? true
     for (const [asset, s] of this.assets) {
       if (!s.serving) continue
       while (s.nextGrid + delay <= now) {
-        if (now - s.nextGrid <= delay + tolerance) {
+        if (!decides) {
+          // passed: the holder's record, if any, arrives through the ledger
+        } else if (now - s.nextGrid <= delay + tolerance) {
           this.counters.cadenceByClock++
           this.decideAt(asset, s.nextGrid)
           staged = true

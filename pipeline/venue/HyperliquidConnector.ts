@@ -301,11 +301,41 @@ export class HyperliquidConnector {
     return this.#currentStage(this.#clock.now())
   }
 
+  /**
+   * The status of an instance that reads the venue from the log while another instance feeds it (several instances,
+   * issue 32): the newest venue event time it has read (`eventTime`, null before any) decides the stage, on the
+   * connector's own staleness budget (streaming within it, stale past it, starting before any tick), and what it
+   * counts is its own (this connector's, which feeds nothing while another does); `connected` is false: no websocket
+   * of its own is open.
+   */
+  statusFromLog(eventTime: number | null): VenueStatus {
+    const now = this.#clock.now()
+    return {
+      ...this.status(),
+      stage: this.stageFromLog(eventTime),
+      connected: false,
+      held: 0,
+      waiting_for: null,
+      event_time: eventTime === null ? null : isoMs(eventTime),
+      lag_ms: eventTime === null ? null : Math.max(0, now - eventTime),
+    }
+  }
+
+  /** statusFromLog's stage, cheaply. */
+  stageFromLog(eventTime: number | null): VenueStage {
+    if (eventTime === null) return 'starting'
+    return this.#clock.now() - eventTime > this.#staleAfterMs ? 'stale' : 'streaming'
+  }
+
+  get #staleAfterMs(): number {
+    return this.#o.staleAfterMs ?? 120_000
+  }
+
   /** The stage now (the stream state and the age of what was written decide between streaming, reconnecting and stale). */
   #currentStage(now: number): VenueStage {
     if (this.#stage !== 'streaming') return this.#stage
     if (!this.#reached) return 'unreachable'
-    const stale = !Number.isFinite(this.#written) || now - this.#written > (this.#o.staleAfterMs ?? 120_000)
+    const stale = !Number.isFinite(this.#written) || now - this.#written > this.#staleAfterMs
     if (stale) return 'stale'
     return this.#stream?.connected ? 'streaming' : 'reconnecting'
   }

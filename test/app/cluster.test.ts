@@ -60,7 +60,7 @@ async function appendedOnce(t: TapTest, log: KafkaLog, when: string): Promise<{ 
   return { ticks: seqs.length, decisions: decisions.length }
 }
 
-t.test('SVC_CLUSTER=on needs Kafka, an instance id of its own and the shared signing secret, and refuses the live venue for now', async (t) => {
+t.test('SVC_CLUSTER=on needs Kafka, an instance id of its own and the shared signing secret, and one training cut for the live venue', async (t) => {
   const dir = await makeTempDir(t, 'svc-cluster-config-')
   const base = { PORT: '0', SVC_DATA_DIR: dir, LOG_LEVEL: 'silent', SVC_CLUSTER: 'on' }
   await t.rejects(ServiceApp.start(loadConfig(base), () => undefined), { code: 'APP_CONFIG', message: /SVC_LOG=kafka.*KAFKA_INSTANCE_ID/ }, 'on the embedded log')
@@ -71,8 +71,8 @@ t.test('SVC_CLUSTER=on needs Kafka, an instance id of its own and the shared sig
   )
   await t.rejects(
     ServiceApp.start(loadConfig({ ...base, SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:1', KAFKA_INSTANCE_ID: 'a', SVC_VENUE: 'hyperliquid' }), () => undefined),
-    { code: 'APP_CONFIG', message: /live venue/ },
-    'with the live venue',
+    { code: 'APP_CONFIG', message: /live venue.*SVC_TRAIN_UNTIL/ },
+    'the live venue without one training cut for every instance (test/app/clusterLiveVenue.test.ts runs it with one)',
   )
   await t.rejects(
     ServiceApp.start(loadConfig({ ...base, SVC_LOG: 'kafka', KAFKA_BROKERS: '127.0.0.1:1', KAFKA_INSTANCE_ID: 'a' }), () => undefined),
