@@ -23,7 +23,7 @@ import { ASK_XP_DAILY_CAP, LEVELS, RANKS, rankIndexOf, rankOf } from './levels.t
 import { isoWeekByKey, isoWeekOf, periodOverBy, type Period } from './periods.ts'
 import { QUESTS, emptyCounters, measure, questPeriod } from './quests.ts'
 import { flagAt, PayerState, type ReadMark, type SeasonStats } from './PayerState.ts'
-import { HotNotification } from './HotNotification.ts'
+import { derivedKey, HotNotification } from './HotNotification.ts'
 import type { ColdFeed, ColdScope } from './ColdFeed.ts'
 import type { StateStore } from '../../pipeline/state/StateStore.ts'
 import type { PeriodCounters } from './quests.ts'
@@ -37,6 +37,9 @@ export const NOTIFICATION_KINDS = ['call_resolved', 'quest_complete', 'badge_ear
 
 /** The kinds' names as held strings, to share with rows read back from the journal. */
 const KIND_NAMES = new Map<string, string>(NOTIFICATION_KINDS.map((k) => [k, k]))
+
+/** A bit per kind the Arena writes: a payer's feed index holds, per ref, the kinds of its rows (PayerState.feedRefs). */
+const KIND_BITS = new Map<string, number>(NOTIFICATION_KINDS.map((k, i) => [k, 1 << i]))
 
 export const FEED_LIMIT = 50
 /** The notification history's cursor scope: positions are [payer, id]; a page lists the ids below it. */
@@ -119,7 +122,13 @@ export class ArenaProjection implements StateStore {
   private readonly questIdsByPeriod = new Map<string, string[]>()
   /** Experience rows (awards, not XP points) by kind: what the operator funnel counts as xp_award, quest and badge steps. */
   readonly awardsByKind: Record<string, number> = {}
-  private readonly notificationKeys = new Set<string>()
+  /**
+   * The notification keys held (the journal identity: a replayed event does not notify twice), without a string of
+   * their own: a row whose key is the derived kind|ref|payer of its feed's owner (every row the Arena writes) is found
+   * by its ref and kind in the owner's feed index (PayerState.feedRefs, keyed by the row's own ref string); any other
+   * row's key is held here as it came.
+   */
+  private readonly otherKeys = new Set<string>()
   private readonly lockedCalls = new Set<string>()
   private readonly gradedCalls = new Set<string>()
   private readonly byPublicId = new Map<string, string>()
@@ -173,8 +182,52 @@ export class ArenaProjection implements StateStore {
     else this.questIdsByPeriod.set(period, [id])
   }
 
+  /** Whether a notification of this key is held (in a feed, hot). */
   hasNotification(key: string): boolean {
-    return this.notificationKeys.has(key)
+    if (this.otherKeys.has(key)) return true
+    // An indexed row's kind and payer hold no '|' (indexBit), so its key splits back into one (kind, ref, payer).
+    const i = key.indexOf('|')
+    const j = key.lastIndexOf('|')
+    if (i < 0 || j === i) return false
+    const bit = KIND_BITS.get(key.slice(0, i))
+    if (bit === undefined) return false
+    const refs = this.payers.get(key.slice(j + 1))?.feedRefs
+    return refs != null && ((refs.get(key.slice(i + 1, j)) ?? 0) & bit) !== 0
+  }
+
+  /** hasNotification(kind|ref|payer of s) without building the key (the Arena's writer asks for every event it folds). */
+  holdsNotification(s: PayerState, kind: string, ref: string): boolean {
+    const bit = KIND_BITS.get(kind)
+    if (bit === undefined || s.payer.includes('|')) return this.hasNotification(derivedKey(kind, ref, s.payer))
+    if (((s.feedRefs?.get(ref) ?? 0) & bit) !== 0) return true
+    return this.otherKeys.size > 0 && this.otherKeys.has(derivedKey(kind, ref, s.payer))
+  }
+
+  /** The kind's bit when the row is found through its feed's index, 0 when its key is held in otherKeys. */
+  private indexBit(s: PayerState, n: HotNotification): number {
+    if (!n.keyDerived || n.payer !== s.payer || s.payer.includes('|')) return 0
+    return KIND_BITS.get(n.kind) ?? 0
+  }
+
+  private holdKey(s: PayerState, n: HotNotification): void {
+    const bit = this.indexBit(s, n)
+    if (bit === 0) {
+      this.otherKeys.add(n.key)
+      return
+    }
+    const refs = (s.feedRefs ??= new Map())
+    refs.set(n.ref, (refs.get(n.ref) ?? 0) | bit)
+  }
+
+  private dropKey(s: PayerState, n: HotNotification): void {
+    const bit = this.indexBit(s, n)
+    if (bit === 0) {
+      this.otherKeys.delete(n.key)
+      return
+    }
+    const left = (s.feedRefs?.get(n.ref) ?? 0) & ~bit
+    if (left === 0) s.feedRefs?.delete(n.ref)
+    else s.feedRefs!.set(n.ref, left)
   }
 
   /** Whether a graded (or void) call is folded: a restored state skips the duel's replay of it before sorting. */
@@ -216,7 +269,7 @@ export class ArenaProjection implements StateStore {
         // key and payer only where they are not the ones derived.
         notifications: hot.map((n) => {
           const row: unknown[] = [n.id, n.kind, n.ref, n.payloadText, n.created_at]
-          if (n.key !== `${n.kind}|${n.ref}|${s.payer}` || n.payer !== s.payer) row.push(n.key, n.payer)
+          if (!n.keyDerived || n.payer !== s.payer) row.push(n.key, n.payer)
           return row
         }),
         read_at: hot.filter((n) => s.readAt.has(n.id)).map((n) => n.id).sort((a, b) => a - b).map((id) => [id, s.readAt.get(id)]),
@@ -274,7 +327,7 @@ export class ArenaProjection implements StateStore {
       this.payers.set(s.payer, s)
       this.byPublicId.set(publicIdOf(s.payer), s.payer)
       for (const g of s.gradedList) this.gradedCalls.add(g.call_id)
-      for (const n of s.notifications) this.notificationKeys.add(n.key)
+      for (const n of s.notifications) this.holdKey(s, n)
     }
     for (const chunk of ids.experience_ids) for (const id of chunk) this.holdExperience(id, 'award', Number.POSITIVE_INFINITY)
     for (const chunk of asks) for (const [id, at] of chunk) this.askIds.set(id, at)
@@ -312,17 +365,18 @@ export class ArenaProjection implements StateStore {
   onNotification: ((row: NotificationRow) => void) | null = null
 
   applyNotification(row: NotificationRow): void {
-    if (this.notificationKeys.has(row.key)) return
+    if (this.hasNotification(row.key)) return
     const s = this.payer(row.payer)
     // One payer's records sit on one partition in id order, so an id not above the newest applied is a copy (a
     // retried append) of one that left memory with its key.
     if (row.id <= s.lastId) return
-    this.notificationKeys.add(row.key)
     // A row read back from the journal brings its own copies of the payer and the kind; the feed holds every row (a
     // million at a restart), so it keeps the copies already held instead (same text, one string).
     if (row.payer === s.payer) row.payer = s.payer
     row.kind = KIND_NAMES.get(row.kind) ?? row.kind
-    s.notifications.push(HotNotification.of(row))
+    const n = HotNotification.of(row)
+    this.holdKey(s, n)
+    s.notifications.push(n)
     s.lastId = row.id
     if (row.id > s.seq) s.seq = row.id
     if (row.kind === 'rank_up') {
@@ -438,7 +492,7 @@ export class ArenaProjection implements StateStore {
         for (const n of s.notifications) {
           if (Date.parse(n.created_at) >= cutoff) kept.push(n)
           else {
-            this.notificationKeys.delete(n.key)
+            this.dropKey(s, n)
             s.readAt.delete(n.id)
             if (n.id > s.coldMax) s.coldMax = n.id
           }
@@ -969,8 +1023,8 @@ function payerOf(r: Record<string, any>, one: (text: string) => string): PayerSt
     if (typeof payload !== 'string' || !payload.startsWith('{')) throw new Error('notification payload')
     const k = need(kind, isStr, 'kind')
     const f = need(ref, isStr, 'ref')
-    return new HotNotification(
-      key === undefined ? `${k}|${f}|${s.payer}` : need(key, isStr, 'key'), payer === undefined ? s.payer : need(payer, isStr, 'payer'),
+    return HotNotification.held(
+      key === undefined ? null : need(key, isStr, 'key'), payer === undefined ? s.payer : need(payer, isStr, 'payer'),
       need(id, isNum, 'id'), KIND_NAMES.get(k) ?? k, f, payload, one(need(created_at, isStr, 'created_at')),
     )
   })

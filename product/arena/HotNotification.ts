@@ -4,12 +4,15 @@
  * days), and a parsed payload cost several times its text: ~850 bytes a row held as parsed objects. Readers see a
  * NotificationRow (`payload` a fresh object per read, so no reader can change what is held); JSON.stringify sees the
  * plain row (toJSON).
+ *
+ * The journal identity `key` is not held: every row the Arena writes has the key kind|ref|payer, so it is derived when
+ * read (a string of ~70 characters a row was 33 MB of the restored heap at a million calls, README). A row read back
+ * with another key (KeyedNotification) keeps its own.
  */
 import type { NotificationRow } from '../../pipeline/records/notificationRecord.ts'
 
 export class HotNotification implements NotificationRow {
   constructor(
-    readonly key: string,
     readonly payer: string,
     readonly id: number,
     readonly kind: string,
@@ -21,7 +24,27 @@ export class HotNotification implements NotificationRow {
 
   /** Held from a row as the journal or the Arena's own write gives it (its payload in canonical key order). */
   static of(row: NotificationRow): HotNotification {
-    return new HotNotification(row.key, row.payer, row.id, row.kind, row.ref, JSON.stringify(row.payload), row.created_at)
+    const payloadText = JSON.stringify(row.payload)
+    return row.key === derivedKey(row.kind, row.ref, row.payer)
+      ? new HotNotification(row.payer, row.id, row.kind, row.ref, payloadText, row.created_at)
+      : new KeyedNotification(row.key, row.payer, row.id, row.kind, row.ref, payloadText, row.created_at)
+  }
+
+  /** Held from a snapshot's tuple: `key` null (or equal to it) when it is the derived one. */
+  static held(key: string | null, payer: string, id: number, kind: string, ref: string, payloadText: string, created_at: string): HotNotification {
+    return key === null || key === derivedKey(kind, ref, payer)
+      ? new HotNotification(payer, id, kind, ref, payloadText, created_at)
+      : new KeyedNotification(key, payer, id, kind, ref, payloadText, created_at)
+  }
+
+  /** The journal identity: kind|ref|payer (the Arena's writer, Arena.notify). */
+  get key(): string {
+    return derivedKey(this.kind, this.ref, this.payer)
+  }
+
+  /** Whether the key is the derived one (false: a row read back with a key of its own). */
+  get keyDerived(): boolean {
+    return true
   }
 
   get payload(): Record<string, unknown> {
@@ -31,4 +54,31 @@ export class HotNotification implements NotificationRow {
   toJSON(): NotificationRow {
     return { key: this.key, payer: this.payer, id: this.id, kind: this.kind, ref: this.ref, payload: this.payload, created_at: this.created_at }
   }
+}
+
+/** A row whose key is not kind|ref|payer (not one the Arena writes): it holds the key it came with. */
+export class KeyedNotification extends HotNotification {
+  constructor(
+    private readonly ownKey: string,
+    payer: string,
+    id: number,
+    kind: string,
+    ref: string,
+    payloadText: string,
+    created_at: string,
+  ) {
+    super(payer, id, kind, ref, payloadText, created_at)
+  }
+
+  override get key(): string {
+    return this.ownKey
+  }
+
+  override get keyDerived(): boolean {
+    return false
+  }
+}
+
+export function derivedKey(kind: string, ref: string, payer: string): string {
+  return `${kind}|${ref}|${payer}`
 }
