@@ -129,6 +129,12 @@ export class ArenaProjection implements StateStore {
    * row's key is held here as it came.
    */
   private readonly otherKeys = new Set<string>()
+  /**
+   * One copy of each text the feed's rows repeat: their payloads' parts around the ref (HotNotification) and their
+   * instants. A hot window of a million calls repeats fewer than 2,000 parts and ~1,000 instants, so the table is
+   * bounded (it starts over when full: what it shared stays shared).
+   */
+  private readonly feedText = sharedTexts(8192)
   private readonly lockedCalls = new Set<string>()
   private readonly gradedCalls = new Set<string>()
   private readonly byPublicId = new Map<string, string>()
@@ -309,7 +315,7 @@ export class ArenaProjection implements StateStore {
           if (r.newest !== null && !isNum(r.newest)) throw new Error('newest is not a number')
           newest = r.newest as number | null
         }
-        else if (r?.t === 'payer') payers.push(payerOf(r, one))
+        else if (r?.t === 'payer') payers.push(payerOf(r, one, this.feedText))
         else if (r?.t === 'experience_ids' || r?.t === 'locked_calls' || r?.t === 'setting_ids') ids[r.t as keyof typeof ids].push(strings(r.ids))
         else if (r?.t === 'ask_ids') asks.push(pairs(r.ids, isNum))
         else throw new Error(`unknown row kind ${JSON.stringify(r?.t)}`)
@@ -374,7 +380,8 @@ export class ArenaProjection implements StateStore {
     // million at a restart), so it keeps the copies already held instead (same text, one string).
     if (row.payer === s.payer) row.payer = s.payer
     row.kind = KIND_NAMES.get(row.kind) ?? row.kind
-    const n = HotNotification.of(row)
+    row.created_at = this.feedText(row.created_at)
+    const n = HotNotification.of(row, this.feedText)
     this.holdKey(s, n)
     s.notifications.push(n)
     s.lastId = row.id
@@ -978,7 +985,7 @@ function periodsAt(s: PayerState, cutoff: number): { completions: PayerState['co
   return { completions, counters: [...s.counters.keys()].filter((k) => !periodOverBy(k, cutoff)) }
 }
 
-function payerOf(r: Record<string, any>, one: (text: string) => string): PayerState {
+function payerOf(r: Record<string, any>, one: (text: string) => string, feedText: (text: string) => string): PayerState {
   const s = new PayerState(need(r.payer, isStr, 'payer'))
   s.xp = need(r.xp, isNum, 'xp')
   s.badges = strings(r.badges)
@@ -1025,7 +1032,7 @@ function payerOf(r: Record<string, any>, one: (text: string) => string): PayerSt
     const f = need(ref, isStr, 'ref')
     return HotNotification.held(
       key === undefined ? null : need(key, isStr, 'key'), payer === undefined ? s.payer : need(payer, isStr, 'payer'),
-      need(id, isNum, 'id'), KIND_NAMES.get(k) ?? k, f, payload, one(need(created_at, isStr, 'created_at')),
+      need(id, isNum, 'id'), KIND_NAMES.get(k) ?? k, f, payload, feedText(need(created_at, isStr, 'created_at')), feedText,
     )
   })
   for (const x of list(r.read_at)) {
