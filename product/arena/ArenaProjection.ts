@@ -316,7 +316,7 @@ export class ArenaProjection implements StateStore {
           newest = r.newest as number | null
         }
         else if (r?.t === 'payer') payers.push(payerOf(r, one, this.feedText))
-        else if (r?.t === 'experience_ids' || r?.t === 'locked_calls' || r?.t === 'setting_ids') ids[r.t as keyof typeof ids].push(strings(r.ids))
+        else if (r?.t === 'experience_ids' || r?.t === 'locked_calls' || r?.t === 'setting_ids') ids[r.t as keyof typeof ids].push(strings(r.ids, r.t === 'locked_calls' ? one : undefined))
         else if (r?.t === 'ask_ids') asks.push(pairs(r.ids, isNum))
         else throw new Error(`unknown row kind ${JSON.stringify(r?.t)}`)
       } catch (err) {
@@ -955,8 +955,9 @@ function list(v: unknown, what = 'a list'): unknown[] {
   return v
 }
 
-function strings(v: unknown): string[] {
-  return list(v).map((x) => need(x, isStr, 'not a string'))
+/** `one`: strings repeated elsewhere in the snapshot (a call id, a market, a period key) held once (sharedTexts). */
+function strings(v: unknown, one?: (text: string) => string): string[] {
+  return list(v).map((x) => (one ? one(need(x, isStr, 'not a string')) : need(x, isStr, 'not a string')))
 }
 
 function pairs<T>(v: unknown, ok: (v: unknown) => v is T): Array<[string, T]> {
@@ -988,21 +989,23 @@ function periodsAt(s: PayerState, cutoff: number): { completions: PayerState['co
 function payerOf(r: Record<string, any>, one: (text: string) => string, feedText: (text: string) => string): PayerState {
   const s = new PayerState(need(r.payer, isStr, 'payer'))
   s.xp = need(r.xp, isNum, 'xp')
-  s.badges = strings(r.badges)
+  // A call's id is in its graded entry, its locked id and its notifications' refs, a period key in completions and
+  // counters, a quest, market or instant in many payers' rows: each is held once (one), as a rebuild would not.
+  s.badges = strings(r.badges, one)
   s.completions = list(r.completions).map((c) => {
     const [quest, period_key, xp, completed_at] = list(c)
-    return { quest: need(quest, isStr, 'quest'), period_key: need(period_key, isStr, 'period'), xp: need(xp, isNum, 'xp'), completed_at: need(completed_at, isStr, 'completed_at') }
+    return { quest: one(need(quest, isStr, 'quest')), period_key: one(need(period_key, isStr, 'period')), xp: need(xp, isNum, 'xp'), completed_at: one(need(completed_at, isStr, 'completed_at')) }
   })
   s.calls = need(r.calls, isNum, 'calls')
   s.graded = need(r.graded, isNum, 'graded')
   s.correct = need(r.correct, isNum, 'correct')
   s.voided = need(r.voided, isNum, 'voided')
   s.beatHouse = need(r.beat_house, isNum, 'beat_house')
-  s.markets = strings(r.markets)
+  s.markets = strings(r.markets, one)
   s.gradedList = list(r.graded_list).map((g) => {
     const [call_id, at, correct] = list(g)
     if (correct !== null && !isBool(correct)) throw new Error('graded correct')
-    return { call_id: need(call_id, isStr, 'call_id'), at: need(at, isNum, 'at'), correct: correct as boolean | null }
+    return { call_id: one(need(call_id, isStr, 'call_id')), at: need(at, isNum, 'at'), correct: correct as boolean | null }
   })
   const [ps, pl] = list(r.prefix, 'prefix')
   s.prefix = { streak: need(ps, isNum, 'prefix streak'), longest: need(pl, isNum, 'prefix longest') }
@@ -1010,12 +1013,12 @@ function payerOf(r: Record<string, any>, one: (text: string) => string, feedText
   s.longest = need(r.longest, isNum, 'longest')
   for (const c of list(r.counters)) {
     const [k, calls_locked, correct_calls, markets] = list(c)
-    const counters: PeriodCounters = { calls_locked: need(calls_locked, isNum, 'calls_locked'), correct_calls: need(correct_calls, isNum, 'correct_calls'), markets: strings(markets), questsHeld: 0 }
-    s.counters.set(need(k, isStr, 'period'), counters)
+    const counters: PeriodCounters = { calls_locked: need(calls_locked, isNum, 'calls_locked'), correct_calls: need(correct_calls, isNum, 'correct_calls'), markets: strings(markets, one), questsHeld: 0 }
+    s.counters.set(one(need(k, isStr, 'period')), counters)
   }
   for (const x of list(r.seasons)) {
     const [k, xp, calls, graded, correct] = list(x)
-    s.seasons.set(need(k, isStr, 'season'), { xp: need(xp, isNum, 'xp'), calls: need(calls, isNum, 'calls'), graded: need(graded, isNum, 'graded'), correct: need(correct, isNum, 'correct') })
+    s.seasons.set(one(need(k, isStr, 'season')), { xp: need(xp, isNum, 'xp'), calls: need(calls, isNum, 'calls'), graded: need(graded, isNum, 'graded'), correct: need(correct, isNum, 'correct') })
   }
   const flags = (v: unknown) => list(v).map((f) => {
     const [at, value] = list(f)
@@ -1029,7 +1032,7 @@ function payerOf(r: Record<string, any>, one: (text: string) => string, feedText
     // The payload's JSON text, checked to be an object once here (reads parse it again).
     if (typeof payload !== 'string' || !payload.startsWith('{')) throw new Error('notification payload')
     const k = need(kind, isStr, 'kind')
-    const f = need(ref, isStr, 'ref')
+    const f = one(need(ref, isStr, 'ref'))
     return HotNotification.held(
       key === undefined ? null : need(key, isStr, 'key'), payer === undefined ? s.payer : need(payer, isStr, 'payer'),
       need(id, isNum, 'id'), KIND_NAMES.get(k) ?? k, f, payload, feedText(need(created_at, isStr, 'created_at')), feedText,
