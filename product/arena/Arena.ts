@@ -535,7 +535,7 @@ export class Arena {
   /** The payload is built only for a notification not held yet: a restart re-derives a million that are. */
   private notify(s: PayerState, kind: string, ref: string, payload: () => Record<string, unknown>, at: number, awards: Awards): void {
     const key = `${kind}|${ref}|${s.payer}`
-    if (this.staged.has(key) || this.projection.hasNotification(key)) return
+    if (this.staged.has(key) || this.projection.holdsNotification(s, kind, ref)) return
     this.staged.add(key)
     s.seq++
     // In the key order the journal stores it (canonical JSON): the feed shows the same bytes before and after a restart.

@@ -23,7 +23,7 @@ import { ASK_XP_DAILY_CAP, LEVELS, RANKS, rankIndexOf, rankOf } from './levels.t
 import { isoWeekByKey, isoWeekOf, periodOverBy, type Period } from './periods.ts'
 import { QUESTS, emptyCounters, measure, questPeriod } from './quests.ts'
 import { flagAt, PayerState, type ReadMark, type SeasonStats } from './PayerState.ts'
-import { HotNotification } from './HotNotification.ts'
+import { derivedKey, HotNotification } from './HotNotification.ts'
 import type { ColdFeed, ColdScope } from './ColdFeed.ts'
 import type { StateStore } from '../../pipeline/state/StateStore.ts'
 import type { PeriodCounters } from './quests.ts'
@@ -37,6 +37,9 @@ export const NOTIFICATION_KINDS = ['call_resolved', 'quest_complete', 'badge_ear
 
 /** The kinds' names as held strings, to share with rows read back from the journal. */
 const KIND_NAMES = new Map<string, string>(NOTIFICATION_KINDS.map((k) => [k, k]))
+
+/** A bit per kind the Arena writes: a payer's feed index holds, per ref, the kinds of its rows (PayerState.feedRefs). */
+const KIND_BITS = new Map<string, number>(NOTIFICATION_KINDS.map((k, i) => [k, 1 << i]))
 
 export const FEED_LIMIT = 50
 /** The notification history's cursor scope: positions are [payer, id]; a page lists the ids below it. */
@@ -119,7 +122,19 @@ export class ArenaProjection implements StateStore {
   private readonly questIdsByPeriod = new Map<string, string[]>()
   /** Experience rows (awards, not XP points) by kind: what the operator funnel counts as xp_award, quest and badge steps. */
   readonly awardsByKind: Record<string, number> = {}
-  private readonly notificationKeys = new Set<string>()
+  /**
+   * The notification keys held (the journal identity: a replayed event does not notify twice), without a string of
+   * their own: a row whose key is the derived kind|ref|payer of its feed's owner (every row the Arena writes) is found
+   * by its ref and kind in the owner's feed index (PayerState.feedRefs, keyed by the row's own ref string); any other
+   * row's key is held here as it came.
+   */
+  private readonly otherKeys = new Set<string>()
+  /**
+   * One copy of each text the feed's rows repeat: their payloads' parts around the ref (HotNotification) and their
+   * instants. A hot window of a million calls repeats fewer than 2,000 parts and ~1,000 instants, so the table is
+   * bounded (it starts over when full: what it shared stays shared).
+   */
+  private readonly feedText = sharedTexts(8192)
   private readonly lockedCalls = new Set<string>()
   private readonly gradedCalls = new Set<string>()
   private readonly byPublicId = new Map<string, string>()
@@ -173,8 +188,52 @@ export class ArenaProjection implements StateStore {
     else this.questIdsByPeriod.set(period, [id])
   }
 
+  /** Whether a notification of this key is held (in a feed, hot). */
   hasNotification(key: string): boolean {
-    return this.notificationKeys.has(key)
+    if (this.otherKeys.has(key)) return true
+    // An indexed row's kind and payer hold no '|' (indexBit), so its key splits back into one (kind, ref, payer).
+    const i = key.indexOf('|')
+    const j = key.lastIndexOf('|')
+    if (i < 0 || j === i) return false
+    const bit = KIND_BITS.get(key.slice(0, i))
+    if (bit === undefined) return false
+    const refs = this.payers.get(key.slice(j + 1))?.feedRefs
+    return refs != null && ((refs.get(key.slice(i + 1, j)) ?? 0) & bit) !== 0
+  }
+
+  /** hasNotification(kind|ref|payer of s) without building the key (the Arena's writer asks for every event it folds). */
+  holdsNotification(s: PayerState, kind: string, ref: string): boolean {
+    const bit = KIND_BITS.get(kind)
+    if (bit === undefined || s.payer.includes('|')) return this.hasNotification(derivedKey(kind, ref, s.payer))
+    if (((s.feedRefs?.get(ref) ?? 0) & bit) !== 0) return true
+    return this.otherKeys.size > 0 && this.otherKeys.has(derivedKey(kind, ref, s.payer))
+  }
+
+  /** The kind's bit when the row is found through its feed's index, 0 when its key is held in otherKeys. */
+  private indexBit(s: PayerState, n: HotNotification): number {
+    if (!n.keyDerived || n.payer !== s.payer || s.payer.includes('|')) return 0
+    return KIND_BITS.get(n.kind) ?? 0
+  }
+
+  private holdKey(s: PayerState, n: HotNotification): void {
+    const bit = this.indexBit(s, n)
+    if (bit === 0) {
+      this.otherKeys.add(n.key)
+      return
+    }
+    const refs = (s.feedRefs ??= new Map())
+    refs.set(n.ref, (refs.get(n.ref) ?? 0) | bit)
+  }
+
+  private dropKey(s: PayerState, n: HotNotification): void {
+    const bit = this.indexBit(s, n)
+    if (bit === 0) {
+      this.otherKeys.delete(n.key)
+      return
+    }
+    const left = (s.feedRefs?.get(n.ref) ?? 0) & ~bit
+    if (left === 0) s.feedRefs?.delete(n.ref)
+    else s.feedRefs!.set(n.ref, left)
   }
 
   /** Whether a graded (or void) call is folded: a restored state skips the duel's replay of it before sorting. */
@@ -216,7 +275,7 @@ export class ArenaProjection implements StateStore {
         // key and payer only where they are not the ones derived.
         notifications: hot.map((n) => {
           const row: unknown[] = [n.id, n.kind, n.ref, n.payloadText, n.created_at]
-          if (n.key !== `${n.kind}|${n.ref}|${s.payer}` || n.payer !== s.payer) row.push(n.key, n.payer)
+          if (!n.keyDerived || n.payer !== s.payer) row.push(n.key, n.payer)
           return row
         }),
         read_at: hot.filter((n) => s.readAt.has(n.id)).map((n) => n.id).sort((a, b) => a - b).map((id) => [id, s.readAt.get(id)]),
@@ -256,8 +315,8 @@ export class ArenaProjection implements StateStore {
           if (r.newest !== null && !isNum(r.newest)) throw new Error('newest is not a number')
           newest = r.newest as number | null
         }
-        else if (r?.t === 'payer') payers.push(payerOf(r, one))
-        else if (r?.t === 'experience_ids' || r?.t === 'locked_calls' || r?.t === 'setting_ids') ids[r.t as keyof typeof ids].push(strings(r.ids))
+        else if (r?.t === 'payer') payers.push(payerOf(r, one, this.feedText))
+        else if (r?.t === 'experience_ids' || r?.t === 'locked_calls' || r?.t === 'setting_ids') ids[r.t as keyof typeof ids].push(strings(r.ids, r.t === 'locked_calls' ? one : undefined))
         else if (r?.t === 'ask_ids') asks.push(pairs(r.ids, isNum))
         else throw new Error(`unknown row kind ${JSON.stringify(r?.t)}`)
       } catch (err) {
@@ -274,7 +333,7 @@ export class ArenaProjection implements StateStore {
       this.payers.set(s.payer, s)
       this.byPublicId.set(publicIdOf(s.payer), s.payer)
       for (const g of s.gradedList) this.gradedCalls.add(g.call_id)
-      for (const n of s.notifications) this.notificationKeys.add(n.key)
+      for (const n of s.notifications) this.holdKey(s, n)
     }
     for (const chunk of ids.experience_ids) for (const id of chunk) this.holdExperience(id, 'award', Number.POSITIVE_INFINITY)
     for (const chunk of asks) for (const [id, at] of chunk) this.askIds.set(id, at)
@@ -312,17 +371,19 @@ export class ArenaProjection implements StateStore {
   onNotification: ((row: NotificationRow) => void) | null = null
 
   applyNotification(row: NotificationRow): void {
-    if (this.notificationKeys.has(row.key)) return
+    if (this.hasNotification(row.key)) return
     const s = this.payer(row.payer)
     // One payer's records sit on one partition in id order, so an id not above the newest applied is a copy (a
     // retried append) of one that left memory with its key.
     if (row.id <= s.lastId) return
-    this.notificationKeys.add(row.key)
     // A row read back from the journal brings its own copies of the payer and the kind; the feed holds every row (a
     // million at a restart), so it keeps the copies already held instead (same text, one string).
     if (row.payer === s.payer) row.payer = s.payer
     row.kind = KIND_NAMES.get(row.kind) ?? row.kind
-    s.notifications.push(HotNotification.of(row))
+    row.created_at = this.feedText(row.created_at)
+    const n = HotNotification.of(row, this.feedText)
+    this.holdKey(s, n)
+    s.notifications.push(n)
     s.lastId = row.id
     if (row.id > s.seq) s.seq = row.id
     if (row.kind === 'rank_up') {
@@ -438,7 +499,7 @@ export class ArenaProjection implements StateStore {
         for (const n of s.notifications) {
           if (Date.parse(n.created_at) >= cutoff) kept.push(n)
           else {
-            this.notificationKeys.delete(n.key)
+            this.dropKey(s, n)
             s.readAt.delete(n.id)
             if (n.id > s.coldMax) s.coldMax = n.id
           }
@@ -894,8 +955,9 @@ function list(v: unknown, what = 'a list'): unknown[] {
   return v
 }
 
-function strings(v: unknown): string[] {
-  return list(v).map((x) => need(x, isStr, 'not a string'))
+/** `one`: strings repeated elsewhere in the snapshot (a call id, a market, a period key) held once (sharedTexts). */
+function strings(v: unknown, one?: (text: string) => string): string[] {
+  return list(v).map((x) => (one ? one(need(x, isStr, 'not a string')) : need(x, isStr, 'not a string')))
 }
 
 function pairs<T>(v: unknown, ok: (v: unknown) => v is T): Array<[string, T]> {
@@ -924,24 +986,26 @@ function periodsAt(s: PayerState, cutoff: number): { completions: PayerState['co
   return { completions, counters: [...s.counters.keys()].filter((k) => !periodOverBy(k, cutoff)) }
 }
 
-function payerOf(r: Record<string, any>, one: (text: string) => string): PayerState {
+function payerOf(r: Record<string, any>, one: (text: string) => string, feedText: (text: string) => string): PayerState {
   const s = new PayerState(need(r.payer, isStr, 'payer'))
   s.xp = need(r.xp, isNum, 'xp')
-  s.badges = strings(r.badges)
+  // A call's id is in its graded entry, its locked id and its notifications' refs, a period key in completions and
+  // counters, a quest, market or instant in many payers' rows: each is held once (one), as a rebuild would not.
+  s.badges = strings(r.badges, one)
   s.completions = list(r.completions).map((c) => {
     const [quest, period_key, xp, completed_at] = list(c)
-    return { quest: need(quest, isStr, 'quest'), period_key: need(period_key, isStr, 'period'), xp: need(xp, isNum, 'xp'), completed_at: need(completed_at, isStr, 'completed_at') }
+    return { quest: one(need(quest, isStr, 'quest')), period_key: one(need(period_key, isStr, 'period')), xp: need(xp, isNum, 'xp'), completed_at: one(need(completed_at, isStr, 'completed_at')) }
   })
   s.calls = need(r.calls, isNum, 'calls')
   s.graded = need(r.graded, isNum, 'graded')
   s.correct = need(r.correct, isNum, 'correct')
   s.voided = need(r.voided, isNum, 'voided')
   s.beatHouse = need(r.beat_house, isNum, 'beat_house')
-  s.markets = strings(r.markets)
+  s.markets = strings(r.markets, one)
   s.gradedList = list(r.graded_list).map((g) => {
     const [call_id, at, correct] = list(g)
     if (correct !== null && !isBool(correct)) throw new Error('graded correct')
-    return { call_id: need(call_id, isStr, 'call_id'), at: need(at, isNum, 'at'), correct: correct as boolean | null }
+    return { call_id: one(need(call_id, isStr, 'call_id')), at: need(at, isNum, 'at'), correct: correct as boolean | null }
   })
   const [ps, pl] = list(r.prefix, 'prefix')
   s.prefix = { streak: need(ps, isNum, 'prefix streak'), longest: need(pl, isNum, 'prefix longest') }
@@ -949,12 +1013,12 @@ function payerOf(r: Record<string, any>, one: (text: string) => string): PayerSt
   s.longest = need(r.longest, isNum, 'longest')
   for (const c of list(r.counters)) {
     const [k, calls_locked, correct_calls, markets] = list(c)
-    const counters: PeriodCounters = { calls_locked: need(calls_locked, isNum, 'calls_locked'), correct_calls: need(correct_calls, isNum, 'correct_calls'), markets: strings(markets), questsHeld: 0 }
-    s.counters.set(need(k, isStr, 'period'), counters)
+    const counters: PeriodCounters = { calls_locked: need(calls_locked, isNum, 'calls_locked'), correct_calls: need(correct_calls, isNum, 'correct_calls'), markets: strings(markets, one), questsHeld: 0 }
+    s.counters.set(one(need(k, isStr, 'period')), counters)
   }
   for (const x of list(r.seasons)) {
     const [k, xp, calls, graded, correct] = list(x)
-    s.seasons.set(need(k, isStr, 'season'), { xp: need(xp, isNum, 'xp'), calls: need(calls, isNum, 'calls'), graded: need(graded, isNum, 'graded'), correct: need(correct, isNum, 'correct') })
+    s.seasons.set(one(need(k, isStr, 'season')), { xp: need(xp, isNum, 'xp'), calls: need(calls, isNum, 'calls'), graded: need(graded, isNum, 'graded'), correct: need(correct, isNum, 'correct') })
   }
   const flags = (v: unknown) => list(v).map((f) => {
     const [at, value] = list(f)
@@ -968,10 +1032,10 @@ function payerOf(r: Record<string, any>, one: (text: string) => string): PayerSt
     // The payload's JSON text, checked to be an object once here (reads parse it again).
     if (typeof payload !== 'string' || !payload.startsWith('{')) throw new Error('notification payload')
     const k = need(kind, isStr, 'kind')
-    const f = need(ref, isStr, 'ref')
-    return new HotNotification(
-      key === undefined ? `${k}|${f}|${s.payer}` : need(key, isStr, 'key'), payer === undefined ? s.payer : need(payer, isStr, 'payer'),
-      need(id, isNum, 'id'), KIND_NAMES.get(k) ?? k, f, payload, one(need(created_at, isStr, 'created_at')),
+    const f = one(need(ref, isStr, 'ref'))
+    return HotNotification.held(
+      key === undefined ? null : need(key, isStr, 'key'), payer === undefined ? s.payer : need(payer, isStr, 'payer'),
+      need(id, isNum, 'id'), KIND_NAMES.get(k) ?? k, f, payload, feedText(need(created_at, isStr, 'created_at')), feedText,
     )
   })
   for (const x of list(r.read_at)) {

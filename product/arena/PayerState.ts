@@ -78,6 +78,11 @@ export class PayerState {
    * order: one payer's records sit on one partition); older ones are read back from the sealed Parquet (ColdFeed.ts).
    */
   notifications: HotNotification[] = []
+  /**
+   * The feed's keys (ArenaProjection.hasNotification): per ref, a bit for each kind of a hot row with the derived key
+   * kind|ref|payer. Keyed by the rows' own ref strings, so it adds no string; null until the first row.
+   */
+  feedRefs: Map<string, number> | null = null
   /** Hot notification id → read instant (the first mark covering it). */
   readAt = new Map<number, string>()
   /** Highest notification id allocated (durable or staged). */
