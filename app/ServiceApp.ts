@@ -702,7 +702,7 @@ export class ServiceApp {
    *   a restart, up to the next cadence instant after what the log holds), then paced at SVC_REPLAY_SPEED; when the
    *   tape ends the service keeps serving.
    * The market routes answer once the market state and the engine have caught up with the warm-up; the sink starts
-   * then, and `hooks.onReady` runs (svc start sets its serving V8 flags there).
+   * then, and `hooks.onReady` runs just before (svc start sets its serving V8 flags there and collects once).
    */
   async run(signal: AbortSignal, hooks: { onReady?: () => void } = {}): Promise<void> {
     const { pipeline, runner, server, say, feedLease } = this
@@ -732,8 +732,9 @@ export class ServiceApp {
         caughtUp('the engine', (ms) => runner.waitForTicks(ms, signal)),
       ]).then(
         () => {
-          this.timeline.markWarm()
+          // Before the routes answer: what svc start does at ready (its V8 settings, one full collection) pauses no request.
           hooks.onReady?.()
+          this.timeline.markWarm()
           pipeline.startSink()
         },
         (err: unknown) => {
