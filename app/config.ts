@@ -255,7 +255,7 @@ export const ENV_SCHEMA = Type.Object(
       maximum: 300,
       default: 10,
       description:
-        "`svc start`, once ready: how far V8 lets the JavaScript heap grow past what the last full collection kept before it collects again, in percent (V8's --heap-growing-percent); 0: V8's own choice (up to 4x). The restored state is most of the heap (~600 MB at a million calls), and V8's choice held 1.5x it while the sink caught up after a restart (issue 31, README 'Restart from state snapshots'); lower costs more full collections",
+        "`svc start`, once ready: how far V8 lets the JavaScript heap grow past what the last full collection kept before it collects again, in percent (V8's --heap-growing-percent); with it, one full collection just before ready, so the factor grows from the live state and not the restore's garbage; 0: V8's own choice (up to 4x) and no collection. The restored state is most of the heap (~600 MB at a million calls), and V8's choice held 1.5x it while the sink caught up after a restart (issue 31, README 'Restart from state snapshots'); lower costs more full collections",
     }),
     SVC_STOP_DEADLINE_MS: Type.Integer({
       minimum: 1000,
