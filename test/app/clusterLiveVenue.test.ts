@@ -10,8 +10,6 @@
  *   end, exactly once with the venue's values; no trade, bar or settlement twice; no connector seq twice.
  */
 import { randomBytes } from 'node:crypto'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { CLUSTER_SIGNING_SECRET } from '../../bench/clusterInstance.ts'
@@ -22,6 +20,7 @@ import { decodeTickValue } from '../../pipeline/TickEnvelope.ts'
 import { topicNames } from '../../pipeline/topics.ts'
 import { kafkaBrokers, kafkaSkip, readAll } from '../helpers/logs.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { spawnLiveService, type LiveServiceChild as Child } from '../helpers/liveService.ts'
 import { compareBars, compareFunding, hourOf, repeatedKeys, until, withLocalVenue } from '../helpers/venue.ts'
 
 const SPEED = 120
@@ -30,18 +29,9 @@ const SESSION_MS = 6_000
 const COINS = ['BTC', 'ETH', 'SOL']
 /** The fixture stops without svc start's deadline: past a minute the test shows what the child printed. */
 const STOP_WITHIN_MS = 60_000
-const FIXTURE = fileURLToPath(new URL('../fixtures/live-service.ts', import.meta.url))
 
 t.setTimeout(900_000)
 const skip = kafkaSkip(t)
-
-interface Child {
-  process: ChildProcess
-  out: string
-  err: string
-  url: () => string | null
-  exited: Promise<number | null>
-}
 
 interface Venue {
   stage: string
@@ -73,17 +63,7 @@ t.test('the live venue on two instances: one feeds, the other takes the feed ove
       SVC_CLUSTER: 'on',
       SVC_SIGNING_SECRET: CLUSTER_SIGNING_SECRET,
     }
-    const args = JSON.stringify({ dataDir, baseUrl: venue.baseUrl, wsUrl: venue.wsUrl, anchorMs: clock.anchorMs, wallAnchorMs: clock.wallAnchorMs, speed: SPEED, env })
-    const p = spawn(process.execPath, ['--import', 'tsx', FIXTURE, args], { env: { ...process.env, NODE_ENV: 'test' } })
-    const child: Child = {
-      process: p,
-      out: '',
-      err: '',
-      url: () => /^url (\S+)$/m.exec(child.out)?.[1] ?? null,
-      exited: new Promise((resolve) => p.on('exit', (code) => resolve(code))),
-    }
-    p.stdout!.on('data', (d: Buffer) => void (child.out += d.toString()))
-    p.stderr!.on('data', (d: Buffer) => void (child.err += d.toString()))
+    const child = spawnLiveService({ dataDir, venue, clock, env })
     children.push(child)
     return child
   }

@@ -6,24 +6,14 @@
  * clean stop, against the venue's own lists.
  */
 import t from 'tap'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { withCatalog } from '../../sql/Catalog.ts'
 import { hourOf, until, withLocalVenue } from '../helpers/venue.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
+import { spawnLiveService, type LiveServiceChild as Child } from '../helpers/liveService.ts'
 
 const SPEED = 120
 const HOUR = 3_600_000
 const COINS = ['BTC', 'ETH', 'SOL']
-const FIXTURE = fileURLToPath(new URL('../fixtures/live-service.ts', import.meta.url))
-
-interface Child {
-  process: ChildProcess
-  out: string
-  err: string
-  url: () => string | null
-  exited: Promise<number | null>
-}
 
 t.test('SIGKILL mid-backfill and mid-stream, then restart: no tick twice, none missing that the venue serves', async (t) => {
   const { venue, clock } = await withLocalVenue(t, { speed: SPEED, historyDays: 75 })
@@ -33,17 +23,7 @@ t.test('SIGKILL mid-backfill and mid-stream, then restart: no tick twice, none m
     for (const c of children) c.process.kill('SIGKILL')
   })
   const start = (): Child => {
-    const args = JSON.stringify({ dataDir, baseUrl: venue.baseUrl, wsUrl: venue.wsUrl, anchorMs: clock.anchorMs, wallAnchorMs: clock.wallAnchorMs, speed: SPEED, env: { SVC_TRAIN_DAYS: '60' } })
-    const p = spawn(process.execPath, ['--import', 'tsx', FIXTURE, args], { env: { ...process.env, NODE_ENV: 'test' } })
-    const child: Child = {
-      process: p,
-      out: '',
-      err: '',
-      url: () => /^url (\S+)$/m.exec(child.out)?.[1] ?? null,
-      exited: new Promise((resolve) => p.on('exit', (code) => resolve(code))),
-    }
-    p.stdout!.on('data', (d: Buffer) => void (child.out += d.toString()))
-    p.stderr!.on('data', (d: Buffer) => void (child.err += d.toString()))
+    const child = spawnLiveService({ dataDir, venue, clock, env: { SVC_TRAIN_DAYS: '60' } })
     children.push(child)
     return child
   }
