@@ -122,9 +122,24 @@ t.test('the service and `svc tape record` on one session: the same venue records
   // Enough of each kind for the comparison to mean something. The trades are the replayed tape's at this hour of its day
   // (speed 1, anchored at the wall clock), so their number varies by when the test runs: 7 in one 20:45 UTC run.
   t.ok(count('trade') >= 3 && count('book') > 50, `and the session's trades (${count('trade')}) and stream books (${count('book')})`)
-  t.equal(fromTape.length, fromService.length, 'as many venue records on the tape as in the log')
-  const firstDiff = fromService.findIndex((x, i) => x !== fromTape[i])
-  t.equal(firstDiff, -1, firstDiff < 0 ? 'the same records, in the same order' : `first difference at ${firstDiff}: ${fromService[firstDiff]} vs ${fromTape[firstDiff]}`)
+  // A client starved past its reorder window (2 s) places nothing it receives late: its timers release the window
+  // before its socket delivers the frames that waited, and those are counted late and kept out (a CI run on two busy
+  // cores: the recorder lacked one stream book the service had). Both are sent the same frames and the same script, so
+  // their late counts are equal unless one was starved: a record one side lacks is allowed only as one of that side's
+  // late drops beyond the other's, and only a stream record (a trade or a book); every other record is the same, in
+  // the same order.
+  const onTape = new Set(fromTape)
+  const inService = new Set(fromService)
+  const lackedByTape = fromService.filter((x) => !onTape.has(x))
+  const lackedByService = fromTape.filter((x) => !inService.has(x))
+  const stream = (x: string) => x.startsWith('trade ') || x.startsWith('book ')
+  t.ok(lackedByTape.every(stream) && lackedByTape.length <= Math.max(0, recorded.late - venueStatus.late), `the tape lacks only stream records it dropped late (${lackedByTape.length}; late drops: the recorder ${recorded.late}, the service ${venueStatus.late})`, { lackedByTape })
+  t.ok(lackedByService.every(stream) && lackedByService.length <= Math.max(0, venueStatus.late - recorded.late), `the log lacks only stream records it dropped late (${lackedByService.length})`, { lackedByService })
+  const both = (xs: string[], other: Set<string>) => xs.filter((x) => other.has(x))
+  const [service, tapeSide] = [both(fromService, onTape), both(fromTape, inService)]
+  t.equal(tapeSide.length, service.length, `as many venue records on the tape as in the log (${service.length}), those aside`)
+  const firstDiff = service.findIndex((x, i) => x !== tapeSide[i])
+  t.equal(firstDiff, -1, firstDiff < 0 ? 'the same records, in the same order' : `first difference at ${firstDiff}: ${service[firstDiff]} vs ${tapeSide[firstDiff]}`)
 
   // The observations without a venue time: the same kinds for the same assets on both sides.
   const kinds = (rows: Array<{ kind: string; asset: string; provider: unknown }>) => new Set(rows.filter((r) => venueRecord(r as never, String(r.provider)) === null).map((r) => `${r.kind} ${r.asset} ${r.provider}`))
