@@ -33,8 +33,14 @@ export class LiveVenueFeed implements LiveVenue {
   }
 
   static async open(o: LiveVenueFeedOptions): Promise<LiveVenueFeed> {
+    const { sink, connector } = await LiveVenueFeed.#atLogEnd(o)
+    return new LiveVenueFeed(o, sink, connector)
+  }
+
+  /** A sink opened where the log ends now, and a connector that resumes after the newest tick there. */
+  static async #atLogEnd(o: LiveVenueFeedOptions): Promise<{ sink: VenueLogSink; connector: HyperliquidConnector }> {
     const { sink, resume } = await VenueLogSink.open(o.sink)
-    return new LiveVenueFeed(o, sink, HyperliquidConnector.create({ ...o.connector, sink, resume }))
+    return { sink, connector: HyperliquidConnector.create({ ...o.connector, sink, resume }) }
   }
 
   /**
@@ -43,9 +49,7 @@ export class LiveVenueFeed implements LiveVenue {
    */
   async reopen(): Promise<void> {
     await this.#sink.close()
-    const { sink, resume } = await VenueLogSink.open(this.#o.sink)
-    this.#sink = sink
-    this.#connector = HyperliquidConnector.create({ ...this.#o.connector, sink, resume })
+    ;({ sink: this.#sink, connector: this.#connector } = await LiveVenueFeed.#atLogEnd(this.#o))
   }
 
   /** Backfills (first start) or repairs since the newest tick in the log, then streams until `signal` aborts. */
