@@ -228,7 +228,7 @@ async function keptSimulatedVenueOf(dataDir: string, config: AppConfig): Promise
 }
 
 /**
- * The simulated venue of a data folder's first start: one whose origin lies SVC_SIM_HISTORY_DAYS before now, recorded
+ * The simulated venue of a data folder's first start: one whose origin is the UTC midnight SVC_SIM_HISTORY_DAYS before now, recorded
  * atomically in venue.json before any tick is produced.
  */
 async function firstSimulatedVenue(dataDir: string, config: AppConfig, clock: Clock, eventLog: EventLog): Promise<SimulatedVenue> {

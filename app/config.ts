@@ -89,7 +89,7 @@ export const ENV_SCHEMA = Type.Object(
       minimum: 1,
       maximum: 366,
       default: 35,
-      description: 'without SVC_TAPE: days of simulated history before the first start in an empty data folder (more than SVC_TRAIN_DAYS)',
+      description: 'without SVC_TAPE: days of simulated history before the first start in an empty data folder, from the UTC midnight before (more than SVC_TRAIN_DAYS)',
     }),
     SVC_TRAIN_DAYS: Type.Number({
       exclusiveMinimum: 0,

@@ -15,7 +15,7 @@
 import { SyntheticMarket, checkpointProblem, type MarketCheckpoint } from './SyntheticMarket.ts'
 import { tickLine, tickTime, type CanonicalAsset } from './Tick.ts'
 import type { TapeEntry } from './TapeReader.ts'
-import { MINUTE_MS } from '../common/time.ts'
+import { DAY_MS, MINUTE_MS } from '../common/time.ts'
 
 /** SyntheticMarket's longest run: five years of minutes past the origin (its options schema's bound). */
 const RUN_HOURS = 24 * 366 * 5
@@ -58,9 +58,15 @@ export class SimulatedVenue {
     this.originMs = options.originMs
   }
 
-  /** The origin `historyMs` before `nowMs`, floored to the minute: what a first start in an empty folder picks. */
+  /**
+   * The origin `historyMs` before `nowMs`, floored to the UTC day: what a first start in an empty folder picks. On a
+   * whole day, every first start sees the same history relative to its origin (the same seed, the same hours of the
+   * day), so the training window, the bootstrap release it fits and its gates' verdict do not depend on the minute it
+   * started: on the minute, some starts' windows fell where no family beat the base rate with confidence, and the demo
+   * sold nothing.
+   */
   static originBefore(nowMs: number, historyMs: number): number {
-    return Math.floor((nowMs - historyMs) / MINUTE_MS) * MINUTE_MS
+    return Math.floor((nowMs - historyMs) / DAY_MS) * DAY_MS
   }
 
   /** Names this venue's records in the log (the tape id of TickEnvelope): seed and origin fix every record. */

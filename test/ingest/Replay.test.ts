@@ -227,7 +227,7 @@ t.test('SimulatedVenue: the synthetic market from its origin, numbered like tape
   const origin = Date.parse('2026-03-01T00:00:00Z')
   const venue = new SimulatedVenue({ seed: 4, assets: ['BTC', 'SOL'], originMs: origin })
   t.equal(venue.tapeId, 'sim-s4-20260301T000000Z')
-  t.equal(SimulatedVenue.originBefore(Date.parse('2026-03-05T10:20:30.400Z'), 4 * 86_400_000), Date.parse('2026-03-01T10:20:00Z'), 'history floored to the minute')
+  t.equal(SimulatedVenue.originBefore(Date.parse('2026-03-05T10:20:30.400Z'), 4 * 86_400_000), Date.parse('2026-03-01T00:00:00Z'), 'history floored to the UTC day')
   t.throws(() => new SimulatedVenue({ seed: 4, assets: ['BTC'], originMs: origin + 1 }), /whole minute/)
   const reference = [...new SyntheticMarket({ seed: 4, hours: 0.5, assets: ['BTC', 'SOL'], start: '2026-03-01T00:00:00Z' }).ticks()]
   const take = (v: SimulatedVenue) => {

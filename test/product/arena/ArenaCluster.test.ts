@@ -128,7 +128,9 @@ t.test('two instances write each award once, the awards one instance writes; a p
     const before = (await awardsOf(log)).notes.length
     for (const payer of PAYERS.filter((p) => partitionOf(p) === 1)) for (let i = 0; i < 40; i++) events.lock(payer, (clock.t += 1000), { asset: ASSETS[i % 3]! })
     owner.set(1, null)
+    // Both writers done (the single instance's too: what it derived is the reference, so it must be written first).
     await arenas.b!.idle()
+    await single.idle()
     const written = (await awardsOf(log)).notes.length - before
     const derived = (await awardsOf(alone)).notes.length - before
     t.ok(written < derived, `b wrote ${written} of the ${derived} notifications it had queued before the partition moved`)
