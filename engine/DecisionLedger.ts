@@ -58,7 +58,7 @@ export interface DecisionLedgerOptions {
   groupId?: string
   /** Snapshot the index and start from the newest valid snapshot (absent: rebuild from the log at every open). */
   checkpoints?: CheckpointSettings | null
-  /** How long open() waits for the followers to reach the end offsets they saw (default 120 s). */
+  /** How long open() lets a follower read nothing before it reaches the end offsets it saw (default 120 s). */
   catchUpTimeoutMs?: number
   /**
    * Whether this instance appends what flush() has staged (the decisions and outcomes its engine derives); absent:

@@ -2,7 +2,7 @@ import t from 'tap'
 import { Type } from '../../../common/schema.ts'
 import { Journal } from '../../../pipeline/journal/Journal.ts'
 import { JournalDef } from '../../../pipeline/journal/JournalDef.ts'
-import { forEachLog } from '../../helpers/logs.ts'
+import { forEachLog, makeEmbeddedFactory } from '../../helpers/logs.ts'
 
 const NOTES = new JournalDef({
   name: 'test.notes',
@@ -41,3 +41,32 @@ t.test('an append larger than a broker request goes out in order, in several sen
     await journal.close()
   }),
 )
+
+// The catch-up deadline is a stall, not a total: a follower reading a long journal steadily is not cut off (the
+// Arena's notifications at 365 days and a million calls took longer than the 120 s total it used to be).
+t.test('a follower that keeps reading is not cut off by its catch-up deadline, however long the whole read takes', async (t) => {
+  const { makeLog } = await makeEmbeddedFactory(t, { maxBatchRecords: 10 })
+  const writer = await makeLog()
+  const notes = Array.from({ length: 40 }, (_, seq) => ({ id: `n${seq}`, seq, body: '' }))
+  await (await Journal.open({ log: writer, def: NOTES, partitions: 1 })).append(notes)
+  await writer.close()
+  // Reopened, so the follower reads its batches from disk, one I/O turn apart, as a restart does.
+  const log = await makeLog()
+  const journal = await Journal.open({ log, def: NOTES, partitions: 1 })
+  const read: number[] = []
+  const started = Date.now()
+  const follower = await journal.follow(
+    'slow-reader',
+    (r) => {
+      read.push(r.seq)
+      const until = Date.now() + 20
+      while (Date.now() < until); // a slow fold: 20 ms a record, 200 ms a batch of 10
+    },
+    { catchUpTimeoutMs: 300 },
+  )
+  const took = Date.now() - started
+  await follower.stop()
+  t.ok(took > 600, `the whole read took ${took} ms, more than twice the 300 ms deadline`)
+  t.same(read, notes.map((n) => n.seq), 'and the follower read every record, in order')
+  await journal.close()
+})
