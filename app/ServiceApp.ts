@@ -502,6 +502,12 @@ export class ServiceApp {
     // The duel: calls and opt-ins on the event log, graded from the engine's outcome bus. Its clocks run in the engine's
     // event time (the time horizon_end is measured in), as the open-clocks read does.
     const questionCatalog = new QuestionCatalog()
+    // Rows past the hot window leave memory while the Parquet sink is sealing, and while the duel and the Arena fold
+    // their journals here: the sink starts at ready and seals from its committed offsets, so every row in the log now
+    // reaches Parquet (a rebuild of a year that held every row until ready ran out of memory: README, issue 31). What
+    // a rebuild drops before the sink has sealed it is read back cold once sealed, as after a restored snapshot.
+    let folding = true
+    const evictable = () => folding || pipeline.sealing
     const duel = await DuelService.open({
       log: eventLog,
       names,
@@ -515,20 +521,21 @@ export class ServiceApp {
       wallNow: () => clock.now(),
       checkpoints,
       // Bounded memory (issue 31): graded calls past the window are read back from the sealed Parquet through the
-      // record's DuckDB (the catalog's views), and leave memory only while the sink is sealing.
+      // record's DuckDB (the catalog's views), and leave memory only when `evictable`.
       hotWindowMs: config.SVC_HOT_WINDOW_DAYS * DAY_MS,
       cold: recordDb,
-      evictable: () => pipeline.sealing,
+      evictable,
     })
     closes('duel', () => duel.close())
     // The Arena: its journals rebuilt before serving, then the duel's call events (replayed from the beginning).
     // Its notification feed keeps the same window: older rows are read back through the record's DuckDB (issue 31).
     // Several instances: a payer's awards are written by its owner alone, which takes them over with the partition.
     const arena = await Arena.open({
-      log: eventLog, clock, partitions, events: duel.events, checkpoints, hotWindowMs: config.SVC_HOT_WINDOW_DAYS * DAY_MS, cold: recordDb, evictable: () => pipeline.sealing,
+      log: eventLog, clock, partitions, events: duel.events, checkpoints, hotWindowMs: config.SVC_HOT_WINDOW_DAYS * DAY_MS, cold: recordDb, evictable,
       writesFor: ownership ? (payer) => ownership.serves(payer) : null,
     })
     closes('arena', () => arena.close())
+    folding = false
     const arenaTakeovers = ownership?.onServing((partition, signal) => {
       arena.takeOver((payer) => ownership.partitionOf(payer) === partition, signal).catch((err: unknown) => {
         if (!signal.aborted) log.warn({ err, partition }, "taking over a payer partition's Arena awards failed: its deferred calls wait for the next owner")

@@ -116,7 +116,7 @@ export const ENV_SCHEMA = Type.Object(
       minimum: 1,
       default: 7,
       description:
-        "days of event time a graded duel call stays in memory (and in its state snapshot) after the newest resolution, and the ledger's live streams keep in memory (an older cursor reads the log); older calls are read back from the sealed Parquet through DuckDB (history pages, the scoreboard's recent calls). At least a day: the Parquet sink seals within seconds, and calls leave memory only while it is sealing",
+        "days of event time a graded duel call stays in memory (and in its state snapshot) after the newest resolution, and the ledger's live streams keep in memory (an older cursor reads the log); older calls are read back from the sealed Parquet through DuckDB (history pages, the scoreboard's recent calls). At least a day: the Parquet sink seals within seconds, and calls leave memory only while it is sealing (or while a start folds the journals, before the sink starts)",
     }),
     SVC_COMPACT_INTERVAL_S: Type.Number({
       minimum: 0,

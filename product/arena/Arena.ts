@@ -90,7 +90,7 @@ export interface ArenaOptions {
    * (ColdFeed.ts). Absent: the feed shows what memory holds.
    */
   cold?: FeedTableReader | null
-  /** Whether the Parquet sink is sealing (app: pipeline.sealing): notifications leave memory only then. Absent: always. */
+  /** Whether rows past the window may leave memory now (app: the sink is sealing, or a start is folding). Absent: always. */
   evictable?: () => boolean
   /**
    * Several instances (issue 32): whether this instance writes a payer's awards now (it owns the payer's partition and

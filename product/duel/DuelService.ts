@@ -84,7 +84,7 @@ export interface DuelOptions {
   hotWindowMs?: number
   /** The catalog's views (record/RecordDb.ts) a call that left memory is read from; absent: only hot calls are listed. */
   cold?: CallsTableReader | null
-  /** Whether the Parquet sink is sealing (app: pipeline.sealing): calls leave memory only then. Absent: always. */
+  /** Whether calls past the window may leave memory now (app: the sink is sealing, or a start is folding). Absent: always. */
   evictable?: () => boolean
 }
 
