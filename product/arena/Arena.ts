@@ -166,6 +166,10 @@ export class Arena {
     const p = arena.projection
     const logger = options.logger ?? log
     const group = options.groupId ?? 'svc.arena'
+    // The window the grades will set, known before the journals are read: every grade the events hold is folded below
+    // (or was, before a restored snapshot), so the projection's newest grade ends at least this new.
+    const newestGrade = options.events?.newestGrade?.() ?? null
+    if (newestGrade !== null && Number.isFinite(options.hotWindowMs ?? Infinity)) p.coldFrom(newestGrade - options.hotWindowMs!)
     arena.followers = await CheckpointedFollowers.open({
       log: options.log,
       store: p,
@@ -188,6 +192,7 @@ export class Arena {
       const stale = hotSince !== null && (p.newestGraded === null || p.newestGraded < hotSince)
       await arena.attach(e, { history: !arena.followers.restored?.restored ? 'all' : stale ? 'window' : 'none' })
     }
+    p.coldFrom(null)
     // A crash between an XP record and its rank_up notification: write the missing ones now.
     for (const s of arena.projection.payers.values()) arena.checkRankUp(s, arena.clock.now())
     return arena

@@ -110,6 +110,13 @@ export class ArenaProjection implements StateStore {
    * drop waits for the sink (evictable), the snapshot never holds a notification past the window either way.
    */
   private evictedBefore: number | null = null
+  /**
+   * While the journals are read at an open, notifications created before this instant (ms) leave memory as they are
+   * read instead of after the grades are folded (coldFrom); null: none. Not state.
+   */
+  private coldBefore: number | null = null
+  /** Whether a row was read cold since coldFrom was set: its key is held until the open ends (coldFrom(null)). */
+  private readCold = false
   readonly payers = new Map<string, PayerState>()
   /**
    * Experience ids held (the first record per id counts; a later duplicate is ignored), but asks': a correct call's
@@ -216,13 +223,17 @@ export class ArenaProjection implements StateStore {
   }
 
   private holdKey(s: PayerState, n: HotNotification): void {
-    const bit = this.indexBit(s, n)
+    this.holdKeyOf(s, n.ref, this.indexBit(s, n), n.key)
+  }
+
+  /** Holds a key: in the payer's ref index under the kind's bit, or whole in otherKeys (bit 0). */
+  private holdKeyOf(s: PayerState, ref: string, bit: number, key: string): void {
     if (bit === 0) {
-      this.otherKeys.add(n.key)
+      this.otherKeys.add(key)
       return
     }
     const refs = (s.feedRefs ??= new Map())
-    refs.set(n.ref, (refs.get(n.ref) ?? 0) | bit)
+    refs.set(ref, (refs.get(ref) ?? 0) | bit)
   }
 
   private dropKey(s: PayerState, n: HotNotification): void {
@@ -370,12 +381,46 @@ export class ArenaProjection implements StateStore {
   /** Told of every notification as it enters the feed (the payer-scoped live stream, product/arena/notificationStream.ts). */
   onNotification: ((row: NotificationRow) => void) | null = null
 
+  /**
+   * Before an open reads the journals: the window's start the folded grades will set (the call history's newest grade
+   * less the window, CallEvents.newestGrade), so a rebuild holds no row it would drop once the grades are folded (at
+   * 365 days a rebuild held all 2,039,715 notifications of the year, 2.3 GiB, before its first trim). It must not be
+   * later than that start: a row dropped here would otherwise be missing from the snapshot's window. null: ends it.
+   */
+  coldFrom(at: number | null): void {
+    this.coldBefore = at
+    if (at !== null || !this.readCold) return
+    // The open is over: the keys of rows read cold leave with them (held, they kept the fold from awarding them again).
+    this.readCold = false
+    this.otherKeys.clear()
+    for (const s of this.payers.values()) {
+      s.feedRefs = null
+      for (const n of s.notifications) this.holdKey(s, n)
+    }
+  }
+
   applyNotification(row: NotificationRow): void {
     if (this.hasNotification(row.key)) return
     const s = this.payer(row.payer)
     // One payer's records sit on one partition in id order, so an id not above the newest applied is a copy (a
     // retried append) of one that left memory with its key.
     if (row.id <= s.lastId) return
+    if (this.coldBefore !== null && Date.parse(row.created_at) < this.coldBefore && (this.options.evictable?.() ?? true)) {
+      // Read and dropped at once, as evict() drops a held row: its running state stays, the row is read back cold. Its
+      // key stays until the open ends: the history fold derives its award again and must find it written.
+      const derived = row.key === derivedKey(row.kind, row.ref, row.payer) && row.payer === s.payer && !s.payer.includes('|')
+      this.holdKeyOf(s, row.ref, derived ? (KIND_BITS.get(row.kind) ?? 0) : 0, row.key)
+      this.readCold = true
+      s.lastId = row.id
+      if (row.id > s.seq) s.seq = row.id
+      if (row.id > s.coldMax) s.coldMax = row.id
+      if (row.kind === 'rank_up') {
+        const i = RANKS.findIndex((r) => r.name === row.ref)
+        if (i > s.rankNotified) s.rankNotified = i
+      }
+      if (this.evictedBefore === null || this.coldBefore > this.evictedBefore) this.evictedBefore = this.coldBefore
+      return
+    }
     // A row read back from the journal brings its own copies of the payer and the kind; the feed holds every row (a
     // million at a restart), so it keeps the copies already held instead (same text, one string).
     if (row.payer === s.payer) row.payer = s.payer
@@ -508,7 +553,8 @@ export class ArenaProjection implements StateStore {
       }
       if (s.marks.length > 0 && Date.parse(s.marks[0]!.at) < cutoff) s.marks = s.marks.filter((m) => Date.parse(m.at) >= cutoff)
     }
-    this.evictedBefore = cutoff
+    // Never back: rows read cold at an open (coldFrom) may lie past a trim's cutoff while the grades are folded.
+    if (this.evictedBefore === null || cutoff > this.evictedBefore) this.evictedBefore = cutoff
   }
 
   /** A graded or void call; null when already folded, else the streak before it. */

@@ -139,6 +139,8 @@ export class CallBook {
   private newest: number | null = null
   /** Graded hot calls by grade time, oldest on top: what a sweep evicts next (in O(log n) per call). */
   private readonly byGrade = new MinHeap()
+  /** The newest graded_at (ms) of a grade made or restored here; null: none. Not state (see newestGrade()). */
+  private latestGrade: number | null = null
   /** The newest value the outcomes and marks were last pruned at: again once it moved by a tenth of a window. */
   private prunedAt: number | null = null
   /** Bumped on every change, so derived boards can be cached per version. */
@@ -205,6 +207,18 @@ export class CallBook {
   /** Graded calls per question (void calls excluded: they have no resolved pair); sums in units of 1e-12. */
   questionTotals(): ReadonlyMap<string, Readonly<QuestionTotals>> {
     return this.questions
+  }
+
+  /**
+   * The newest graded_at (ms) among the grades made here or restored with a hot call; null: none. Never later than the
+   * newest grade of the call history (a grade that left memory is older than every hot one).
+   */
+  newestGrade(): number | null {
+    return this.latestGrade
+  }
+
+  private noteGrade(at: number): void {
+    if (this.latestGrade === null || at > this.latestGrade) this.latestGrade = at
   }
 
   /** The event time (ms) from which every grade is in memory; null while no call left it. */
@@ -306,6 +320,7 @@ export class CallBook {
         // Totals already count it: the grade is restored, not applied again.
         this.gradedBy.set(c.call_id, o)
         this.byGrade.push(Date.parse(o.resolved_at), c.call_id)
+        this.noteGrade(Date.parse(o.resolved_at))
       } else this.indexByDecision(c)
     }
     for (const r of consents.values()) this.setConsent(r)
@@ -368,6 +383,7 @@ export class CallBook {
     const g = grade(row, o)
     this.gradedBy.set(row.call_id, o)
     this.byGrade.push(Date.parse(g.graded_at), row.call_id)
+    this.noteGrade(Date.parse(g.graded_at))
     const t = this.payers.get(row.payer)!
     if (g.status === 'void') t.void++
     else {

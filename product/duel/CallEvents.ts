@@ -62,4 +62,9 @@ export interface CallEvents {
   history?(): Promise<{ locked: CallLocked[]; graded: CallGraded[] }>
   /** The event time (ms) from which the channels' replay holds every grade; null while it holds every call. */
   hotSince?(): number | null
+  /**
+   * The newest graded_at (ms) of a grade the source holds; null: none. A consumer rebuilding from history() will fold
+   * a grade at least this new, so its window will start no earlier than this less the window (the Arena, Arena.open).
+   */
+  newestGrade?(): number | null
 }

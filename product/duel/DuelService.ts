@@ -132,7 +132,7 @@ export class DuelService implements Duel {
     this.cold = options.cold ? new ColdCalls(options.cold) : null
     this.locked = new Channel<CallLocked>('call.locked', () => [...this.book.hotCalls()].map(lockedEvent), (e) => e.call_id)
     this.graded = new Channel<CallGraded>('call.graded', () => [...this.book.hotGrades()], (e) => e.call_id)
-    this.events = { locked: this.locked, graded: this.graded, history: () => this.history(), hotSince: () => this.book.hotSince() }
+    this.events = { locked: this.locked, graded: this.graded, history: () => this.history(), hotSince: () => this.book.hotSince(), newestGrade: () => this.book.newestGrade() }
   }
 
   /** Rebuilds the book from the journals, then grades from the outcome bus (which replays every resolution). */

@@ -22,6 +22,10 @@ export class TestCallEvents implements CallEvents {
     return Math.max(...this.gradedLog.map((g) => Date.parse(g.graded_at))) - this.hotWindowMs
   }
 
+  newestGrade(): number | null {
+    return this.gradedLog.length === 0 ? null : Math.max(...this.gradedLog.map((g) => Date.parse(g.graded_at)))
+  }
+
   async history(): Promise<{ locked: CallLocked[]; graded: CallGraded[] }> {
     return { locked: [...this.lockedLog], graded: [...this.gradedLog] }
   }

@@ -18,6 +18,7 @@ import { Pipeline } from '../../../pipeline/Pipeline.ts'
 import { StateSnapshots } from '../../../pipeline/state/StateSnapshots.ts'
 import { topicNames, topicSpecs } from '../../../pipeline/topics.ts'
 import { Arena } from '../../../product/arena/Arena.ts'
+import { ArenaProjection } from '../../../product/arena/ArenaProjection.ts'
 import { encodeCursor } from '../../../common/Cursor.ts'
 import type { StreamEvent } from '../../../common/EventStream.ts'
 import { RecordDb } from '../../../record/RecordDb.ts'
@@ -139,6 +140,21 @@ t.test('notifications past the window leave memory; every page, read_at and unre
   t.same(after, before, 'the same pages: items, order, read_at, unread_count and cursors')
   t.same(await streamFrom(arena, A, 0), streamBefore, 'the stream from the first cursor sends the same events through the cold rows')
   t.ok(streamBefore.length > 40, `${streamBefore.length} events streamed`)
+
+  // A rebuild from nothing (no snapshot) knows the window before it reads the journals (the events' newest grade), so
+  // it never holds what it would drop once the grades are folded: rows past the window are cold as they are read.
+  const rebuilt = await Arena.open({ log, clock, events, partitions: 3, hotWindowMs: WINDOW, cold: db, evictable: () => pipeline.sealing, groupId: 'arena.rebuilt' })
+  await rebuilt.idle()
+  t.equal(rebuilt.projection.peek(A)!.notifications.length, hot(), `the rebuilt Arena holds the window's ${hot()} notifications of A, as the live one`)
+  t.equal(rebuilt.projection.peek(A)!.lastId, total, 'and counts every one')
+  const rebuiltWalk: unknown[] = []
+  for (let cursor: string | null = null, first = true; first || cursor !== null; first = false) {
+    const page: Awaited<ReturnType<Arena['notifications']>> = await rebuilt.notifications(A, { limit: 7, cursor })
+    rebuiltWalk.push(JSON.parse(JSON.stringify(page)))
+    cursor = page.next_cursor
+  }
+  t.same(rebuiltWalk, before, 'the same pages from the rebuilt Arena, its old rows read back from Parquet')
+  await rebuilt.close()
   // A page of A's read from Parquet beside a page held in memory (B's inbox), the same route: figures for README.
   const lastPage = `/v1/arena/notifications?payer=${A}&limit=7&cursor=${before[before.length - 2]!.next_cursor}`
   const time = async (path: string, n: number) => {
@@ -245,4 +261,27 @@ t.test("the feed's part of the snapshot stays flat as notifications grow", async
   const second = { bytes: await feedBytes(), total: arena.projection.peek(A)!.lastId }
   t.ok(second.total > first.total * 1.5, `notifications ${first.total} → ${second.total}`)
   t.ok(second.bytes < first.bytes * 1.25, `the feed's snapshot bytes stay flat: ${first.bytes} → ${second.bytes}`)
+})
+
+t.test('coldFrom: rows created before it are counted and left cold as they are read, while rows may leave memory', (t) => {
+  const p = new ArenaProjection({ hotWindowMs: DAY, evictable: () => sealing })
+  let sealing = false
+  const row = (id: number, at: string) => ({ key: `streak_extended|r${id}|${A}`, payer: A, id, kind: 'streak_extended', ref: `r${id}`, payload: {}, created_at: at })
+  p.coldFrom(Date.parse('2026-07-10T00:00:00.000Z'))
+  p.applyNotification(row(1, '2026-07-09T00:00:00.000Z'))
+  t.equal(p.peek(A)!.notifications.length, 1, 'held while rows may not leave memory (the sink not sealing, no open folding)')
+  sealing = true
+  p.applyNotification(row(2, '2026-07-09T12:00:00.000Z'))
+  p.applyNotification(row(3, '2026-07-10T06:00:00.000Z'))
+  const s = p.peek(A)!
+  t.same(s.notifications.map((n) => n.id), [1, 3], 'a row before it is not held; one after it is')
+  t.equal(s.lastId, 3, 'every row counted')
+  t.equal(s.coldMax, 2, 'the row left cold is read back from the cold feed')
+  t.ok(p.coldScope(s), 'the payer has a cold scope')
+  p.applyNotification(row(2, '2026-07-09T12:00:00.000Z'))
+  t.same(p.peek(A)!.notifications.map((n) => n.id), [1, 3], 'a copy of the cold row read again is skipped')
+  p.coldFrom(null)
+  p.applyNotification(row(4, '2026-07-09T18:00:00.000Z'))
+  t.same(p.peek(A)!.notifications.map((n) => n.id), [1, 3, 4], 'ended: rows are held as read again')
+  t.end()
 })
