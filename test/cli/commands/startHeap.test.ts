@@ -13,12 +13,17 @@ const READY_WITHIN_MS = 300_000
 
 interface LogLine {
   msg?: string
+  /** pino's epoch ms. */
+  time?: number
   ms?: number
   heapUsed?: number
 }
 
-/** One `svc start` on a short simulated history, until /readyz is 200; its JSON log lines up to then, and its stop. */
-async function startUntilReady(t: Test, env: Record<string, string>): Promise<{ lines: LogLine[] }> {
+/**
+ * One `svc start` on a short simulated history, until /readyz is 200 (`readyAt`, epoch ms), then stopped; its JSON log
+ * lines, read once it exited: a line written before ready can still be in the pipe when the 200 arrives.
+ */
+async function startUntilReady(t: Test, env: Record<string, string>): Promise<{ lines: LogLine[]; readyAt: number }> {
   const dataDir = await makeTempDir(t, 'svc-heap-')
   const port = await freePort()
   const child = spawn(process.execPath, [SVC, 'start'], {
@@ -33,22 +38,27 @@ async function startUntilReady(t: Test, env: Record<string, string>): Promise<{ 
     await exited
   })
   const started = Date.now()
+  let readyAt: number
   for (;;) {
     if (child.exitCode !== null) throw new Error(`svc start exited before ready: ${stderr.slice(-2000)}`)
     if (Date.now() - started > READY_WITHIN_MS) throw new Error('svc start was not ready in time')
-    if ((await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0)) === 200) break
+    if ((await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0)) === 200) {
+      readyAt = Date.now()
+      break
+    }
     await sleep(200)
   }
-  const lines = stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine)
   child.kill('SIGTERM')
   t.equal(await exited, 0, 'it stops cleanly')
-  return { lines }
+  const lines = stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine)
+  return { lines, readyAt }
 }
 
 t.test('one full collection at ready, before the routes answer', async (t) => {
-  const { lines } = await startUntilReady(t, {})
+  const { lines, readyAt } = await startUntilReady(t, {})
   const collected = lines.filter((l) => l.msg === 'one full collection at ready')
-  t.equal(collected.length, 1, 'one collection, logged before /readyz answered 200')
+  t.equal(collected.length, 1, 'one collection')
+  t.ok(typeof collected[0]?.time === 'number' && collected[0].time <= readyAt, 'logged before /readyz answered 200')
   t.ok(typeof collected[0]?.ms === 'number' && collected[0].ms >= 0, `it took ${collected[0]?.ms} ms`)
   t.ok(typeof collected[0]?.heapUsed === 'number' && collected[0].heapUsed > 0, `heap used after it: ${Math.round((collected[0]?.heapUsed ?? 0) / 2 ** 20)} MiB`)
 })
