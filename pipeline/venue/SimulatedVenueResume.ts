@@ -40,8 +40,17 @@ export interface SimulatedVenueResumeOptions {
   now?: () => number
 }
 
+/**
+ * Checkpoints kept waiting for the log at most. While the producer skips what the log already holds (a start without a
+ * checkpoint regenerates the whole history), one checkpoint a minute piles up with none durable yet: 526,000 at a year,
+ * 2 GiB, and taking them from the front one at a time was quadratic (a full rebuild of 365 days never became ready,
+ * its event loop stuck here). Past this many, every other one is dropped, the newest kept: the checkpoint saved is
+ * then a few hundred minutes older than the log at most, which the next start regenerates in milliseconds.
+ */
+export const MAX_PENDING_CHECKPOINTS = 1024
+
 export class SimulatedVenueResume {
-  /** Checkpoints generated but not yet durable in the log, oldest first (at most a batch's worth of minutes). */
+  /** Checkpoints generated but not yet durable in the log, oldest first (thinned past MAX_PENDING_CHECKPOINTS). */
   #pending: VenueCheckpoint[] = []
   #newest: VenueCheckpoint | null
   #savedLine: number
@@ -97,13 +106,30 @@ export class SimulatedVenueResume {
   source(): () => Iterable<TapeEntry> {
     return () => {
       this.#pending = []
-      return this.options.venue.entries({ ...(this.from ? { from: this.from } : {}), onCheckpoint: (c) => void this.#pending.push(c) })
+      return this.options.venue.entries({ ...(this.from ? { from: this.from } : {}), onCheckpoint: (c) => this.keep(c) })
     }
+  }
+
+  /** Checkpoints generated and not yet durable (bounded: MAX_PENDING_CHECKPOINTS). */
+  get pending(): number {
+    return this.#pending.length
+  }
+
+  private keep(checkpoint: VenueCheckpoint): void {
+    const pending = this.#pending
+    pending.push(checkpoint)
+    if (pending.length > MAX_PENDING_CHECKPOINTS) this.#pending = pending.filter((_, i) => (pending.length - 1 - i) % 2 === 0)
   }
 
   /** TapeProducer's onDurable: every record up to `line` is in the log; the newest checkpoint at or before it is kept. */
   async onDurable(line: number): Promise<void> {
-    while (this.#pending.length > 0 && this.#pending[0]!.market.ticks <= line) this.#newest = this.#pending.shift()!
+    const pending = this.#pending
+    let durable = 0
+    while (durable < pending.length && pending[durable]!.market.ticks <= line) durable++
+    if (durable > 0) {
+      this.#newest = pending[durable - 1]!
+      this.#pending = pending.slice(durable)
+    }
     if (this.options.everyMs > 0 && this.#now() - this.#savedAt >= this.options.everyMs) {
       // A failed write costs only a longer resume next time: the records go on.
       await this.save().catch((err: unknown) => this.logger.warn({ err }, 'simulated venue: checkpoint not written; the next start resumes from an older one'))

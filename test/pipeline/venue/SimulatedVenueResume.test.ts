@@ -11,8 +11,8 @@ import type { EventLog } from '../../../pipeline/log/EventLog.ts'
 import { StateSnapshots } from '../../../pipeline/state/StateSnapshots.ts'
 import { decodeTickValue } from '../../../pipeline/TickEnvelope.ts'
 import { produceTape } from '../../../pipeline/TapeProducer.ts'
-import { SIMULATED_VENUE_STORE, SimulatedVenueResume } from '../../../pipeline/venue/SimulatedVenueResume.ts'
-import { forEachLog, readAll, type TapTest } from '../../helpers/logs.ts'
+import { MAX_PENDING_CHECKPOINTS, SIMULATED_VENUE_STORE, SimulatedVenueResume } from '../../../pipeline/venue/SimulatedVenueResume.ts'
+import { forEachLog, makeEmbeddedFactory, readAll, type TapTest } from '../../helpers/logs.ts'
 import { capturingLogger, readSnapshot, spoilSnapshot } from '../../helpers/stateSnapshots.ts'
 import { makeTempDir } from '../../helpers/tmp.ts'
 
@@ -132,4 +132,40 @@ t.test('a corrupt, old-schema, other-venue or ahead-of-log checkpoint: one log l
     await run(log, ahead.resume, ORIGIN + 3 * HOUR, 'short')
     await checkLog(t, log, 'short', reference(ORIGIN + 3 * HOUR))
   })
+})
+
+// The state folder lost (a full rebuild): the history is regenerated from the origin and skipped, a checkpoint a minute
+// with none durable until the first new record. Those used to pile up (2 GiB at a year) and be taken from the front
+// one by one, quadratic: a rebuild of 365 days never became ready.
+t.test('the state lost over a long history: the checkpoints waiting for the log stay bounded; the next start resumes near the end', async (t) => {
+  const { makeLog } = await makeEmbeddedFactory(t)
+  const log = await makeLog()
+  await log.ensureTopics([{ name: 'ticks', partitions: 3 }])
+  const snapshots = await StateSnapshots.open(await makeTempDir(t, 'svc-sim-state-'))
+  const DAYS = 3
+  const first = await openResume(log, snapshots)
+  const one = await run(log, first.resume, ORIGIN + DAYS * 24 * HOUR, 'ticks', false)
+  t.ok(one.produced > 0, `${one.produced} records of ${DAYS} days`)
+
+  // No checkpoint: the start regenerates from the origin; watch the waiting checkpoints while it skips.
+  const lost = await openResume(log, snapshots)
+  t.equal(lost.resume.from, null, 'no checkpoint')
+  let most = 0
+  const source = lost.resume.source()
+  const watched = () => {
+    const it = source()[Symbol.iterator]()
+    return { [Symbol.iterator]: () => ({ next: () => { most = Math.max(most, lost.resume.pending); return it.next() } }) }
+  }
+  const two = await produceTape({ log, topic: 'ticks', source: watched, tapeId: venue.tapeId, until: ORIGIN + (DAYS * 24 + 1) * HOUR, batchSize: 500, onDurable: (line) => lost.resume.onDurable(line) })
+  t.equal(two.skipped, one.produced, 'the history in the log is skipped')
+  t.ok(DAYS * 24 * 60 > MAX_PENDING_CHECKPOINTS, `${DAYS * 24 * 60} minutes skipped, more than ${MAX_PENDING_CHECKPOINTS}`)
+  t.ok(most <= MAX_PENDING_CHECKPOINTS, `at most ${most} checkpoints waited for the log (bound ${MAX_PENDING_CHECKPOINTS})`)
+  const total = one.produced + two.produced
+  t.ok(lost.resume.line <= total && lost.resume.line > one.produced, `the checkpoint kept (line ${lost.resume.line}) is past the history skipped and not ahead of the log (${total})`)
+  await lost.resume.save()
+  const next = await openResume(log, snapshots)
+  t.equal(next.resume.from?.market.ticks, lost.resume.line, 'the next start resumes from it')
+  const three = await run(log, next.resume, ORIGIN + (DAYS * 24 + 2) * HOUR)
+  t.ok(three.skipped < 2_000, `only the records after it are skipped (${three.skipped})`)
+  await checkLog(t, log, 'ticks', reference(ORIGIN + (DAYS * 24 + 2) * HOUR))
 })
