@@ -16,7 +16,8 @@
  *
  *   node --import tsx bench/restart.ts [days,days] [calls] [payers] [data dir]   (default 35,365 1000000 20000)
  *   BENCH_REBUILD_WITHIN_S=N bounds the full rebuild's wait for ready (default 30 min; past it: printed, killed)
- * A given data dir (one history length) must hold that history already (step 1 is skipped, the folder kept).
+ * A given data dir (one history length) must hold that history already (step 1 is skipped, the folder kept); when it
+ * holds M calls already (a run before on it), steps 2 and 3 are skipped too: restart and rebuild measured again.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -146,6 +147,18 @@ async function appendSampleClaims(log: EmbeddedLog, days: number): Promise<Ledge
   return out
 }
 
+/** Call records the folder's log holds. */
+async function callsHeld(dataDir: string): Promise<number> {
+  const log = await EmbeddedLog.open(join(dataDir, 'log'))
+  try {
+    return (await log.endOffsets(topicNames().calls)).reduce((a, b) => a + b, 0)
+  } catch {
+    return 0 // no calls topic yet
+  } finally {
+    await log.close()
+  }
+}
+
 /** M calls over P payers, spread over the ledger's claims in time, never two by one payer on one decision. */
 async function appendCalls(dataDir: string, days: number, calls: number, payers: number): Promise<number> {
   const log = await EmbeddedLog.open(join(dataDir, 'log'))
@@ -219,9 +232,14 @@ export async function benchRestart(o: { days: number[]; calls: number; payers: n
         await stopService(first)
         o.print(`  ${days} d: first start (history generated) ready after ${(firstStartMs / 1000).toFixed(1)} s`)
       }
-      const calls = await appendCalls(dataDir, days, o.calls, o.payers)
-      const folded = (await startMeasured(dataDir, env, { sample: false }))!
-      o.print(`  ${days} d: ${calls.toLocaleString('en-US')} calls appended; the start that folds them ready after ${(folded.readyMs / 1000).toFixed(1)} s`)
+      const held = o.dataDir ? await callsHeld(dataDir) : 0
+      let calls = held
+      if (held >= o.calls && o.calls > 0) o.print(`  ${days} d: the folder holds ${held.toLocaleString('en-US')} calls already (a run before): restart and rebuild only`)
+      else {
+        calls = await appendCalls(dataDir, days, o.calls, o.payers)
+        const folded = (await startMeasured(dataDir, env, { sample: false }))!
+        o.print(`  ${days} d: ${calls.toLocaleString('en-US')} calls appended; the start that folds them ready after ${(folded.readyMs / 1000).toFixed(1)} s`)
+      }
       const restart = (await startMeasured(dataDir, env))!
       o.print(`  ${days} d: restart ready after ${(restart.readyMs / 1000).toFixed(1)} s, RSS ${restart.rss.toFixed(0)} MiB (max ${restart.rssMax.toFixed(0)}); now the full rebuild`)
       await rm(join(dataDir, 'state'), { recursive: true, force: true })
