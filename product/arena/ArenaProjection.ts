@@ -411,13 +411,8 @@ export class ArenaProjection implements StateStore {
       const derived = row.key === derivedKey(row.kind, row.ref, row.payer) && row.payer === s.payer && !s.payer.includes('|')
       this.holdKeyOf(s, row.ref, derived ? (KIND_BITS.get(row.kind) ?? 0) : 0, row.key)
       this.readCold = true
-      s.lastId = row.id
-      if (row.id > s.seq) s.seq = row.id
+      this.count(s, row)
       if (row.id > s.coldMax) s.coldMax = row.id
-      if (row.kind === 'rank_up') {
-        const i = RANKS.findIndex((r) => r.name === row.ref)
-        if (i > s.rankNotified) s.rankNotified = i
-      }
       if (this.evictedBefore === null || this.coldBefore > this.evictedBefore) this.evictedBefore = this.coldBefore
       return
     }
@@ -429,13 +424,18 @@ export class ArenaProjection implements StateStore {
     const n = HotNotification.of(row, this.feedText)
     this.holdKey(s, n)
     s.notifications.push(n)
+    this.count(s, row)
+    this.onNotification?.(row)
+  }
+
+  /** A notification's running state, held or left cold: the newest id, the sequence, the highest rank notified. */
+  private count(s: PayerState, row: NotificationRow): void {
     s.lastId = row.id
     if (row.id > s.seq) s.seq = row.id
     if (row.kind === 'rank_up') {
       const i = RANKS.findIndex((r) => r.name === row.ref)
       if (i > s.rankNotified) s.rankNotified = i
     }
-    this.onNotification?.(row)
   }
 
   applySetting(row: ArenaSettingRow): void {

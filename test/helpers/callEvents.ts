@@ -18,8 +18,8 @@ export class TestCallEvents implements CallEvents {
   constructor(private readonly hotWindowMs = Infinity) {}
 
   hotSince(): number | null {
-    if (!Number.isFinite(this.hotWindowMs) || this.gradedLog.length === 0) return null
-    return Math.max(...this.gradedLog.map((g) => Date.parse(g.graded_at))) - this.hotWindowMs
+    const newest = this.newestGrade()
+    return !Number.isFinite(this.hotWindowMs) || newest === null ? null : newest - this.hotWindowMs
   }
 
   newestGrade(): number | null {
