@@ -26,6 +26,18 @@ if [ -z "${KAFKA_BROKERS:-}" ] && [ "${SVC_SKIP_KAFKA:-}" != "1" ]; then
   export KAFKA_BROKERS
 fi
 
+# A folder given (`npm test -- test/product/arena`) runs the .test.ts files under it: tap itself takes a folder's .ts
+# files for tests only with @tapjs/typescript loaded, which is off (above).
+args=()
+for a in "$@"; do
+  if [ -d "$a" ]; then
+    while IFS= read -r f; do args+=("$f"); done < <(find "$a" -name '*.test.ts' | sort)
+  else
+    args+=("$a")
+  fi
+done
+set -- ${args[@]+"${args[@]}"}
+
 # Off a terminal (CI), the whole TAP stream is also kept, and the failures are printed again at the end: a CI log
 # is often read from its tail only, and 35,000 passing checks would otherwise hide the one that failed.
 if [ -t 1 ]; then
