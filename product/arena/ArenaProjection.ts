@@ -425,6 +425,11 @@ export class ArenaProjection implements StateStore {
     this.holdKey(s, n)
     s.notifications.push(n)
     this.count(s, row)
+    // Marked read before it was applied (a replica read the mark first: applyRead): read since the first mark naming it.
+    if (s.isRead(n.id)) {
+      const mark = s.marks.find((m) => (m.ids ? m.ids.includes(n.id) : n.id <= m.through))
+      if (mark) s.readAt.set(n.id, mark.at)
+    }
     this.onNotification?.(row)
   }
 
@@ -454,15 +459,21 @@ export class ArenaProjection implements StateStore {
   }
 
   /**
-   * A read mark, on the compact marks (issue 31): a mark-all raises "read through" to its id (never past the newest
-   * applied: later ones stay unread) and clears the ids marked one by one below it; a mark by ids adds those above it.
-   * Hot rows it newly covers get their read_at; cold ones take theirs from the marks (ColdFeed.readAt, and `marks`).
+   * A read mark, on the compact marks (issue 31): a mark-all raises "read through" to its id and clears the ids marked
+   * one by one below it; a mark by ids adds those above it. Hot rows it newly covers get their read_at; cold ones take
+   * theirs from the marks (ColdFeed.readAt, and `marks`).
+   *
+   * The mark is applied as written, not clamped to the newest id applied here: its writer (Arena.markRead, the payer's
+   * owner) chose its ids among those it held, so "later ones stay unread" was decided there. A replica reads the
+   * settings and the notifications journals apart (issue 32), and may read a mark before the notifications it names;
+   * clamped, that mark was lost on the replica (its unread count differed from the owner's until a restart). Rows
+   * applied after their mark take their read_at from it (applyNotification).
    */
   private applyRead(s: PayerState, row: ArenaSettingRow): void {
     if (row.ids) {
       const changed: number[] = []
       for (const id of row.ids) {
-        if (id < 1 || id > s.lastId || s.isRead(id)) continue
+        if (id < 1 || s.isRead(id)) continue
         s.readIds.add(id)
         changed.push(id)
       }
@@ -472,7 +483,7 @@ export class ArenaProjection implements StateStore {
       s.marks.push({ ids: changed, through: 0, at: row.created_at })
       return
     }
-    const through = Math.min(row.through ?? 0, s.lastId)
+    const through = row.through ?? 0
     if (through <= s.readThrough) return
     for (const n of s.notifications) if (n.id > s.readThrough && n.id <= through && !s.readAt.has(n.id)) s.readAt.set(n.id, row.created_at)
     s.readThrough = through

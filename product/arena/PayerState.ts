@@ -110,9 +110,15 @@ export class PayerState {
     return id <= this.readThrough || this.readIds.has(id)
   }
 
-  /** Unread notifications of every kind, hot and cold (ids are dense: 1..lastId). */
+  /**
+   * Unread notifications of every kind, hot and cold (ids are dense: 1..lastId). A mark may name ids not applied yet
+   * (a replica read it first: ArenaProjection.applyRead): only the ids up to lastId count.
+   */
   get unreadTotal(): number {
-    return this.lastId - this.readThrough - this.readIds.size
+    if (this.readThrough >= this.lastId) return 0
+    let marked = this.readIds.size
+    for (const id of this.readIds) if (id > this.lastId) marked--
+    return this.lastId - this.readThrough - marked
   }
 
   get optedIn(): boolean {
