@@ -26,6 +26,12 @@ if [ -z "${KAFKA_BROKERS:-}" ] && [ "${SVC_SKIP_KAFKA:-}" != "1" ]; then
   export KAFKA_BROKERS
 fi
 
+# tap rebuilds its plugin set on the first run after the "plugin" config changed (a fresh clone's node_modules hold
+# the default set, @tapjs/typescript in it), but that run still loads the old set's loaders: a fresh clone's first
+# `npm test` ran every file through ts-node and tsx both. So the set is built first when it is not the configured one.
+TAP_BUILT=node_modules/@tapjs/test/test-built/dist/esm/index.js
+if [ ! -f "$TAP_BUILT" ] || grep -q '@tapjs/typescript' "$TAP_BUILT"; then npx tap build >/dev/null; fi
+
 # A folder given (`npm test -- test/product/arena`) runs the .test.ts files under it: tap itself takes a folder's .ts
 # files for tests only with @tapjs/typescript loaded, which is off (above).
 args=()
