@@ -7,9 +7,9 @@
  * replay a dated synthetic tape (SVC_TAPE, BTC/ETH/SOL, ingest/SyntheticMarket) at SVC_REPLAY_SPEED = SPEED, so S01's
  * one-hour horizon passes in 3600 / SPEED s of wall time. Only the venue-feed lease holder replays; the others read the
  * ticks from the log; a new holder resumes from the log's newest time (app/ServiceApp.ts run()). Each folder holds the
- * operator's S01 release (as clusterRoutes builds it); the tape's first SVC_TRAIN_DAYS = 7 days are S01's regime
- * baseline. Who holds what is read from the group coordinator (the `venue-feed` and `delivery` leases, the `payers`
- * partitions) and from /readyz `cluster`.
+ * operator's S01 release (built once as clusterRoutes builds it, then copied); the tape's first SVC_TRAIN_DAYS = 7
+ * days are S01's regime baseline. Who holds what is read from the group coordinator (the `venue-feed` and `delivery`
+ * leases, the `payers` partitions) and from /readyz `cluster`.
  *
  * Round 1: the payers (sign-in-with-x, credits granted by the operator route; payer i on payer partition i % 3, so
  * every instance owns some), each with a hook endpoint on the local receiver, buy S01 claims through the balancer, arm
@@ -37,11 +37,12 @@
  *   every instance serves the same decision and the same resolution for every bought claim (the same text).
  * Not here: a burst of paid calls in flight at the kill (clusterCreditsScale.test.ts).
  * At the end every instance stops within its stop deadline (the engine's final checkpoint used to commit its
- * positions one admin request per partition and outlast it). About 3 minutes of wall time for two instances and
- * MEASURE for three on the shared 2-core machine, broker already up.
+ * positions one admin request per partition and outlast it). About 3 minutes of wall time for two instances and 3.5
+ * for three on the shared 2-core machine, broker already up (the file: about 7).
  */
 import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
+import { cp } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
@@ -103,6 +104,16 @@ const theTape = () => (tapeWritten ??= (async () => {
   await writer.close()
   return tape
 })())
+/**
+ * The operator's S01 release (activateS01Release says why), built once: every instance's folder starts as a copy of
+ * this one, as an operator activates one release on each (the build is a third of a cluster's set-up on this machine).
+ */
+let releaseBuilt: Promise<string> | null = null
+const theRelease = () => (releaseBuilt ??= (async () => {
+  const dir = await makeTempDir(t, 'svc-res-release-')
+  await activateS01Release(dir)
+  return dir
+})())
 
 /**
  * One cluster of `names` through both rounds and the checks. Round 1 SIGKILLs the holder of the venue-feed and
@@ -115,7 +126,7 @@ const resolutions = (names: readonly string[], o: { payers: number; firstKill: '
   const secs = () => `${Math.round((Date.now() - t0) / 1000)} s`
   const prefix = `cres${randomBytes(4).toString('hex')}.`
   const all = names.length === 2 ? 'both' : `all ${names.length}`
-  const tape = await theTape()
+  const [tape, release] = await Promise.all([theTape(), theRelease()])
 
   const ports: Record<string, number> = {}
   for (const name of names) ports[name] = await freePort()
@@ -152,10 +163,10 @@ const resolutions = (names: readonly string[], o: { payers: number; firstKill: '
   t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`
 
-  // The operator's S01 release in each folder before its start (activateS01Release says why).
+  // The operator's S01 release in each folder before its start.
   const dirs: Record<string, string> = {}
   for (const name of names) dirs[name] = await makeTempDir(t, `svc-res-${name}-`)
-  await Promise.all(Object.values(dirs).map((dataDir) => activateS01Release(dataDir)))
+  await Promise.all(Object.values(dirs).map((dataDir) => cp(release, dataDir, { recursive: true })))
   t.pass(`tape written and releases active ${secs()} in`)
 
   const live: Record<string, ClusterInstance> = {}
