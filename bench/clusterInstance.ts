@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { AssignerProtocol } from 'kafkajs'
 import type { KafkaLog } from '../pipeline/log/KafkaLog.ts'
+import { LEASES_TOPIC } from '../pipeline/log/KafkaLease.ts'
 import { DEFAULT_PARTITIONS } from '../pipeline/topics.ts'
 
 const SVC = fileURLToPath(new URL('../bin/svc.js', import.meta.url))
@@ -71,15 +72,25 @@ export function spawnClusterInstance(o: { name: string; dataDir: string; brokers
   return { name: o.name, child, out: () => out, exited, stop, url }
 }
 
-/** Who holds each partition of the payers lease (`cluster.payers`), by instance id, as the group coordinator says. */
-export async function payerOwners(log: KafkaLog, prefix: string, partitions = DEFAULT_PARTITIONS): Promise<Array<string | null>> {
-  const { groups } = await log.admin.describeGroups([`${prefix}lease.payers`])
+/** Who holds each partition of the lease `name` (its group `<prefix>lease.<name>` over `topic`), by instance id, as the group coordinator says. */
+async function leaseOwners(log: KafkaLog, prefix: string, name: string, topic: string, partitions: number): Promise<Array<string | null>> {
+  const { groups } = await log.admin.describeGroups([`${prefix}lease.${name}`])
   const owners: Array<string | null> = Array.from({ length: partitions }, () => null)
   for (const m of groups[0]?.members ?? []) {
     if (m.memberAssignment.length === 0) continue
-    const assigned = AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[`${prefix}cluster.payers`] ?? []
+    const assigned = AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[`${prefix}${topic}`] ?? []
     const info = JSON.parse(AssignerProtocol.MemberMetadata.decode(m.memberMetadata)!.userData.toString('utf8')) as { instance: string }
     for (const p of assigned) owners[p] = info.instance
   }
   return owners
+}
+
+/** Who holds each partition of the payers lease (`cluster.payers`), by instance id, as the group coordinator says. */
+export function payerOwners(log: KafkaLog, prefix: string, partitions = DEFAULT_PARTITIONS): Promise<Array<string | null>> {
+  return leaseOwners(log, prefix, 'payers', 'cluster.payers', partitions)
+}
+
+/** Who holds the one-partition lease `name` (`venue-feed`, `delivery`), by instance id, as the group coordinator says. */
+export async function leaseHolder(log: KafkaLog, prefix: string, name: string): Promise<string | null> {
+  return (await leaseOwners(log, prefix, name, LEASES_TOPIC, 1))[0] ?? null
 }

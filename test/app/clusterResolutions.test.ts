@@ -3,59 +3,67 @@
  * resolution's hook delivered once per endpoint (a local receiver counts)", with clocks that resolve inside the test.
  *
  * The simulated venue runs its present at 1x and every horizon is an hour or more, so clusterRoutes.test.ts never sees
- * a resolution. Here two `svc start` instances (SVC_CLUSTER=on) on the real broker replay a dated synthetic tape
- * (SVC_TAPE, BTC/ETH/SOL, ingest/SyntheticMarket) at SVC_REPLAY_SPEED = SPEED, so S01's one-hour horizon passes in
- * 3600 / SPEED s of wall time. Only the venue-feed lease holder replays; the other reads the ticks from the log; a new
- * holder resumes from the log's newest time (app/ServiceApp.ts run()). Each folder holds the operator's S01 release
- * (as clusterRoutes builds it); the tape's first SVC_TRAIN_DAYS = 7 days are S01's regime baseline.
+ * a resolution. Here two, then three `svc start` instances (SVC_CLUSTER=on) on the real broker, behind the balancer,
+ * replay a dated synthetic tape (SVC_TAPE, BTC/ETH/SOL, ingest/SyntheticMarket) at SVC_REPLAY_SPEED = SPEED, so S01's
+ * one-hour horizon passes in 3600 / SPEED s of wall time. Only the venue-feed lease holder replays; the others read the
+ * ticks from the log; a new holder resumes from the log's newest time (app/ServiceApp.ts run()). Each folder holds the
+ * operator's S01 release (built once as clusterRoutes builds it, then copied); the tape's first SVC_TRAIN_DAYS = 7
+ * days are S01's regime baseline. Who holds what is read from the group coordinator (the `venue-feed` and `delivery`
+ * leases, the `payers` partitions) and from /readyz `cluster`.
  *
- * Round 1: PAYERS payers (sign-in-with-x, credits granted by the operator route), each with a hook endpoint on the
- * local receiver, buy S01 claims through the balancer, arm a resolution hook on each claim and lock a duel call on it.
- * While those clocks are open the instance holding the venue feed and the delivery leases is SIGKILLed; the other takes
- * both over (session timeout) and the clocks resolve there; the killed one is restarted with its folder and rejoins as
- * a replica. Round 2: the same with both up again; the new holder is SIGKILLed mid-dispatch, by the receiver as its
- * first round-2 POST arrives (before the answer, so that attempt is never recorded); the other instance delivers the
- * rest and makes that attempt again; the killed one restarts and rejoins. Then:
+ * Round 1: the payers (sign-in-with-x, credits granted by the operator route; payer i on payer partition i % 3, so
+ * every instance owns some), each with a hook endpoint on the local receiver, buy S01 claims through the balancer, arm
+ * a resolution hook on each claim and lock a duel call on it. While those clocks are open one instance is SIGKILLed:
+ * - two instances: the one holding the venue feed and the delivery leases; the other takes both over (session timeout)
+ *   and the clocks resolve there;
+ * - three instances: one that holds neither lease, only payer partitions (some of the payers' calls are its to
+ *   write up in the Arena); its partitions move to the others, the leases stay, and it stays down until the clocks
+ *   resolved at the others and its payers' calls were written up (call_resolved) by their new owners.
+ * The killed one is restarted with its folder and rejoins: a replica (the leases are sticky) owning payer partitions
+ * again. Round 2: the same with every instance up; the delivery lease holder (it feeds the venue too) is SIGKILLed
+ * mid-dispatch, by the receiver as its first round-2 POST arrives (before the answer, so that attempt is never
+ * recorded); a survivor takes the leases over (with three, the feed and the delivery may go to different ones),
+ * delivers the rest and makes that attempt again; the killed one restarts and rejoins. Then:
  * - every armed hook and every endpoint got exactly one delivery per resolved decision at the receiver (one delivery
  *   id: product/delivery/Attempts.ts, a retry or a re-made attempt shares it), and nothing else arrived; each POSTed
  *   once, except those in flight at the second kill (sent, never answered), which arrive twice under their id (the
  *   receiver dedupes), and whose attempt is recorded once, by the instance that made it again;
  * - the delivery.attempts journal holds each attempt id once and one delivered row per delivery;
  * - every call graded once: each payer's scoreboard on each instance has every call graded (or void), the same items on
- *   both; one correct_call award per correct call and one call_resolved notification per call in the Arena journals
- *   (awaited: a killed owner's rows are written by the next once the broker aborts its open transaction, up to 60 s),
- *   no award (payer, id) twice in arena.experience;
+ *   every instance; one correct_call award per correct call and one call_resolved notification per call in the Arena
+ *   journals (awaited: a killed owner's rows are written by the next once the broker aborts its open transaction, up
+ *   to 60 s), no award (payer, id) twice in arena.experience;
  * - the decisions and outcomes journals hold each decision id once (each bought decision's record, each resolution);
- *   each instance serves the same decision and the same resolution for every bought claim (as canonical JSON).
- * Not here: a burst of paid calls in flight at the kill (clusterCreditsScale.test.ts), three instances, and the kill
- * of an instance that holds neither lease (it only owns payer partitions: its clocks resolve at the feed holder alike).
- * At the end both instances stop within their stop deadline (the engine's final checkpoint used to commit its
- * positions one admin request per partition and outlast it). About 3 minutes of wall time on the shared 2-core
- * machine, broker already up.
+ *   every instance serves the same decision and the same resolution for every bought claim (the same text).
+ * Not here: a burst of paid calls in flight at the kill (clusterCreditsScale.test.ts).
+ * At the end every instance stops within its stop deadline (the engine's final checkpoint used to commit its
+ * positions one admin request per partition and outlast it). About 3 minutes of wall time for two instances and 3.5
+ * for three on the shared 2-core machine, broker already up (the file: about 7).
  */
 import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
+import { cp } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
-import { AssignerProtocol } from 'kafkajs'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { spawnClusterInstance, type ClusterInstance } from '../../bench/clusterInstance.ts'
+import { leaseHolder, payerOwners, spawnClusterInstance, type ClusterInstance } from '../../bench/clusterInstance.ts'
 import { Balancer } from '../../serving/cluster/Balancer.ts'
 import { freePort } from '../../bench/freePort.ts'
 import { SyntheticMarket } from '../../ingest/SyntheticMarket.ts'
 import { TapeWriter } from '../../ingest/TapeWriter.ts'
+import { partitionForKey } from '../../common/murmur2.ts'
+import { CreditLedger } from '../../product/billing/CreditLedger.ts'
 import { KafkaLog } from '../../pipeline/log/KafkaLog.ts'
-import { LEASES_TOPIC } from '../../pipeline/log/KafkaLease.ts'
-import { topicNames } from '../../pipeline/topics.ts'
+import { DEFAULT_PARTITIONS, topicNames } from '../../pipeline/topics.ts'
 import { DECISIONS } from '../../pipeline/records/decisionRecord.ts'
 import { OUTCOMES_JOURNAL } from '../../pipeline/records/outcomeRecord.ts'
 import { EXPERIENCE } from '../../pipeline/records/experienceRecord.ts'
 import { DELIVERY_ATTEMPTS } from '../../pipeline/records/deliveryRecord.ts'
 import { NOTIFICATIONS } from '../../pipeline/records/notificationRecord.ts'
-import { kafkaBrokers, kafkaSkip, readAll } from '../helpers/logs.ts'
+import { kafkaBrokers, kafkaSkip, readAll, type TapTest as Test } from '../helpers/logs.ts'
 import { signIn, type SignedIn } from '../helpers/serving/signIn.ts'
 import { makeTempDir } from '../helpers/tmp.ts'
-import { READY_WITHIN_MS, activateS01Release, call, ready, startPair, type Answer, type Json } from '../helpers/cluster.ts'
+import { READY_WITHIN_MS, activateS01Release, call, ready, startAll, type Answer, type Json } from '../helpers/cluster.ts'
 import { within } from '../helpers/until.ts'
 
 const SESSION_MS = 6_000
@@ -66,46 +74,66 @@ const SPEED = 120
 const TRAIN_DAYS = 7
 /** The tape: the training days, the warm-up past the cut (the longest sold horizon and its grace), then room to play. */
 const TAPE_HOURS = TRAIN_DAYS * 24 + 9 + 24
-const PAYERS = 4
 const GRANT = 1_000_000
 const ASSETS = ['SOL', 'BTC', 'ETH'] as const
-t.setTimeout(READY_WITHIN_MS * 3 + 600_000)
+/** Per cluster: its first start, a restart after each round, and ten minutes for the rest; two clusters. */
+t.setTimeout(2 * (READY_WITHIN_MS * 3 + 600_000))
 
 const skip = kafkaSkip(t)
-
-
-
-/** Who holds the lease `name` (its group `<prefix>lease.<name>`), by instance id, as the group coordinator says. */
-async function leaseHolder(log: KafkaLog, prefix: string, name: string): Promise<string | null> {
-  const { groups } = await log.admin.describeGroups([`${prefix}lease.${name}`])
-  for (const m of groups[0]?.members ?? []) {
-    if (m.memberAssignment.length === 0) continue
-    const assigned = AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[`${prefix}${LEASES_TOPIC}`] ?? []
-    if (assigned.length > 0) return (JSON.parse(AssignerProtocol.MemberMetadata.decode(m.memberMetadata)!.userData.toString('utf8')) as { instance: string }).instance
-  }
-  return null
-}
 
 interface Received { path: string; id: string; decision: string; status: string }
 interface Claim { payer: number; decision_id: string; asset: string; horizon_end: string; round: number }
 
-t.test('clocks resolve inside a two-instance cluster whose feed and delivery holder is SIGKILLed twice: each hook, grade and award once', { skip }, async (t) => {
-  const t0 = Date.now()
-  const secs = () => `${Math.round((Date.now() - t0) / 1000)} s`
-  const prefix = `cres${randomBytes(4).toString('hex')}.`
+/** A fresh account whose payer partition (its draws journal partition: PayerOwnership.partitionOf) is `partition`. */
+function accountOn(partition: number) {
+  for (;;) {
+    const account = privateKeyToAccount(generatePrivateKey())
+    if (partitionForKey(CreditLedger.payerKey(account.address), DEFAULT_PARTITIONS) === partition) return account
+  }
+}
 
-  // The dated tape: SyntheticMarket's three assets, long enough for the training window, the warm-up past the cut and
-  // the rounds below at SPEED.
-  const tapeDir = await makeTempDir(t, 'svc-res-tape-')
-  const tape = join(tapeDir, 'synthetic.ndjson.gz')
+/**
+ * The tape every cluster of this file replays (each under its own topic prefix): SyntheticMarket's three assets, long
+ * enough for the training window, the warm-up past the cut and the rounds below at SPEED.
+ */
+let tapeWritten: Promise<string> | null = null
+const theTape = () => (tapeWritten ??= (async () => {
+  const tape = join(await makeTempDir(t, 'svc-res-tape-'), 'synthetic.ndjson.gz')
   const writer = TapeWriter.open(tape, { gzipLevel: 1 })
   await new SyntheticMarket({ seed: 32, hours: TAPE_HOURS, assets: [...ASSETS].sort(), start: '2026-01-05T00:00:00Z' }).writeTo(writer)
   await writer.close()
+  return tape
+})())
+/**
+ * The operator's S01 release (activateS01Release says why), built once: every instance's folder starts as a copy of
+ * this one, as an operator activates one release on each (the build is a third of a cluster's set-up on this machine).
+ */
+let releaseBuilt: Promise<string> | null = null
+const theRelease = () => (releaseBuilt ??= (async () => {
+  const dir = await makeTempDir(t, 'svc-res-release-')
+  await activateS01Release(dir)
+  return dir
+})())
 
-  const ports: Record<string, number> = { a: await freePort(), b: await freePort() }
-  const balancer = await Balancer.start({ port: 0, host: '127.0.0.1', upstreams: [{ host: '127.0.0.1', port: ports.a! }, { host: '127.0.0.1', port: ports.b! }], probeEveryMs: 200 })
+/**
+ * One cluster of `names` through both rounds and the checks. Round 1 SIGKILLs the holder of the venue-feed and
+ * delivery leases (`firstKill: 'holder'`) or an instance that holds neither and owns payer partitions (`'bystander'`);
+ * round 2 the delivery holder mid-dispatch. Payer i's partition is i % DEFAULT_PARTITIONS, so every partition has
+ * payers whose calls, awards and notifications its owner writes.
+ */
+const resolutions = (names: readonly string[], o: { payers: number; firstKill: 'holder' | 'bystander' }) => async (t: Test) => {
+  const t0 = Date.now()
+  const secs = () => `${Math.round((Date.now() - t0) / 1000)} s`
+  const prefix = `cres${randomBytes(4).toString('hex')}.`
+  const all = names.length === 2 ? 'both' : `all ${names.length}`
+  const [tape, release] = await Promise.all([theTape(), theRelease()])
+
+  const ports: Record<string, number> = {}
+  for (const name of names) ports[name] = await freePort()
+  const balancer = await Balancer.start({ port: 0, host: '127.0.0.1', upstreams: names.map((n) => ({ host: '127.0.0.1', port: ports[n]! })), probeEveryMs: 200 })
   t.teardown(() => balancer.close())
   const bal = `http://127.0.0.1:${balancer.port}`
+  const inRotation = () => within(`${all} instances in the balancer's rotation`, 10_000, async () => balancer.upstreams.every((u) => u.inService))
 
   // The receiver: every POST, by path, delivery id and the decision its body names; always 200.
   const received: Received[] = []
@@ -135,10 +163,10 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
   t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`
 
-  // The operator's S01 release in each folder before its start (activateS01Release says why).
+  // The operator's S01 release in each folder before its start.
   const dirs: Record<string, string> = {}
-  for (const name of ['a', 'b']) dirs[name] = await makeTempDir(t, `svc-res-${name}-`)
-  await Promise.all(Object.values(dirs).map((dataDir) => activateS01Release(dataDir)))
+  for (const name of names) dirs[name] = await makeTempDir(t, `svc-res-${name}-`)
+  await Promise.all(Object.values(dirs).map((dataDir) => cp(release, dataDir, { recursive: true })))
   t.pass(`tape written and releases active ${secs()} in`)
 
   const live: Record<string, ClusterInstance> = {}
@@ -157,9 +185,9 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
     url[name] = await i.url
     return i
   }
-  await startPair(start)
-  await within('both instances in the balancer\'s rotation', 10_000, async () => balancer.upstreams.every((u) => u.inService))
-  t.pass(`both instances ready ${secs()} in`)
+  await startAll(names, start)
+  await inRotation()
+  t.pass(`${all} instances ready ${secs()} in`)
 
   const reader = await KafkaLog.connect({ brokers: kafkaBrokers()!, clientId: 'svc-test-cluster-resolutions', topicPrefix: prefix })
   t.teardown(() => reader.close())
@@ -169,11 +197,22 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
     for (const name of Object.keys(live)) if ((await readyz(name).catch(() => null))?.cluster?.venue_feed_here) return name
     return null
   }
+  const payerOwnersNow = () => payerOwners(reader, prefix)
+  /** Waits until every payer partition is owned and every instance up owns one, as at a start and after a rejoin. */
+  const spread = async (what: string) => {
+    let owners: Array<string | null> = []
+    await within(what, 120_000, async () => {
+      owners = await payerOwnersNow()
+      return owners.every((x) => x !== null) && new Set(owners).size === names.length
+    })
+    return owners
+  }
+  t.pass(`payer partitions owned: ${(await spread(`the payers lease spread over ${all} instances`)).join(', ')}`)
 
   // ---- payers, each with a hook endpoint on the receiver ---------------------------------------------------------
   const payers: SignedIn[] = []
-  for (let i = 0; i < PAYERS; i++) {
-    const me = await signIn(bal, privateKeyToAccount(generatePrivateKey()))
+  for (let i = 0; i < o.payers; i++) {
+    const me = await signIn(bal, accountOn(i % DEFAULT_PARTITIONS))
     const grant = await call(bal, 'POST', '/v1/billing/grants', { body: { action: 'grant', payer: me.address, credits: GRANT, ref: `res-${i}` }, headers: { 'x-svc-ops': OPS } })
     t.equal(grant.status, 200, `payer ${i} granted through the balancer`)
     const ep = await call(bal, 'POST', '/v1/hook-endpoints', { body: { url: `${receiverUrl}/endpoint/${i}` }, headers: me.headers })
@@ -192,7 +231,7 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
    */
   const round = async (n: number) => {
     let refusals = 0
-    for (let i = 0; i < PAYERS; i++) {
+    for (let i = 0; i < o.payers; i++) {
       const me = payers[i]!
       let claim: Json = null
       for (let k = 0; k < ASSETS.length * 2 && claim === null; k++) {
@@ -222,57 +261,90 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
     return mine
   }
   const resolution = (base: string, id: string) => call(base, 'GET', `/v1/resolutions/${id}`)
-  const resolvedEverywhere = async (ids: string[]) => {
+  const resolvedOn = async (at: readonly string[], ids: string[]) => {
     for (const id of ids) {
-      for (const base of Object.values(url)) {
-        const r = await resolution(base, id)
+      for (const name of at) {
+        const r = await resolution(url[name]!, id)
         if (r.status !== 200 || r.body.data.status === 'pending') return false
       }
     }
     return true
   }
 
+  const leases = async () => ({ feed: await feeder(), delivery: await leaseHolder(reader, prefix, 'delivery') })
+  const holders = async () => {
+    const held = await leases()
+    t.equal(held.delivery, held.feed, `instance ${held.feed} feeds the venue and holds the delivery lease`)
+    return held
+  }
   /**
-   * SIGKILLs `victim` (which holds the venue feed and the delivery leases), waits until the other instance holds both,
-   * restarts `victim` with its folder and waits until it is ready again, as a replica (the leases are sticky).
+   * SIGKILLs `victim` (unless it is dead already), waits until the others hold what it held (`before`: the venue feed
+   * and delivery leases as they were before it died; its payer partitions), runs `whileDown`, restarts it with its
+   * folder and waits until it is ready again and has rejoined: as a replica (the leases are sticky), owning payer
+   * partitions again.
    */
-  const killAndRestart = async (victim: string) => {
-    const survivor = victim === 'a' ? 'b' : 'a'
+  const killAndRestart = async (victim: string, before: { feed: string | null; delivery: string | null }, whileDown?: (survivors: string[]) => Promise<void>) => {
+    const survivors = names.filter((n) => n !== victim)
     const dead = live[victim]!
     dead.child.kill('SIGKILL') // nothing if it is already dead
     await dead.exited
     const killedAt = Date.now()
     t.pass(`${victim} SIGKILLed ${secs()} in`)
-    const tookFeed = await within(`${survivor} takes the venue feed over`, 120_000, async () => (await readyz(survivor)).cluster.venue_feed_here === true)
-    const tookDelivery = await within(`${survivor} takes the delivery lease over`, 120_000, async () => (await leaseHolder(reader, prefix, 'delivery')) === survivor)
-    t.pass(`${survivor} took the venue feed over ${tookFeed} ms and held the delivery lease ${tookFeed + tookDelivery} ms after the kill`)
+    let feed: string | null = null
+    let delivery: string | null = null
+    const tookFeed = await within('a survivor feeds the venue', 120_000, async () => survivors.includes((feed = await feeder()) ?? ''))
+    const tookDelivery = await within('a survivor holds the delivery lease', 120_000, async () => survivors.includes((delivery = await leaseHolder(reader, prefix, 'delivery')) ?? ''))
+    let owners: Array<string | null> = []
+    const tookPayers = await within(`the survivors own ${victim}'s payer partitions`, 120_000, async () => (owners = await payerOwnersNow()).every((x) => x !== null && x !== victim))
+    if (before.feed === victim || before.delivery === victim) t.pass(`${feed} took the venue feed over ${tookFeed} ms and ${delivery} held the delivery lease ${tookFeed + tookDelivery} ms after the kill`)
+    else t.same({ feed, delivery }, before, `${victim} held neither lease: ${feed} still feeds the venue, ${delivery} still holds the delivery lease`)
+    t.pass(`payer partitions owned ${tookFeed + tookDelivery + tookPayers} ms after the kill: ${owners.join(', ')}`)
+    await whileDown?.(survivors)
     await start(victim)
     await within(`${victim} ready again`, READY_WITHIN_MS, () => ready(url[victim]!))
     t.pass(`${victim} restarted and ready ${Math.round((Date.now() - killedAt) / 1000)} s after the kill`)
     t.equal((await readyz(victim)).cluster.venue_feed_here, false, `${victim} rejoined as a replica (the feed lease is sticky)`)
-    await within('both instances in the balancer\'s rotation', 10_000, async () => balancer.upstreams.every((u) => u.inService))
+    t.pass(`payer partitions owned after the rejoin: ${(await spread(`${victim} rejoined the payers lease`)).join(', ')}`)
+    await inRotation()
   }
-  const holders = async () => {
-    const feeding = await feeder()
-    t.equal(await leaseHolder(reader, prefix, 'delivery'), feeding, `instance ${feeding} feeds the venue and holds the delivery lease`)
-    return feeding!
+  /** Payers whose partition `name` owns. */
+  const ownedBy = async (name: string) => {
+    const owners = await payerOwnersNow()
+    return payers.flatMap((me, i) => (owners[partitionForKey(CreditLedger.payerKey(me.address), DEFAULT_PARTITIONS)] === name ? [i] : []))
   }
 
-  // ---- round 1: the holder SIGKILLed while its clocks are open; they resolve at the other -------------------------
-  const victim1 = await holders()
+  // ---- round 1: an instance SIGKILLed while its clocks are open; they resolve at the feed holder -------------------
+  // The holder of both leases (the feed holder takes over), or one that holds neither (only its payer partitions move:
+  // the Arena rows of its payers' calls are the next owner's to write).
+  const held1 = await holders()
+  const holder1 = held1.feed!
+  const victim1 = o.firstKill === 'holder' ? holder1 : names.find((n) => n !== holder1)!
   const first = await round(1)
   t.ok(first.length > 0, 'round 1 bought claims')
-  const nowAtKill = await virtualNow(victim1)
+  const victimPayers = await ownedBy(victim1)
+  t.ok(victimPayers.length > 0 && first.some((c) => victimPayers.includes(c.payer)), `${victim1} owns payers with round-1 calls: ${victimPayers.join(', ')}`)
+  const nowAtKill = await virtualNow(holder1)
   t.ok(first.every((c) => Date.parse(c.horizon_end) > nowAtKill), `every round-1 clock open when ${victim1} is killed (virtual now ${new Date(nowAtKill).toISOString()})`)
-  await killAndRestart(victim1)
-  await within('the round-1 clocks resolved on both instances', 240_000, () => resolvedEverywhere(first.map((c) => c.decision_id)))
-  t.pass(`round 1 resolved on both ${secs()} in`)
+  // One that holds neither lease stays down until the clocks resolved at the others and its payers' calls are written
+  // up in the Arena (call_resolved) by their new owners, so all of that happens without it.
+  const downUntilResolved = async (survivors: string[]) => {
+    const took = await within(`the round-1 clocks resolved on ${survivors.join(', ')}`, 240_000, () => resolvedOn(survivors, first.map((c) => c.decision_id)))
+    const theirs = new Set(victimPayers.map((i) => payers[i]!.address.toLowerCase()))
+    const calls = lockedCalls.filter((c) => victimPayers.includes(c.payer)).length
+    const notified = async () => (await readAll(reader, NOTIFICATIONS.name)).map((r) => NOTIFICATIONS.decode(r.value)).filter((n) => n.kind === 'call_resolved' && theirs.has(n.payer.toLowerCase())).length
+    const wrote = await within(`${victim1}'s payers' calls notified by their new owners`, 120_000, async () => (await notified()) >= calls)
+    t.pass(`with ${victim1} down, the round-1 clocks resolved at ${survivors.join(', ')} (${took} ms) and its payers' round-1 calls (${calls}) were notified (${wrote} ms later)`)
+  }
+  await killAndRestart(victim1, held1, o.firstKill === 'bystander' ? downUntilResolved : undefined)
+  await within(`the round-1 clocks resolved on ${all} instances`, 240_000, () => resolvedOn(names, first.map((c) => c.decision_id)))
+  t.pass(`round 1 resolved on ${all} ${secs()} in`)
   const afterRound1 = received.length
 
   // ---- round 2: the new holder SIGKILLed while its first round-2 POST is in flight (mid-dispatch) ------------------
   // The receiver kills it as that POST arrives, before answering: the attempt is never recorded, so the next holder
   // makes it again under the same delivery id, and whatever else it had in flight or not yet planned.
-  const victim2 = await holders()
+  const held2 = await holders()
+  const victim2 = held2.delivery!
   const second = await round(2)
   t.ok(second.length > 0, 'round 2 bought claims')
   let inFlight = ''
@@ -285,9 +357,9 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
   const diedAt = Date.now()
   await new Promise((r) => setTimeout(r, 500))
   t.comment(`${received.length - afterRound1} round-2 POSTs read to their end at the receiver when ${victim2} died`)
-  await killAndRestart(victim2)
-  await within('the round-2 clocks resolved on both instances', 240_000, () => resolvedEverywhere(second.map((c) => c.decision_id)))
-  t.pass(`round 2 resolved on both ${secs()} in`)
+  await killAndRestart(victim2, held2)
+  await within(`the round-2 clocks resolved on ${all} instances`, 240_000, () => resolvedOn(names, second.map((c) => c.decision_id)))
+  t.pass(`round 2 resolved on ${all} ${secs()} in`)
 
   // ---- what the receiver got -------------------------------------------------------------------------------------
   const decisions = [...new Set(claims.map((c) => c.decision_id))]
@@ -309,7 +381,7 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
   }
   t.same([...byTarget.keys()].filter((k) => !expected.has(k)), [], 'nothing reached the receiver that was not expected')
   t.same([...expected].filter((k) => (byTarget.get(k)?.size ?? 0) !== 1), [], `each of the ${expected.size} expected deliveries (${hooks.length} hooks, ${expected.size - hooks.length} endpoint deliveries) has exactly one delivery id`)
-  // Round 1's holder died with nothing to deliver: each of its deliveries POSTed once. Round 2's died mid-dispatch: a
+  // Round 1's victim died with nothing to deliver: each of its deliveries POSTed once. Round 2's died mid-dispatch: a
   // POST it made whose attempt row it never committed may be POSTed again by the new holder under the same delivery
   // id (product/delivery/Attempts.ts: the receiver dedupes on it), never a third time.
   const round1Ids = new Set(received.slice(0, afterRound1).map((r) => r.id))
@@ -332,10 +404,10 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
   t.equal(attempts.filter((a) => a.delivery_id === inFlight).length, 1, `the POST in flight at the kill (${inFlight}) is recorded once, by the holder that made it again`)
 
   // ---- the duel and the Arena ------------------------------------------------------------------------------------
-  const boards: Record<string, Json[]> = { a: [], b: [] }
+  const boards: Record<string, Json[]> = Object.fromEntries(names.map((n) => [n, []]))
   for (const [i, me] of payers.entries()) {
     const mine = lockedCalls.filter((c) => c.payer === i).length
-    for (const name of ['a', 'b']) {
+    for (const name of names) {
       let board!: Answer
       await within(`payer ${i}'s calls graded on ${name}`, STALENESS_MS, async () => {
         board = await call(url[name]!, 'GET', `/v1/calls?payer=${me.address}`, { headers: me.headers })
@@ -344,7 +416,7 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
       boards[name]!.push(board.body.data)
     }
   }
-  t.same(boards.b, boards.a, 'every payer\'s scoreboard is the same on both instances')
+  for (const name of names.slice(1)) t.same(boards[name], boards.a, `every payer's scoreboard is the same on ${name} as on a`)
   t.equal(boards.a!.reduce((s, b) => s + b.graded + b.void, 0), lockedCalls.length, `every one of the ${lockedCalls.length} calls graded (or void) once: ${boards.a!.reduce((s, b) => s + b.graded, 0)} graded, ${boards.a!.reduce((s, b) => s + b.void, 0)} void, ${boards.a!.reduce((s, b) => s + b.correct, 0)} correct`)
   const items: Json[] = []
   for (const me of payers) {
@@ -373,7 +445,7 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
   t.same(notes.map((n) => n.ref).sort(), [...callIds].sort(), `one call_resolved notification per call (${notes.length})`)
   t.equal(new Set(notes.map((n) => n.key)).size, notes.length, 'none twice')
 
-  // ---- the ledger: each decision and each resolution once, the same on both instances ------------------------------
+  // ---- the ledger: each decision and each resolution once, the same on every instance -----------------------------
   const recorded = (await readAll(reader, topicNames().decisions)).map((r) => DECISIONS.decode(r.value).decision_id)
   const twice = recorded.filter((id, i) => recorded.indexOf(id) !== i)
   t.same(twice, [], `no decision twice in the decisions journal (${recorded.length} records)`)
@@ -387,15 +459,18 @@ t.test('clocks resolve inside a two-instance cluster whose feed and delivery hol
   const differ: string[] = []
   for (const id of decisions) {
     for (const route of [`/v1/resolutions/${id}`, `/v1/decisions/${id}`]) {
-      const [ra, rb] = [await call(url.a!, 'GET', route), await call(url.b!, 'GET', route)]
-      if (ra.status !== 200 || rb.status !== 200 || JSON.stringify(ra.body.data) !== JSON.stringify(rb.body.data)) differ.push(`${route} ${ra.status} ${rb.status}`)
+      const served = await Promise.all(names.map((n) => call(url[n]!, 'GET', route)))
+      if (served.some((r) => r.status !== 200 || JSON.stringify(r.body.data) !== JSON.stringify(served[0]!.body.data))) differ.push(`${route} ${served.map((r) => r.status).join(' ')}`)
     }
   }
-  t.same(differ, [], `both instances serve the same decision and resolution for each of the ${decisions.length} bought claims (outcomes ${[...outcomeOf.values()].map((o) => o.outcome).join(', ')})`)
+  t.same(differ, [], `${all} instances serve the same decision and resolution for each of the ${decisions.length} bought claims (outcomes ${[...outcomeOf.values()].map((o) => o.outcome).join(', ')})`)
   t.pass(`wall time ${secs()}`)
-  // Both stopped at once (the teardowns would stop them one after the other).
+  // Stopped at once (the teardowns would stop them one after the other).
   const stopping = Date.now()
   await Promise.all(Object.values(live).map((i) => i.stop()))
   const deadline = Object.values(live).map((i) => /svc: stop deadline .*$/m.exec(i.out())?.[0]).filter(Boolean)
-  t.same(deadline, [], `both stopped within the stop deadline (${Date.now() - stopping} ms)`)
-})
+  t.same(deadline, [], `${all} stopped within the stop deadline (${Date.now() - stopping} ms)`)
+}
+
+t.test('clocks resolve inside a two-instance cluster whose feed and delivery holder is SIGKILLed twice: each hook, grade and award once', { skip }, resolutions(['a', 'b'], { payers: 4, firstKill: 'holder' }))
+t.test('clocks resolve inside a three-instance cluster, one holding neither lease SIGKILLed, then the delivery holder mid-dispatch: each hook, grade and award once', { skip }, resolutions(['a', 'b', 'c'], { payers: 3, firstKill: 'bystander' }))

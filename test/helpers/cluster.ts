@@ -46,15 +46,22 @@ export const READY_WITHIN_MS = 420_000
 export const ready = async (url: string): Promise<boolean> => (await fetch(`${url}/readyz`)).status === 200
 
 /**
- * Starts `a`, waits until it is ready (it then holds the leases: the first member of each group), then `b` beside it,
- * and resolves both URLs once both are ready.
+ * Starts the first of `names`, waits until it is ready (it then holds the leases: the first member of each group), then
+ * the others beside it at once, and resolves every URL once all are ready.
  */
+export async function startAll(names: readonly string[], start: (name: string) => ClusterInstance | Promise<ClusterInstance>): Promise<Record<string, string>> {
+  const urls: Record<string, string> = {}
+  const [first, ...rest] = names
+  urls[first!] = await (await start(first!)).url
+  await within('the first instance ready', READY_WITHIN_MS, () => ready(urls[first!]!))
+  await Promise.all(rest.map(async (name) => (urls[name] = await (await start(name)).url)))
+  await within(`${names.length} instances ready`, READY_WITHIN_MS, async () => (await Promise.all(names.map((n) => ready(urls[n]!)))).every(Boolean))
+  return urls
+}
+
+/** startAll of `a` and `b`. */
 export async function startPair(start: (name: 'a' | 'b') => ClusterInstance | Promise<ClusterInstance>): Promise<{ a: ClusterInstance; b: ClusterInstance; urlA: string; urlB: string }> {
-  const a = await start('a')
-  const urlA = await a.url
-  await within('the first instance ready', READY_WITHIN_MS, () => ready(urlA))
-  const b = await start('b')
-  const urlB = await b.url
-  await within('both instances ready', READY_WITHIN_MS, async () => (await ready(urlA)) && (await ready(urlB)))
-  return { a, b, urlA, urlB }
+  const started: Record<string, ClusterInstance> = {}
+  const urls = await startAll(['a', 'b'], async (name) => (started[name] = await start(name as 'a' | 'b')))
+  return { a: started.a!, b: started.b!, urlA: urls.a!, urlB: urls.b! }
 }
