@@ -187,6 +187,16 @@ export class DuelService implements Duel {
       for (const g of graded.sort(byResolution)) if (!old.has(g.call_id)) fold.graded(g)
       return
     }
+    const grades = await this.historyLocks(fold)
+    grades.handOver((g) => fold.graded(g))
+  }
+
+  /**
+   * history()'s read of the journal: each lock handed over, the grades returned. A method of its own so that the set
+   * of a million call ids read is garbage before the grades are folded, not held by history()'s scope through them.
+   */
+  private async historyLocks(fold: CallHistoryFold): Promise<HistoryGrades> {
+    const since = fold.since
     const outcomes = new Map<string, OutcomeFacts>()
     // The bus replays every resolution synchronously within subscribe().
     this.options.ledger.resolutions
@@ -204,7 +214,7 @@ export class DuelService implements Duel {
       fold.locked(lockedEvent(row))
       if (o) grades.add(row, o)
     })
-    grades.handOver((g) => fold.graded(g))
+    return grades
   }
 
   private applyCall(row: CallRow): void {
