@@ -319,38 +319,74 @@ export class Journal<S extends TObject> {
   }
 
   /**
+   * Hands over the records from `from` (per partition, the next offset to read; partitions not named start at 0) up to
+   * the topic's end at the call, each partition in offset order (partitions interleaved), without holding them: a
+   * fold of a whole journal (CallEvents.history) keeps only what it derives. Resolves with that end per partition.
+   */
+  async scan(onRecord: (record: Static<S>, at: JournalPosition) => void, options: { from?: ReadonlyArray<JournalPosition>; timeoutMs?: number } = {}): Promise<number[]> {
+    const ends = await this.log.endOffsets(this.topic)
+    const from = ends.map((_, p) => options.from?.find((f) => f.partition === p)?.offset ?? 0)
+    const reached = ends.map((end, p) => Math.max(end, from[p]!))
+    if (options.from && ends.every((end, p) => from[p]! >= end)) return reached
+    const f = await this.follow(
+      `svc.${this.def.name}-read-${randomUUID()}`,
+      (record, at) => {
+        if (at.offset < (ends[at.partition] ?? 0)) onRecord(record, at)
+      },
+      {
+        catchUpTimeoutMs: options.timeoutMs ?? 120_000,
+        ...(options.from ? { from: from.map((offset, partition) => ({ partition, offset })) } : {}),
+        onInvalid: (err, r) => {
+          throw new Error(`journal ${this.topic}: record ${r.partition}/${r.offset} does not decode: ${err.message}`)
+        },
+      },
+    )
+    await f.stop()
+    return reached
+  }
+
+  /**
+   * Hands over every record up to the topic's end at the call in readAll's order (partition 0 in offset order, then
+   * partition 1, ...), each once, without holding them: a fold whose result depends on the journal's order reads a
+   * whole journal in it. One read per partition, the others started at their ends (on Kafka a group join each).
+   */
+  async scanInOrder(onRecord: (record: Static<S>, at: JournalPosition) => void, options: { timeoutMs?: number } = {}): Promise<void> {
+    const ends = await this.log.endOffsets(this.topic)
+    for (let partition = 0; partition < ends.length; partition++) {
+      const end = ends[partition]!
+      if (end === 0) continue
+      let next = 0
+      await this.scan(
+        (record, at) => {
+          // Records appended to the other partitions since, and a redelivery (offsets not increasing), are not this turn's.
+          if (at.partition !== partition || at.offset < next || at.offset >= end) return
+          next = at.offset + 1
+          onRecord(record, at)
+        },
+        { from: ends.map((e, p) => ({ partition: p, offset: p === partition ? 0 : e })), ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) },
+      )
+    }
+  }
+
+  /**
    * The records from `from` (per partition, the next offset to read; partitions not named start at 0) up to the
    * topic's end at the call, in per-partition offset order, and that end (`ends`: the records returned are exactly
    * those before it): a checkpointed processor's tail after its restored snapshot (pipeline/state/).
    */
   async readRange(options: { from?: ReadonlyArray<JournalPosition>; timeoutMs?: number } = {}): Promise<{ records: Static<S>[]; ends: number[] }> {
-    const timeoutMs = options.timeoutMs ?? 120_000
-    const ends = await this.log.endOffsets(this.topic)
-    const from = ends.map((_, p) => options.from?.find((f) => f.partition === p)?.offset ?? 0)
-    if (options.from && ends.every((end, p) => from[p]! >= end)) return { records: [], ends: ends.map((end, p) => Math.max(end, from[p]!)) }
     // Per partition, in the order delivered: a consumer delivers each partition in offset order, so concatenating the
     // partitions is the (partition, offset) order without a wrapper per record or a sort of them all (a million
     // records at an Arena's restart). A redelivery (offsets not increasing) falls back to the sort.
     const parts: Array<{ records: Static<S>[]; offsets: number[] }> = []
     let ordered = true
-    const keep = (record: Static<S>, at: JournalPosition) => {
-      if (at.offset >= (ends[at.partition] ?? 0)) return
+    const reached = await this.scan((record, at) => {
       const part = (parts[at.partition] ??= { records: [], offsets: [] })
       const last = part.offsets[part.offsets.length - 1]
       if (last !== undefined && at.offset <= last) ordered = false
       part.records.push(record)
       part.offsets.push(at.offset)
-    }
-    const f = await this.follow(`svc.${this.def.name}-read-${randomUUID()}`, keep, {
-      catchUpTimeoutMs: timeoutMs,
-      ...(options.from ? { from: from.map((offset, partition) => ({ partition, offset })) } : {}),
-      onInvalid: (err, r) => {
-        throw new Error(`journal ${this.topic}: record ${r.partition}/${r.offset} does not decode: ${err.message}`)
-      },
-    })
-    await f.stop()
+    }, options)
     const filled = parts.filter((p) => p !== undefined)
-    const reached = ends.map((end, p) => Math.max(end, from[p]!))
     if (ordered) return { records: filled.length === 1 ? filled[0]!.records : filled.flatMap((p) => p.records), ends: reached }
     const out: Array<{ record: Static<S>; partition: number; offset: number }> = []
     parts.forEach((p, partition) => p.records.forEach((record, i) => out.push({ record, partition, offset: p.offsets[i]! })))

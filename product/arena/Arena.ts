@@ -48,7 +48,7 @@ import { RetryPolicy } from '../../pipeline/work/RetryPolicy.ts'
 import { ARENA_SETTINGS, type ArenaSettingRow } from '../../pipeline/records/arenaSettingRecord.ts'
 import { EXPERIENCE, type ExperienceRow } from '../../pipeline/records/experienceRecord.ts'
 import { NOTIFICATIONS, type NotificationRow } from '../../pipeline/records/notificationRecord.ts'
-import type { CallEvents, CallGraded, CallLocked } from '../duel/index.ts'
+import { byResolution, type CallEvents, type CallGraded, type CallLocked } from '../duel/index.ts'
 import { BADGES, badgeAwardId } from './badges.ts'
 import { ArenaProjection, type BoardScope, type BoardSort, type BoardTrack } from './ArenaProjection.ts'
 import { ASK_XP_DAILY_CAP, DECISION_BASE_CREDITS, RANKS, discountedCredits, levelForCredits, rankIndexOf, rankOf } from './levels.ts'
@@ -134,6 +134,8 @@ export class Arena {
   private readonly expiry: NodeJS.Timeout | null
   /** Payer partitions being taken over: their payers' awards are deferred until the journals are read to their ends. */
   private readonly takingOver = new Set<(payer: string) => boolean>()
+  /** While attach() folds the duel's history. */
+  private foldingHistory = false
   private readonly writesFor: ((payer: string) => boolean) | null
   /** The feed's rows that left memory, read through DuckDB (issue 31); null: none are read back. */
   readonly cold: ColdFeed | null
@@ -181,7 +183,7 @@ export class Arena {
         followOwnWrites(settings, { group: `${group}.settings`, what: 'setting', logger }, (r) => p.applySetting(r)),
       ],
       // A folded event whose awards are not durable yet (staged: queued, or deferred to another instance) is in no journal.
-      snapshotWhen: () => arena.staged.size === 0 && arena.queued === 0,
+      snapshotWhen: () => arena.staged.size === 0 && arena.queued === 0 && !arena.foldingHistory,
     })
     // A rebuilt projection folds every call the duel ever had (its channels replay only the hot ones, issue 31). A
     // restored one has folded what left the duel's memory, unless its snapshot is older than that: then it folds the
@@ -306,12 +308,15 @@ export class Arena {
    */
   async attach(events: CallEvents, options: { history?: 'all' | 'window' | 'none' } = {}): Promise<void> {
     if (options.history && options.history !== 'none' && events.history) {
-      const all = await events.history()
-      const cutoff = options.history === 'window' ? this.projection.cutoff() : null
       // Calls graded before the projection's window were folded and their ids dropped: never folded again.
-      const old = new Set(cutoff === null ? [] : all.graded.filter((g) => Date.parse(g.graded_at) < cutoff).map((g) => g.call_id))
-      for (const e of all.locked) if (!old.has(e.call_id)) this.onLocked(e)
-      for (const e of all.graded.sort(byResolution)) if (!old.has(e.call_id)) this.onGraded(e)
+      const since = options.history === 'window' ? this.projection.cutoff() : null
+      // The fold spans the journal's read (the locks are folded as read): no snapshot of a history half folded.
+      this.foldingHistory = true
+      try {
+        await events.history({ since, locked: (e) => this.onLocked(e), graded: (e) => this.onGraded(e) })
+      } finally {
+        this.foldingHistory = false
+      }
     }
     this.subscriptions.push(events.locked.subscribe('arena', (e) => this.onLocked(e)))
     let replayed: CallGraded[] | null = []
@@ -757,10 +762,4 @@ export class Arena {
     await this.followers?.stop()
     await Promise.all([this.experience.close(), this.notes.close(), this.settings.close()])
   }
-}
-
-/** Resolution order: when a call was graded, then its id (ties of one instant in a fixed order). */
-function byResolution(a: CallGraded, b: CallGraded): number {
-  const at = Date.parse(a.graded_at) - Date.parse(b.graded_at)
-  return at !== 0 ? at : a.call_id < b.call_id ? -1 : a.call_id > b.call_id ? 1 : 0
 }

@@ -51,6 +51,35 @@ export interface CallGraded extends CallLocked {
   house_correct?: boolean | null
 }
 
+/**
+ * Resolution order: graded_at, then call_id (the order PayerState keeps a payer's grades in, and the order grades were
+ * first made in). A fold of grades in another order (a log's partitions read back in another interleaving) passes a
+ * payer's record through states it never had.
+ */
+export function inResolutionOrder(gradedAtA: number, callIdA: string, gradedAtB: number, callIdB: string): number {
+  const at = gradedAtA - gradedAtB
+  return at !== 0 ? at : callIdA < callIdB ? -1 : callIdA > callIdB ? 1 : 0
+}
+
+/** inResolutionOrder of two grades (a sort comparator). */
+export function byResolution(a: CallGraded, b: CallGraded): number {
+  return inResolutionOrder(Date.parse(a.graded_at), a.call_id, Date.parse(b.graded_at), b.call_id)
+}
+
+/**
+ * What a consumer rebuilding its state hands to CallEvents.history: the events are given to it one at a time, so a
+ * history of a million calls is never held as events (at 365 days the arrays of them were most of a rebuild's 3.1 GiB
+ * peak, issue 31).
+ */
+export interface CallHistoryFold {
+  /** Calls graded before this instant (ms) are left out, lock and grade: the consumer folded them before. null: none. */
+  since: number | null
+  /** Every call's lock first, in the call journal's order (first record per call id). */
+  locked(e: CallLocked): void
+  /** Then every grade, in resolution order (byResolution). */
+  graded(e: CallGraded): void
+}
+
 export interface CallEvents {
   /** Replayed on subscribe: the calls the duel holds in memory (issue 31: not graded yet, or graded inside its window). */
   readonly locked: Channel<CallLocked>
@@ -58,8 +87,9 @@ export interface CallEvents {
   /**
    * Every call ever locked and every grade, read back from the call journal and the outcome bus: what a consumer
    * rebuilding its state from nothing folds before it subscribes (the channels' replay holds only the hot calls).
+   * Resolves once the last grade was handed over.
    */
-  history?(): Promise<{ locked: CallLocked[]; graded: CallGraded[] }>
+  history?(fold: CallHistoryFold): Promise<void>
   /** The event time (ms) from which the channels' replay holds every grade; null while it holds every call. */
   hotSince?(): number | null
   /**

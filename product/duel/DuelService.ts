@@ -38,7 +38,8 @@ import { CheckpointedFollowers, followOwnWrites } from '../../pipeline/state/Che
 import type { RestoredState } from '../../pipeline/state/restoreState.ts'
 import type { CheckpointSettings } from '../../pipeline/state/StateStore.ts'
 import { CALL_BOOK_SCHEMA, CallBook, markAt, markOk } from './CallBook.ts'
-import type { CallEvents, CallGraded, CallLocked } from './CallEvents.ts'
+import { HistoryGrades } from './HistoryGrades.ts'
+import { byResolution, type CallEvents, type CallGraded, type CallHistoryFold, type CallLocked } from './CallEvents.ts'
 import type { Duel, LockCallInput } from './Duel.ts'
 import { callView, grade, lockedEvent, type OutcomeFacts } from './grading.ts'
 import { ColdCalls, type CallPosition, type CallsTableReader } from './ColdCalls.ts'
@@ -132,7 +133,7 @@ export class DuelService implements Duel {
     this.cold = options.cold ? new ColdCalls(options.cold) : null
     this.locked = new Channel<CallLocked>('call.locked', () => [...this.book.hotCalls()].map(lockedEvent), (e) => e.call_id)
     this.graded = new Channel<CallGraded>('call.graded', () => [...this.book.hotGrades()], (e) => e.call_id)
-    this.events = { locked: this.locked, graded: this.graded, history: () => this.history(), hotSince: () => this.book.hotSince(), newestGrade: () => this.book.newestGrade() }
+    this.events = { locked: this.locked, graded: this.graded, history: (fold) => this.history(fold), hotSince: () => this.book.hotSince(), newestGrade: () => this.book.newestGrade() }
   }
 
   /** Rebuilds the book from the journals, then grades from the outcome bus (which replays every resolution). */
@@ -172,12 +173,30 @@ export class DuelService implements Duel {
   /**
    * Every call and grade (CallEvents.history): the hot ones from memory when none left it; else every call of the
    * journal (first record per id, as the book admits them) graded on the outcome bus's replay of every resolution.
-   * Held only while the caller folds it (a consumer's rebuild, the fallback when its snapshot is unusable).
+   * The locks are handed over as the journal is read, in its order; the grades are held compactly (HistoryGrades) until
+   * every call is read, then handed over in resolution order. A year's rebuild read the whole journal and held a
+   * million records with their two events each at once (issue 31: most of its 3.1 GiB peak).
    */
-  async history(): Promise<{ locked: CallLocked[]; graded: CallGraded[] }> {
+  async history(fold: CallHistoryFold): Promise<void> {
+    const since = fold.since
     const size = this.book.size
-    if (size.hot === size.calls) return { locked: [...this.book.hotCalls()].map(lockedEvent), graded: [...this.book.hotGrades()] }
-    const rows = await this.calls.readAll()
+    if (size.hot === size.calls) {
+      const graded = [...this.book.hotGrades()]
+      const old = new Set(since === null ? [] : graded.filter((g) => Date.parse(g.graded_at) < since).map((g) => g.call_id))
+      for (const row of this.book.hotCalls()) if (!old.has(row.call_id)) fold.locked(lockedEvent(row))
+      for (const g of graded.sort(byResolution)) if (!old.has(g.call_id)) fold.graded(g)
+      return
+    }
+    const grades = await this.historyLocks(fold)
+    grades.handOver((g) => fold.graded(g))
+  }
+
+  /**
+   * history()'s read of the journal: each lock handed over, the grades returned. A method of its own so that the set
+   * of a million call ids read is garbage before the grades are folded, not held by history()'s scope through them.
+   */
+  private async historyLocks(fold: CallHistoryFold): Promise<HistoryGrades> {
+    const since = fold.since
     const outcomes = new Map<string, OutcomeFacts>()
     // The bus replays every resolution synchronously within subscribe().
     this.options.ledger.resolutions
@@ -186,16 +205,16 @@ export class DuelService implements Duel {
       })
       .unsubscribe()
     const seen = new Set<string>()
-    const locked: CallLocked[] = []
-    const graded: CallGraded[] = []
-    for (const row of rows) {
-      if (seen.has(row.call_id)) continue
+    const grades = new HistoryGrades()
+    await this.calls.scanInOrder((row) => {
+      if (seen.has(row.call_id)) return
       seen.add(row.call_id)
-      locked.push(lockedEvent(row))
       const o = outcomes.get(row.decision_id)
-      if (o) graded.push(grade(row, o))
-    }
-    return { locked, graded }
+      if (o && since !== null && Date.parse(o.resolved_at) < since) return
+      fold.locked(lockedEvent(row))
+      if (o) grades.add(row, o)
+    })
+    return grades
   }
 
   private applyCall(row: CallRow): void {

@@ -20,7 +20,10 @@ export interface OutcomeFacts {
   resolved_at: string
 }
 
-export function lockedEvent(c: CallRow): CallLocked {
+/** What a call's events are made of: its record less what only the journal needs (subject, payment). */
+export type CallFacts = Pick<CallRow, 'call_id' | 'payer' | 'decision_id' | 'question_id' | 'asset' | 'call' | 'call_probability' | 'house_probability' | 'locked_at' | 'horizon_end' | 'choice_id'>
+
+export function lockedEvent(c: CallFacts): CallLocked {
   return {
     call_id: c.call_id,
     payer: c.payer,
@@ -47,7 +50,7 @@ export function houseSide(c: Pick<CallRow, 'choice_id' | 'house_probability'>): 
 const round = (x: number) => Math.round(x * 1e12) / 1e12
 
 /** The grade of one call on its clock's outcome: graded, or void when the outcome is unresolvable (never wrong). */
-export function grade(c: CallRow, o: OutcomeFacts): CallGraded {
+export function grade(c: CallFacts, o: OutcomeFacts): CallGraded {
   const base = { ...lockedEvent(c), graded_at: o.resolved_at }
   // A distribution question whose realized class is unknown cannot say whether the chosen class occurred: void too.
   const unresolvable = o.outcome === 'unresolvable' || (c.choice_id !== null && o.realized_choice === null)

@@ -3,7 +3,7 @@
  * publishes is kept, so a subscriber that comes later (a restarted Arena) gets it all replayed, as the duel promises.
  */
 import { Channel } from '../../engine/LedgerBus.ts'
-import type { CallEvents, CallGraded, CallLocked } from '../../product/duel/CallEvents.ts'
+import { byResolution, type CallEvents, type CallGraded, type CallHistoryFold, type CallLocked } from '../../product/duel/CallEvents.ts'
 
 export class TestCallEvents implements CallEvents {
   readonly lockedLog: CallLocked[] = []
@@ -26,8 +26,12 @@ export class TestCallEvents implements CallEvents {
     return this.gradedLog.length === 0 ? null : Math.max(...this.gradedLog.map((g) => Date.parse(g.graded_at)))
   }
 
-  async history(): Promise<{ locked: CallLocked[]; graded: CallGraded[] }> {
-    return { locked: [...this.lockedLog], graded: [...this.gradedLog] }
+  /** Every event published, as the duel hands its history over (CallEvents.history): locks first, then grades in resolution order. */
+  async history(fold: CallHistoryFold): Promise<void> {
+    const since = fold.since
+    const old = new Set(since === null ? [] : this.gradedLog.filter((g) => Date.parse(g.graded_at) < since).map((g) => g.call_id))
+    for (const e of [...this.lockedLog]) if (!old.has(e.call_id)) fold.locked(e)
+    for (const e of [...this.gradedLog].sort(byResolution)) if (!old.has(e.call_id)) fold.graded(e)
   }
 
   private hot(): { locked: CallLocked[]; graded: CallGraded[] } {
